@@ -1,0 +1,46 @@
+#pragma once
+/// \file Reverse sweeps and tape housekeeping.
+
+#include <stdexcept>
+
+#include "var.hpp"
+
+namespace maprect {
+
+/// Reverse sweep from y: seeds dy/dy = 1 and runs chain() over the innermost open region (the whole
+/// tape when no nested_tape is open); afterwards x.adj() holds dy/dx for every x on that region.
+inline void grad(const var& y) {
+  tape& t = tape::current();
+  y.vi_->adj_ = 1.0;
+  const std::size_t begin = t.region_begin();
+  vari* const* stack = t.stack.data();
+  for (std::size_t i = t.stack.size(); i-- > begin;) stack[i]->chain();
+}
+
+/// Zeroes the adjoint of every node on the thread's tape.
+inline void set_zero_all_adjoints() {
+  for (vari* v : tape::current().stack) v->adj_ = 0;
+}
+
+/// Zeroes the adjoints of the innermost open region only.
+inline void set_zero_nested_adjoints() {
+  tape& t = tape::current();
+  for (std::size_t i = t.region_begin(); i < t.stack.size(); ++i) t.stack[i]->adj_ = 0;
+}
+
+/// Frees the whole tape; every var made before becomes invalid. Keeps the memory blocks for reuse.
+/// Throws std::logic_error inside a nested_tape (the region owns part of the tape).
+inline void recover_memory() {
+  tape& t = tape::current();
+  if (!t.nests.empty()) throw std::logic_error("recover_memory: called while a nested_tape is open");
+  t.stack.clear();
+  t.memory.clear();
+}
+
+/// Number of nodes on the thread's tape.
+inline std::size_t tape_size() { return tape::current().stack.size(); }
+
+/// Bytes of node memory in use on the thread's tape.
+inline std::size_t tape_bytes() { return tape::current().memory.used(); }
+
+}  // namespace maprect

@@ -1,0 +1,51 @@
+#pragma once
+/// \file The cluster: MPI ranks serving map_rect calls made on the root.
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+
+namespace maprect {
+
+namespace detail {
+class cluster_state;
+}
+
+/// Ranks of a communicator serving map_rect calls. Rank 0 is the root: it makes the calls; the other
+/// ranks call serve() and run their share of every call until the root releases them.
+class cluster {
+ public:
+  /// Initialises MPI if it is not yet (and then finalises it at the end) and serves on MPI_COMM_WORLD.
+  cluster(int& argc, char**& argv);
+  /// Serves on a duplicate of `comm`, for applications that own MPI (never initialises or finalises it).
+  explicit cluster(MPI_Comm comm);
+  /// Root: releases the workers. Finalises MPI if this cluster initialised it.
+  ~cluster();
+  cluster(const cluster&) = delete;
+  cluster& operator=(const cluster&) = delete;
+
+  /// True on rank 0 of the communicator.
+  bool is_root() const;
+  /// This process's rank in the communicator.
+  int rank() const;
+  /// Number of ranks.
+  int size() const;
+  /// Workers: run requests until the root releases them, then return. Root: returns at once.
+  void serve();
+  /// Root: releases the workers now; later map_rect calls run in process (idempotent).
+  void stop();
+
+  /// Bytes the root sent and received in its last map_rect call (MPI payload only).
+  struct traffic {
+    std::uint64_t sent = 0;      ///< bytes sent by the root
+    std::uint64_t received = 0;  ///< bytes received by the root
+  };
+  /// Traffic of the root's last map_rect call.
+  traffic last_call_traffic() const;
+
+ private:
+  std::unique_ptr<detail::cluster_state> state_;
+};
+
+}  // namespace maprect

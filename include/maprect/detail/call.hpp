@@ -1,0 +1,49 @@
+#pragma once
+/// \file One map_rect call as plain data: what the front door hands to a backend and gets back.
+
+#include <vector>
+
+#include "registry.hpp"
+
+namespace maprect::detail {
+
+/// A call, with parameters as values: shared (S) and job parameters packed P x J column-major.
+struct call_request {
+  int call_id;                                    ///< the call site
+  const functor_entry* functor;                   ///< its registered functor
+  param_kinds kinds;                              ///< which parameters are var
+  const double* shared;                           ///< S values
+  int n_shared;                                   ///< S
+  const double* own;                              ///< P x J values, column-major
+  int n_own;                                      ///< P
+  int n_jobs;                                     ///< J
+  const std::vector<std::vector<double>>* x_r;    ///< J rows
+  const std::vector<std::vector<int>>* x_i;       ///< J rows
+  std::ostream* msgs;                             ///< functor messages (root's own chunk)
+};
+
+/// A run of consecutive jobs whose output blocks stand side by side.
+struct result_segment {
+  const double* blocks;  ///< rows x (outputs of these jobs), column-major
+  int job_begin;         ///< first job
+  int job_end;           ///< one past the last job
+};
+
+/// A call's results: output blocks in job order, in segments, plus output counts per job. Block memory
+/// lives on the caller's tape arena (nodes point into it), or, for double results, until the next call.
+struct call_result {
+  const result_segment* segments;  ///< in job order
+  int n_segments;                  ///< how many
+  const int* counts;               ///< J output counts
+  int rows;                        ///< rows per output block
+  int n_outputs;                   ///< sum of counts
+};
+
+/// A backend that runs calls elsewhere (the MPI runtime's root side).
+using remote_call = call_result (*)(const call_request&);
+
+/// The cluster's root side, installed by a live cluster of more than one rank on the thread that made
+/// it; null otherwise (calls run in process).
+inline thread_local remote_call remote_backend = nullptr;
+
+}  // namespace maprect::detail

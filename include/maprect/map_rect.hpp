@@ -1,0 +1,175 @@
+#pragma once
+/// \file map_rect: apply a functor to J jobs and return the concatenated outputs, with gradients.
+
+#include <Eigen/Dense>
+#include <cstring>
+#include <deque>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ad.hpp"
+#include "detail/call.hpp"
+#include "detail/job_runner.hpp"
+#include "detail/registry.hpp"
+
+namespace maprect {
+
+namespace detail {
+
+inline std::string size_mismatch(const char* what, std::size_t index, std::size_t got, const char* expected_what,
+                                 std::size_t expected) {
+  return std::string("map_rect: ") + what + "[" + std::to_string(index) + "] has size " + std::to_string(got) +
+         ", expected " + std::to_string(expected) + " (" + expected_what + ")";
+}
+
+/// Throws std::invalid_argument naming the argument, job and sizes of the first inconsistency.
+template <class T_job>
+void check_map_rect_arguments(const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
+                              const std::vector<std::vector<double>>& x_r,
+                              const std::vector<std::vector<int>>& x_i) {
+  const std::size_t J = job_params.size();
+  if (x_r.size() != J)
+    throw std::invalid_argument("map_rect: x_r has " + std::to_string(x_r.size()) + " rows but job_params has " +
+                                std::to_string(J) + " jobs (one row per job)");
+  if (x_i.size() != J)
+    throw std::invalid_argument("map_rect: x_i has " + std::to_string(x_i.size()) + " rows but job_params has " +
+                                std::to_string(J) + " jobs (one row per job)");
+  for (std::size_t j = 1; j < J; ++j) {
+    if (job_params[j].size() != job_params[0].size())
+      throw std::invalid_argument(size_mismatch("job_params", j, job_params[j].size(), "the size of job_params[0]",
+                                                job_params[0].size()));
+    if (x_r[j].size() != x_r[0].size())
+      throw std::invalid_argument(size_mismatch("x_r", j, x_r[j].size(), "the size of x_r[0]", x_r[0].size()));
+    if (x_i[j].size() != x_i[0].size())
+      throw std::invalid_argument(size_mismatch("x_i", j, x_i[j].size(), "the size of x_i[0]", x_i[0].size()));
+  }
+  constexpr std::size_t int_max = 2147483647;
+  if (J > 0 && (J > int_max || static_cast<std::size_t>(job_params[0].size()) * J > int_max))
+    throw std::invalid_argument("map_rect: " + std::to_string(J) + " jobs of " +
+                                std::to_string(job_params[0].size()) +
+                                " parameters exceed 2^31-1 values in one call");
+}
+
+/// Reusable per-thread buffers of the in-process backend.
+struct local_buffers {
+  std::vector<double> shared;
+  std::vector<double> own;
+  std::vector<double> blocks;
+  std::vector<int> counts;
+  result_segment segment;
+};
+
+/// The buffers for the current functor depth (a functor may itself call map_rect).
+inline local_buffers& thread_local_buffers() {
+  static thread_local std::deque<local_buffers> by_depth;
+  while (by_depth.size() <= static_cast<std::size_t>(functor_depth)) by_depth.emplace_back();
+  return by_depth[static_cast<std::size_t>(functor_depth)];
+}
+
+/// Runs the whole call in this process through the same job runner the workers use.
+inline call_result run_in_process(const call_request& req) {
+  local_buffers& b = thread_local_buffers();
+  b.blocks.clear();
+  b.counts.resize(static_cast<std::size_t>(req.n_jobs));
+  chunk_input in{req.shared, req.n_shared, req.own,          req.n_own,
+                 req.x_r->data(), req.x_i->data(), req.n_jobs, req.msgs};
+  int cursor = 0;
+  req.functor->run[static_cast<int>(req.kinds)](in, b.blocks, b.counts.data(), cursor);
+  b.segment = {b.blocks.data(), 0, req.n_jobs};
+  int n_outputs = 0;
+  for (int c : b.counts) n_outputs += c;
+  return {&b.segment, 1, b.counts.data(), rows_per_output(req.kinds, req.n_shared, req.n_own), n_outputs};
+}
+
+/// Turns result blocks into the outputs: values, or one job_output_vari per output whose operands are
+/// the job's var parameters.
+template <class T_shared, class T_job>
+Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
+    const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params, const call_result& res,
+    bool blocks_on_arena) {
+  using R = return_type_t<T_shared, T_job>;
+  Eigen::Matrix<R, Eigen::Dynamic, 1> out(res.n_outputs);
+  if constexpr (std::is_same_v<R, double>) {
+    int k = 0;
+    for (int s = 0; s < res.n_segments; ++s) {
+      const result_segment& seg = res.segments[s];
+      int n = 0;
+      for (int j = seg.job_begin; j < seg.job_end; ++j) n += res.counts[j];
+      std::memcpy(out.data() + k, seg.blocks, sizeof(double) * static_cast<std::size_t>(n));
+      k += n;
+    }
+  } else {
+    arena& mem = tape::current().memory;
+    const int S = is_var_v<T_shared> ? static_cast<int>(shared_params.size()) : 0;
+    const int P = job_params.empty() || !is_var_v<T_job> ? 0 : static_cast<int>(job_params[0].size());
+    const int J = static_cast<int>(job_params.size());
+    vari** shared_ops = mem.allocate_array<vari*>(static_cast<std::size_t>(S));
+    if constexpr (is_var_v<T_shared>)
+      for (int s = 0; s < S; ++s) shared_ops[s] = shared_params(s).vi_;
+    vari** own_ops = mem.allocate_array<vari*>(static_cast<std::size_t>(P) * J);
+    if constexpr (is_var_v<T_job>)
+      for (int j = 0; j < J; ++j)
+        for (int p = 0; p < P; ++p) own_ops[static_cast<std::ptrdiff_t>(j) * P + p] = job_params[j](p).vi_;
+    job_operands* ops = mem.allocate_array<job_operands>(static_cast<std::size_t>(J));
+    int k = 0;
+    for (int s = 0; s < res.n_segments; ++s) {
+      const result_segment& seg = res.segments[s];
+      const double* col = seg.blocks;
+      if (!blocks_on_arena) {  // nodes keep pointers into the blocks: move them onto the tape's arena
+        std::size_t n = 0;
+        for (int j = seg.job_begin; j < seg.job_end; ++j) n += static_cast<std::size_t>(res.counts[j]);
+        double* copy = mem.allocate_array<double>(n * res.rows);
+        std::memcpy(copy, col, sizeof(double) * n * res.rows);
+        col = copy;
+      }
+      for (int j = seg.job_begin; j < seg.job_end; ++j) {
+        ops[j] = {shared_ops, own_ops + static_cast<std::ptrdiff_t>(j) * P, S, P};
+        for (int c = 0; c < res.counts[j]; ++c, col += res.rows, ++k)
+          out(k) = var(new job_output_vari(col[0], col + 1, &ops[j]));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace detail
+
+/// Applies functor F to every job j, F()(shared_params, job_params[j], x_r[j], x_i[j], msgs), and returns
+/// the outputs of all jobs concatenated in job order. Each output with var inputs is one node on the
+/// caller's tape whose operands are the job's var parameters. Call site CallId must be registered with
+/// MAPRECT_REGISTER(CallId, F). Runs over the cluster's ranks when a cluster of more than one rank is
+/// live on this thread, in process otherwise, with identical results.
+template <int CallId, class F, class T_shared, class T_job>
+Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect(
+    const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
+    const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i,
+    std::ostream* msgs = nullptr) {
+  static_assert(std::is_same_v<T_shared, double> || std::is_same_v<T_shared, var>, "shared_params: double or var");
+  static_assert(std::is_same_v<T_job, double> || std::is_same_v<T_job, var>, "job_params: double or var");
+  using R = return_type_t<T_shared, T_job>;
+  const detail::functor_entry& functor = detail::checked_functor_entry<CallId, F>();
+  detail::check_map_rect_arguments(job_params, x_r, x_i);
+  const int J = static_cast<int>(job_params.size());
+  if (J == 0) return Eigen::Matrix<R, Eigen::Dynamic, 1>(0);
+
+  constexpr detail::param_kinds kinds = detail::kinds_of<T_shared, T_job>();
+  const int S = static_cast<int>(shared_params.size());
+  const int P = static_cast<int>(job_params[0].size());
+  detail::local_buffers& b = detail::thread_local_buffers();
+  b.shared.resize(static_cast<std::size_t>(S));
+  for (int s = 0; s < S; ++s) b.shared[s] = value_of(shared_params(s));
+  b.own.resize(static_cast<std::size_t>(P) * J);
+  for (int j = 0; j < J; ++j)
+    for (int p = 0; p < P; ++p) b.own[static_cast<std::size_t>(j) * P + p] = value_of(job_params[j](p));
+
+  const detail::call_request req{CallId,   &functor, kinds, b.shared.data(), S, b.own.data(), P, J,
+                                 &x_r,     &x_i,     msgs};
+  const bool remote = detail::remote_backend != nullptr && detail::functor_depth == 0;
+  const detail::call_result res = remote ? detail::remote_backend(req) : detail::run_in_process(req);
+  return detail::make_outputs(shared_params, job_params, res, remote);
+}
+
+}  // namespace maprect

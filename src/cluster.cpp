@@ -1,0 +1,51 @@
+// The cluster's lifecycle on every rank: MPI set-up, the root's release of the workers, tear-down.
+#include <maprect/cluster.hpp>
+
+#include <stdexcept>
+
+#include "src/cluster_state.hpp"
+
+namespace maprect {
+
+namespace {
+void check_mpi(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) throw std::runtime_error(std::string("maprect::cluster: ") + what + " failed");
+}
+}  // namespace
+
+cluster::cluster(int& argc, char**& argv) : state_(std::make_unique<detail::cluster_state>()) {
+  int initialized = 0;
+  check_mpi(MPI_Initialized(&initialized), "MPI_Initialized");
+  if (!initialized) {
+    int provided = 0;
+    check_mpi(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    state_->owns_mpi = true;
+  }
+  detail::start_cluster(*state_, MPI_COMM_WORLD);
+}
+
+cluster::cluster(MPI_Comm comm) : state_(std::make_unique<detail::cluster_state>()) {
+  int initialized = 0;
+  check_mpi(MPI_Initialized(&initialized), "MPI_Initialized");
+  if (!initialized) throw std::logic_error("maprect::cluster(MPI_Comm): MPI is not initialised");
+  detail::start_cluster(*state_, comm);
+}
+
+cluster::~cluster() {
+  stop();
+  detail::finish_cluster(*state_);
+  if (state_->owns_mpi) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  }
+}
+
+bool cluster::is_root() const { return state_->rank == 0; }
+int cluster::rank() const { return state_->rank; }
+int cluster::size() const { return state_->size; }
+void cluster::serve() { detail::serve(*state_); }
+void cluster::stop() { detail::stop_cluster(*state_); }
+cluster::traffic cluster::last_call_traffic() const { return state_->last_traffic; }
+
+}  // namespace maprect

@@ -1,0 +1,21 @@
+// Main of the MPI tests: every rank joins the cluster; workers serve while the root runs the tests.
+#include <catch2/catch.hpp>
+#include <maprect/cluster.hpp>
+
+#include "support/mpi_test.hpp"
+
+namespace maprect::test {
+cluster* the_cluster = nullptr;
+}
+
+int main(int argc, char** argv) {
+  maprect::cluster c(argc, argv);
+  maprect::test::the_cluster = &c;
+  if (!c.is_root()) {
+    c.serve();
+    return 0;
+  }
+  const int failed = Catch::Session().run(argc, argv);
+  c.stop();
+  return failed == 0 ? 0 : 1;
+}
