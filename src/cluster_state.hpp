@@ -19,3 +19,14 @@ class cluster_state {
 };
 
 }  // namespace maprect::detail
+
+namespace maprect::detail {
+/// Sets up the cluster on a duplicate of `comm`; on a root with workers, installs the remote backend.
+void start_cluster(cluster_state& s, MPI_Comm comm);
+/// Workers: the serve loop. Root: returns at once.
+void serve(cluster_state& s);
+/// Root: releases the workers (idempotent).
+void stop_cluster(cluster_state& s);
+/// Frees the communicator.
+void finish_cluster(cluster_state& s);
+}  // namespace maprect::detail

@@ -1,1 +1,6 @@
-// placeholder until the runtime lands
+// Worker side of the cluster (in progress).
+#include "src/cluster_state.hpp"
+
+namespace maprect::detail {
+void serve(cluster_state&) {}
+}  // namespace maprect::detail

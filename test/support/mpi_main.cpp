@@ -1,7 +1,7 @@
 // Main of the MPI tests: every rank joins the cluster; workers serve while the root runs the tests.
-#include <catch2/catch.hpp>
 #include <maprect/cluster.hpp>
 
+#include "support/catch_session.hpp"
 #include "support/mpi_test.hpp"
 
 namespace maprect::test {
@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
     c.serve();
     return 0;
   }
-  const int failed = Catch::Session().run(argc, argv);
+  const int failed = run_catch_session(argc, argv);
   c.stop();
   return failed == 0 ? 0 : 1;
 }

@@ -1,4 +1,4 @@
 // Main of the single-process tests.
-#include <catch2/catch.hpp>
+#include "support/catch_session.hpp"
 
-int main(int argc, char** argv) { return Catch::Session().run(argc, argv); }
+int main(int argc, char** argv) { return run_catch_session(argc, argv); }
