@@ -1,26 +1,60 @@
 #pragma once
-// What a cluster holds on every rank. Private to the library.
+// What a cluster holds on each rank. Private to the library.
 #include <mpi.h>
 
 #include <cstdint>
 #include <maprect/cluster.hpp>
 #include <maprect/detail/call.hpp>
+#include <maprect/detail/wire.hpp>
+#include <unordered_map>
+#include <vector>
+
+#include "src/chunk_plan.hpp"
+#include "src/wait.hpp"
+#include "workers/call_site_cache.hpp"
 
 namespace maprect::detail {
+
+/// The root's plan of one call site: the sizes it was planned for, a copy of the data the workers hold
+/// (to notice changes), output counts per job, and the message layouts of a steady-state call.
+struct root_site {
+  bool planned = false;
+  param_kinds kinds = param_kinds::dd;
+  int n_shared = 0, n_own = 0, n_jobs = 0, row_real = 0, row_int = 0;
+  std::vector<double> x_r;  ///< J x row_real, as shipped
+  std::vector<int> x_i;     ///< J x row_int, as shipped
+  std::vector<int> counts;  ///< outputs per job
+  int rows = 1;             ///< rows per output block
+  int n_outputs = 0;        ///< sum of counts
+  rank_layout own;          ///< job parameters per rank (doubles)
+  rank_layout results;      ///< status + blocks per rank (doubles)
+  std::vector<result_segment> segments;  ///< one per rank; blocks set per call
+};
 
 class cluster_state {
  public:
   MPI_Comm comm = MPI_COMM_NULL;  ///< our duplicate of the user's communicator
   int rank = 0;
   int size = 1;
-  bool owns_mpi = false;     ///< this cluster initialised MPI and finalises it
-  bool serving = false;      ///< root: workers are waiting for requests
+  bool owns_mpi = false;   ///< this cluster initialised MPI and finalises it
+  bool serving = false;    ///< root: workers are in their serve loop
+  wait_policy policy = wait_policy::spin;
   cluster::traffic last_traffic;
+  std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
+  double request[wire::request_doubles] = {};
+
+  // root
+  std::unordered_map<int, root_site> sites;
+  std::vector<double> own_out;   ///< the root's own status + blocks
+  std::vector<int> own_counts;   ///< output counts of the root's jobs
+  std::vector<double> shared_rest;
+  remote_call previous_backend = nullptr;
+
+  // workers
+  std::unordered_map<int, worker_site> cached_sites;
+  job_error last_error;          ///< the last job failure on this rank, sent on fetch_error
 };
 
-}  // namespace maprect::detail
-
-namespace maprect::detail {
 /// Sets up the cluster on a duplicate of `comm`; on a root with workers, installs the remote backend.
 void start_cluster(cluster_state& s, MPI_Comm comm);
 /// Workers: the serve loop. Root: returns at once.
@@ -29,4 +63,5 @@ void serve(cluster_state& s);
 void stop_cluster(cluster_state& s);
 /// Frees the communicator.
 void finish_cluster(cluster_state& s);
+
 }  // namespace maprect::detail

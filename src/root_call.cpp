@@ -1,15 +1,309 @@
-// Root side of the cluster (in progress): set-up and release only; calls run in process.
+// The root side of a call: plan a call site, ship its data once, then per call broadcast the header and
+// shared parameters, scatter the job parameters, run the root's own chunk, gather the blocks.
+#include <cstring>
+#include <maprect/detail/job_runner.hpp>
+#include <stdexcept>
+#include <string>
+
 #include "src/cluster_state.hpp"
+#include "src/error_transport.hpp"
 
 namespace maprect::detail {
+
+namespace {
+
+using wire::command;
+constexpr long long int_max = 2147483647;
+
+thread_local cluster_state* live_root = nullptr;  // the cluster whose root side serves this thread
+
+/// Status and failing job of one rank's contribution.
+struct rank_status {
+  wire::status code = wire::status::ok;
+  int job = -1;  ///< global index of the failing job
+};
+
+void fill_request(cluster_state& s, command cmd, const call_request* req, int row_real, int row_int, int arg) {
+  double* h = s.request;
+  std::fill(h, h + wire::request_doubles, 0.0);
+  h[wire::s_command] = static_cast<int>(cmd);
+  h[wire::s_arg] = arg;
+  h[wire::s_sequence] = static_cast<double>(++s.sequence);
+  if (req) {
+    h[wire::s_call_id] = req->call_id;
+    h[wire::s_kinds] = static_cast<int>(req->kinds);
+    h[wire::s_n_shared] = req->n_shared;
+    h[wire::s_n_own] = req->n_own;
+    h[wire::s_n_jobs] = req->n_jobs;
+    h[wire::s_row_real] = row_real;
+    h[wire::s_row_int] = row_int;
+    std::memcpy(h + wire::header_slots, req->shared,
+                sizeof(double) * static_cast<std::size_t>(std::min(req->n_shared, wire::inline_shared)));
+  }
+}
+
+/// Broadcasts the opening request, and the shared parameters that did not fit in it.
+void send_request(cluster_state& s, const call_request* req) {
+  bcast(s.request, wire::request_doubles, MPI_DOUBLE, s.comm, s.policy);
+  s.last_traffic.sent += sizeof(double) * wire::request_doubles * static_cast<std::uint64_t>(s.size - 1);
+  if (req && req->n_shared > wire::inline_shared) {
+    const int rest = req->n_shared - wire::inline_shared;
+    bcast(const_cast<double*>(req->shared) + wire::inline_shared, rest, MPI_DOUBLE, s.comm, s.policy);
+    s.last_traffic.sent += sizeof(double) * rest * static_cast<std::uint64_t>(s.size - 1);
+  }
+}
+
+void scatter_own(cluster_state& s, root_site& site, const call_request& req) {
+  if (static_cast<long long>(req.n_own) * req.n_jobs == 0) return;
+  scatterv(req.own, site.own.counts.data(), site.own.displs.data(), MPI_DOUBLE, MPI_IN_PLACE, 0, s.comm, s.policy);
+  s.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(static_cast<long long>(req.n_own) * req.n_jobs -
+                                                                     site.own.counts[0]);
+}
+
+/// Runs the root's own chunk (jobs [0, n)) into s.own_out after `status_slots` reserved doubles.
+rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int status_slots, job_error& error) {
+  s.own_out.assign(static_cast<std::size_t>(status_slots), 0.0);
+  s.own_counts.assign(static_cast<std::size_t>(n), 0);
+  const chunk_input in{req.shared, req.n_shared, req.own,       req.n_own,
+                       req.x_r->data(), req.x_i->data(), n,     req.msgs};
+  int cursor = 0;
+  try {
+    req.functor->run[static_cast<int>(req.kinds)](in, s.own_out, s.own_counts.data(), cursor);
+  } catch (...) {
+    error = current_job_error();
+    return {wire::status::failed, cursor};
+  }
+  return {};
+}
+
+/// Fetches the message of `rank`'s failure and throws it on the root.
+[[noreturn]] void throw_remote_error(cluster_state& s, int rank, int job) {
+  fill_request(s, command::fetch_error, nullptr, 0, 0, rank);
+  send_request(s, nullptr);
+  MPI_Status st;
+  MPI_Probe(rank, 0, s.comm, &st);
+  int bytes = 0;
+  MPI_Get_count(&st, MPI_CHAR, &bytes);
+  std::string buffer(static_cast<std::size_t>(bytes), '\0');
+  MPI_Recv(buffer.data(), bytes, MPI_CHAR, rank, 0, s.comm, MPI_STATUS_IGNORE);
+  job_error e;
+  if (bytes >= static_cast<int>(sizeof(int))) {
+    int type = 0;
+    std::memcpy(&type, buffer.data(), sizeof(int));
+    e.type = static_cast<error_type>(type);
+    e.message = buffer.substr(sizeof(int));
+  }
+  throw_job_error(e, job, rank);
+}
+
+bool same_shape(const root_site& site, const call_request& req, int row_real, int row_int) {
+  return site.planned && site.kinds == req.kinds && site.n_shared == req.n_shared && site.n_own == req.n_own &&
+         site.n_jobs == req.n_jobs && site.row_real == row_real && site.row_int == row_int;
+}
+
+/// True when every row equals the copy the workers hold, bit for bit.
+bool same_data(const root_site& site, const call_request& req) {
+  const std::size_t real_bytes = sizeof(double) * static_cast<std::size_t>(site.row_real);
+  const std::size_t int_bytes = sizeof(int) * static_cast<std::size_t>(site.row_int);
+  const double* real = site.x_r.data();
+  const int* ints = site.x_i.data();
+  for (int j = 0; j < req.n_jobs; ++j, real += site.row_real, ints += site.row_int) {
+    if (std::memcmp((*req.x_r)[j].data(), real, real_bytes) != 0) return false;
+    if (std::memcmp((*req.x_i)[j].data(), ints, int_bytes) != 0) return false;
+  }
+  return true;
+}
+
+/// First call of a call site (or of new data or sizes): ship each rank its rows, run, learn the output
+/// counts, gather the blocks, and keep the plan for steady-state calls.
+call_result first_call(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int) {
+  const int J = req.n_jobs, R = s.size;
+  site.planned = false;
+  site.kinds = req.kinds;
+  site.n_shared = req.n_shared;
+  site.n_own = req.n_own;
+  site.n_jobs = J;
+  site.row_real = row_real;
+  site.row_int = row_int;
+  site.rows = rows_per_output(req.kinds, req.n_shared, req.n_own);
+  site.own.assign(J, R, req.n_own);
+  site.x_r.resize(static_cast<std::size_t>(J) * row_real);
+  site.x_i.resize(static_cast<std::size_t>(J) * row_int);
+  for (int j = 0; j < J; ++j) {
+    std::memcpy(site.x_r.data() + static_cast<std::size_t>(j) * row_real, (*req.x_r)[j].data(),
+                sizeof(double) * row_real);
+    std::memcpy(site.x_i.data() + static_cast<std::size_t>(j) * row_int, (*req.x_i)[j].data(), sizeof(int) * row_int);
+  }
+
+  fill_request(s, command::first_call, &req, row_real, row_int, 0);
+  send_request(s, &req);
+  rank_layout data;
+  if (row_real > 0) {
+    data.assign(J, R, row_real);
+    scatterv(site.x_r.data(), data.counts.data(), data.displs.data(), MPI_DOUBLE, MPI_IN_PLACE, 0, s.comm, s.policy);
+    s.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(site.x_r.size() - data.counts[0]);
+  }
+  if (row_int > 0) {
+    data.assign(J, R, row_int);
+    scatterv(site.x_i.data(), data.counts.data(), data.displs.data(), MPI_INT, MPI_IN_PLACE, 0, s.comm, s.policy);
+    s.last_traffic.sent += sizeof(int) * static_cast<std::uint64_t>(site.x_i.size() - data.counts[0]);
+  }
+  scatter_own(s, site, req);
+
+  const int n_root = first_job(1, J, R);
+  job_error root_error;
+  const rank_status root_status = run_own_chunk(s, req, n_root, 0, root_error);
+
+  // Status and output counts of every rank: [status, failing job, counts of its jobs...].
+  rank_layout count_layout;
+  count_layout.assign(J, R, 1);
+  for (int r = 0; r < R; ++r) {
+    count_layout.displs[r] += 2 * r;
+    count_layout.counts[r] += 2;
+  }
+  std::vector<int> gathered(static_cast<std::size_t>(J) + 2 * R);
+  gathered[0] = static_cast<int>(root_status.code);
+  gathered[1] = root_status.job;
+  std::copy(s.own_counts.begin(), s.own_counts.end(), gathered.begin() + 2);
+  gatherv(MPI_IN_PLACE, 0, MPI_INT, gathered.data(), count_layout.counts.data(), count_layout.displs.data(), s.comm,
+          s.policy);
+
+  site.counts.resize(static_cast<std::size_t>(J));
+  std::vector<rank_status> statuses(static_cast<std::size_t>(R));
+  rank_layout blocks;
+  blocks.counts.assign(R, 0);
+  blocks.displs.assign(R, 0);
+  // Each rank's region of the result buffer: its status slots, then its blocks.
+  long long total = 0;
+  bool all_ok = true;
+  for (int r = 0; r < R; ++r) {
+    const int* g = gathered.data() + count_layout.displs[r];
+    statuses[r] = {static_cast<wire::status>(g[0]), g[1]};
+    all_ok = all_ok && statuses[r].code == wire::status::ok;
+    const int b = first_job(r, J, R), e = first_job(r + 1, J, R);
+    long long outputs = 0;
+    for (int j = b; j < e; ++j) {
+      site.counts[j] = g[2 + j - b];
+      outputs += site.counts[j];
+    }
+    const long long region_blocks = outputs * site.rows;
+    blocks.displs[r] = static_cast<int>(std::min(total + wire::status_doubles, int_max));
+    blocks.counts[r] = static_cast<int>(std::min(region_blocks, int_max));
+    total += wire::status_doubles + region_blocks;
+  }
+  const bool too_large = total > int_max;
+  // Go or no-go for the blocks: only worth sending when every job succeeded and they fit one call.
+  int go = all_ok && !too_large ? 1 : 0;
+  bcast(&go, 1, MPI_INT, s.comm, s.policy);
+  s.last_traffic.received += sizeof(int) * static_cast<std::uint64_t>(gathered.size() - count_layout.counts[0]);
+
+  if (root_status.code != wire::status::ok) throw_job_error(root_error, root_status.job, 0);
+  for (int r = 1; r < R; ++r)
+    if (statuses[r].code != wire::status::ok) throw_remote_error(s, r, statuses[r].job);
+  if (too_large)
+    throw std::length_error("map_rect: call id " + std::to_string(req.call_id) + " returns " +
+                            std::to_string(total) + " result values, more than 2^31-1 in one call");
+
+  // Blocks land where steady-state calls will put them: after each rank's status slots.
+  double* buffer = tape::current().memory.allocate_array<double>(static_cast<std::size_t>(total));
+  std::memcpy(buffer + blocks.displs[0], s.own_out.data(), sizeof(double) * blocks.counts[0]);
+  gatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, buffer, blocks.counts.data(), blocks.displs.data(), s.comm, s.policy);
+  s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - blocks.counts[0] - wire::status_doubles * R);
+
+  // Plan the steady state: every rank sends its status slots, then its blocks.
+  site.n_outputs = 0;
+  for (int c : site.counts) site.n_outputs += c;
+  site.results.counts.resize(R);
+  site.results.displs.resize(R);
+  site.segments.resize(R);
+  for (int r = 0; r < R; ++r) {
+    site.results.displs[r] = blocks.displs[r] - wire::status_doubles;
+    site.results.counts[r] = wire::status_doubles + blocks.counts[r];
+    site.segments[r] = {buffer + blocks.displs[r], first_job(r, J, R), first_job(r + 1, J, R)};
+  }
+  site.planned = true;
+  return {site.segments.data(), R, site.counts.data(), site.rows, site.n_outputs};
+}
+
+enum class steady_outcome { done, replan };
+
+/// A steady-state call: one broadcast, one scatter, one gather.
+steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result) {
+  const int J = req.n_jobs, R = s.size;
+  fill_request(s, command::call, &req, site.row_real, site.row_int, 0);
+  send_request(s, &req);
+  scatter_own(s, site, req);
+
+  const int n_root = first_job(1, J, R);
+  job_error root_error;
+  rank_status root_status = run_own_chunk(s, req, n_root, wire::status_doubles, root_error);
+  if (root_status.code == wire::status::ok &&
+      !std::equal(s.own_counts.begin(), s.own_counts.end(), site.counts.begin()))
+    root_status.code = wire::status::counts_changed;
+
+  const int total = site.results.displs[R - 1] + site.results.counts[R - 1];
+  double* buffer = tape::current().memory.allocate_array<double>(static_cast<std::size_t>(total));
+  if (root_status.code == wire::status::ok)
+    std::memcpy(buffer, s.own_out.data(), sizeof(double) * site.results.counts[0]);
+  gatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, buffer, site.results.counts.data(), site.results.displs.data(), s.comm,
+          s.policy);
+  s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - site.results.counts[0]);
+
+  // The first failure in job order decides: the root's jobs come first, then the ranks in order.
+  if (root_status.code == wire::status::failed) throw_job_error(root_error, root_status.job, 0);
+  if (root_status.code == wire::status::counts_changed) return steady_outcome::replan;
+  for (int r = 1; r < R; ++r) {
+    const double* st = buffer + site.results.displs[r];
+    const auto code = static_cast<wire::status>(static_cast<int>(st[0]));
+    if (code == wire::status::failed) throw_remote_error(s, r, static_cast<int>(st[1]));
+    if (code == wire::status::counts_changed) return steady_outcome::replan;
+  }
+  for (int r = 0; r < R; ++r) site.segments[r].blocks = buffer + site.results.displs[r] + wire::status_doubles;
+  result = {site.segments.data(), R, site.counts.data(), site.rows, site.n_outputs};
+  return steady_outcome::done;
+}
+
+call_result root_call(const call_request& req) {
+  cluster_state& s = *live_root;
+  s.last_traffic = {};
+  root_site& site = s.sites[req.call_id];
+  const int row_real = static_cast<int>((*req.x_r)[0].size());
+  const int row_int = static_cast<int>((*req.x_i)[0].size());
+  if (static_cast<long long>(row_real) * req.n_jobs > int_max || static_cast<long long>(row_int) * req.n_jobs > int_max)
+    throw std::invalid_argument("map_rect: x_r/x_i of call id " + std::to_string(req.call_id) + " hold " +
+                                std::to_string(static_cast<long long>(std::max(row_real, row_int)) * req.n_jobs) +
+                                " values in one array, more than 2^31-1 can be shipped in one message");
+  if (same_shape(site, req, row_real, row_int) && same_data(site, req)) {
+    call_result result;
+    if (steady_call(s, site, req, result) == steady_outcome::done) return result;
+    // A job's output count changed since the plan: the same call again, re-planned.
+  }
+  return first_call(s, site, req, row_real, row_int);
+}
+
+}  // namespace
 
 void start_cluster(cluster_state& s, MPI_Comm comm) {
   MPI_Comm_dup(comm, &s.comm);
   MPI_Comm_rank(s.comm, &s.rank);
   MPI_Comm_size(s.comm, &s.size);
+  s.policy = choose_wait_policy(s.comm);
+  if (s.rank == 0 && s.size > 1) {
+    s.serving = true;
+    s.previous_backend = remote_backend;
+    remote_backend = &root_call;
+    live_root = &s;
+  }
 }
 
-void stop_cluster(cluster_state&) {}
+void stop_cluster(cluster_state& s) {
+  if (!s.serving) return;
+  s.serving = false;
+  remote_backend = s.previous_backend;
+  live_root = nullptr;
+  fill_request(s, command::release, nullptr, 0, 0, 0);
+  send_request(s, nullptr);
+}
 
 void finish_cluster(cluster_state& s) {
   if (s.comm != MPI_COMM_NULL) MPI_Comm_free(&s.comm);

@@ -1,6 +1,148 @@
-// Worker side of the cluster (in progress).
+// The worker side: wait for a request, run this rank's chunk of the call, send the blocks back; repeat
+// until the root releases the cluster. Every branch joins exactly the collectives the root joins.
+#include <cstdio>
+#include <cstring>
+#include <maprect/detail/job_runner.hpp>
+#include <maprect/detail/registry.hpp>
+#include <string>
+
+#include "src/chunk_plan.hpp"
 #include "src/cluster_state.hpp"
+#include "src/error_transport.hpp"
 
 namespace maprect::detail {
-void serve(cluster_state&) {}
+
+namespace {
+
+using wire::command;
+
+/// The call's sizes, read from the request header.
+struct request_view {
+  int call_id, n_shared, n_own, n_jobs, row_real, row_int;
+  param_kinds kinds;
+  explicit request_view(const double* h)
+      : call_id(static_cast<int>(h[wire::s_call_id])),
+        n_shared(static_cast<int>(h[wire::s_n_shared])),
+        n_own(static_cast<int>(h[wire::s_n_own])),
+        n_jobs(static_cast<int>(h[wire::s_n_jobs])),
+        row_real(static_cast<int>(h[wire::s_row_real])),
+        row_int(static_cast<int>(h[wire::s_row_int])),
+        kinds(static_cast<param_kinds>(static_cast<int>(h[wire::s_kinds]))) {}
+};
+
+/// Receives the shared parameters: inline in the request, the rest in a second broadcast.
+const double* receive_shared(cluster_state& s, const request_view& v) {
+  if (v.n_shared <= wire::inline_shared) return s.request + wire::header_slots;
+  s.shared_rest.resize(static_cast<std::size_t>(v.n_shared));
+  std::memcpy(s.shared_rest.data(), s.request + wire::header_slots, sizeof(double) * wire::inline_shared);
+  bcast(s.shared_rest.data() + wire::inline_shared, v.n_shared - wire::inline_shared, MPI_DOUBLE, s.comm, s.policy);
+  return s.shared_rest.data();
+}
+
+void receive_own(cluster_state& s, worker_site& site, const request_view& v) {
+  site.own.resize(static_cast<std::size_t>(v.n_own) * site.n_jobs);
+  if (static_cast<long long>(v.n_own) * v.n_jobs == 0) return;
+  scatterv(nullptr, nullptr, nullptr, MPI_DOUBLE, site.own.data(), static_cast<int>(site.own.size()), s.comm,
+           s.policy);
+}
+
+/// Runs this rank's jobs into site.out after `status_slots` doubles; on failure records the error and
+/// returns the failing job's global index, else -1.
+int run_jobs(cluster_state& s, worker_site& site, const request_view& v, const double* shared, int status_slots) {
+  site.out.assign(static_cast<std::size_t>(status_slots), 0.0);
+  site.run_counts.assign(static_cast<std::size_t>(site.n_jobs), 0);
+  int cursor = 0;
+  try {
+    const functor_entry* f = find_functor(v.call_id);
+    if (f == nullptr)
+      throw std::invalid_argument("call id " + std::to_string(v.call_id) + " is not registered on rank " +
+                                  std::to_string(s.rank));
+    const chunk_input in{shared, v.n_shared, site.own.data(), v.n_own, site.x_r.data(), site.x_i.data(),
+                         site.n_jobs, nullptr};
+    f->run[static_cast<int>(v.kinds)](in, site.out, site.run_counts.data(), cursor);
+  } catch (...) {
+    s.last_error = current_job_error();
+    return site.job_begin + cursor;
+  }
+  return -1;
+}
+
+void serve_first_call(cluster_state& s, const request_view& v) {
+  const double* shared = receive_shared(s, v);
+  worker_site& site = s.cached_sites[v.call_id];
+  site.job_begin = first_job(s.rank, v.n_jobs, s.size);
+  site.n_jobs = first_job(s.rank + 1, v.n_jobs, s.size) - site.job_begin;
+  std::vector<double> real(static_cast<std::size_t>(site.n_jobs) * v.row_real);
+  std::vector<int> ints(static_cast<std::size_t>(site.n_jobs) * v.row_int);
+  if (v.row_real > 0)
+    scatterv(nullptr, nullptr, nullptr, MPI_DOUBLE, real.data(), static_cast<int>(real.size()), s.comm, s.policy);
+  if (v.row_int > 0)
+    scatterv(nullptr, nullptr, nullptr, MPI_INT, ints.data(), static_cast<int>(ints.size()), s.comm, s.policy);
+  site.store_rows(real.data(), v.row_real, ints.data(), v.row_int);
+  receive_own(s, site, v);
+
+  const int failed_job = run_jobs(s, site, v, shared, 0);
+  std::vector<int> report(2 + static_cast<std::size_t>(site.n_jobs));
+  report[0] = static_cast<int>(failed_job < 0 ? wire::status::ok : wire::status::failed);
+  report[1] = failed_job;
+  std::copy(site.run_counts.begin(), site.run_counts.end(), report.begin() + 2);
+  gatherv(report.data(), static_cast<int>(report.size()), MPI_INT, nullptr, nullptr, nullptr, s.comm, s.policy);
+  int go = 0;
+  bcast(&go, 1, MPI_INT, s.comm, s.policy);
+  if (!go) return;
+  gatherv(site.out.data(), static_cast<int>(site.out.size()), MPI_DOUBLE, nullptr, nullptr, nullptr, s.comm,
+          s.policy);
+  site.counts = site.run_counts;
+  site.planned_doubles = wire::status_doubles + static_cast<int>(site.out.size());
+}
+
+void serve_call(cluster_state& s, const request_view& v) {
+  const double* shared = receive_shared(s, v);
+  worker_site& site = s.cached_sites[v.call_id];
+  receive_own(s, site, v);
+  const int failed_job = run_jobs(s, site, v, shared, wire::status_doubles);
+  wire::status code = wire::status::ok;
+  if (failed_job >= 0)
+    code = wire::status::failed;
+  else if (site.run_counts != site.counts)
+    code = wire::status::counts_changed;
+  // Always the planned size, so the root's gather matches whatever happened here.
+  site.out.resize(static_cast<std::size_t>(site.planned_doubles));
+  site.out[0] = static_cast<int>(code);
+  site.out[1] = failed_job;
+  gatherv(site.out.data(), site.planned_doubles, MPI_DOUBLE, nullptr, nullptr, nullptr, s.comm, s.policy);
+}
+
+void send_error(cluster_state& s) {
+  std::string buffer(sizeof(int), '\0');
+  const int type = static_cast<int>(s.last_error.type);
+  std::memcpy(buffer.data(), &type, sizeof(int));
+  buffer += s.last_error.message;
+  MPI_Send(buffer.data(), static_cast<int>(buffer.size()), MPI_CHAR, 0, 0, s.comm);
+}
+
+}  // namespace
+
+void serve(cluster_state& s) {
+  if (s.rank == 0) return;
+  while (true) {
+    bcast(s.request, wire::request_doubles, MPI_DOUBLE, s.comm, s.policy);
+    const auto sequence = static_cast<std::uint64_t>(s.request[wire::s_sequence]);
+    if (sequence != ++s.sequence) {
+      std::fprintf(stderr, "maprect: rank %d received request %llu, expected %llu; aborting\n", s.rank,
+                   static_cast<unsigned long long>(sequence), static_cast<unsigned long long>(s.sequence));
+      MPI_Abort(s.comm, 3);
+    }
+    const request_view v(s.request);
+    switch (static_cast<command>(static_cast<int>(s.request[wire::s_command]))) {
+      case command::call: serve_call(s, v); break;
+      case command::first_call: serve_first_call(s, v); break;
+      case command::fetch_error:
+        if (static_cast<int>(s.request[wire::s_arg]) == s.rank) send_error(s);
+        break;
+      case command::release: return;
+    }
+  }
+}
+
 }  // namespace maprect::detail

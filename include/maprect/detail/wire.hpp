@@ -1,0 +1,46 @@
+#pragma once
+/// \file The messages of one call, shared by the root, the workers and the raw-MPI floor benchmark.
+
+#include <cstdint>
+
+namespace maprect::detail::wire {
+
+/// What a request asks the workers to do.
+enum class command : int {
+  call = 1,         ///< run a call (steady state: plan and data are cached)
+  first_call = 2,   ///< ship a call site's data and plan, then run the call
+  fetch_error = 3,  ///< the named rank sends its last error's message to the root
+  release = 4,      ///< leave the serve loop
+};
+
+/// Fixed-size broadcast that opens every request: a header, then the shared parameters when they fit.
+/// Fixed so that workers can post the broadcast before they know the sizes.
+constexpr int header_slots = 10;
+constexpr int inline_shared = 22;                                 ///< shared parameters carried inline
+constexpr int request_doubles = header_slots + inline_shared;     ///< doubles in the opening broadcast
+
+/// Header slots (doubles holding exact integers).
+enum slot : int {
+  s_command = 0,  ///< a command
+  s_call_id,      ///< the call site
+  s_kinds,        ///< param_kinds of the call
+  s_n_shared,     ///< S
+  s_n_own,        ///< P
+  s_n_jobs,       ///< J
+  s_row_real,     ///< length of every x_r row
+  s_row_int,      ///< length of every x_i row
+  s_arg,          ///< command argument (fetch_error: the rank)
+  s_sequence,     ///< call number, checked by workers
+};
+
+/// Per rank, the gathered results begin with this many status doubles: status code, failing local job.
+constexpr int status_doubles = 2;
+
+/// Status codes of a rank's part of a call.
+enum class status : int {
+  ok = 0,
+  failed = 1,          ///< a job threw; details on fetch_error
+  counts_changed = 2,  ///< a job returned a different number of outputs than the plan expects
+};
+
+}  // namespace maprect::detail::wire

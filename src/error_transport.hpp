@@ -1,0 +1,33 @@
+#pragma once
+// A job's exception as plain data (a type code and a message), and back.
+#include <exception>
+#include <string>
+
+namespace maprect::detail {
+
+/// Standard exception types that cross ranks as themselves; anything else becomes runtime_error.
+enum class error_type : int {
+  runtime_error = 0,
+  domain_error,
+  invalid_argument,
+  out_of_range,
+  range_error,
+  overflow_error,
+  underflow_error,
+  length_error,
+  logic_error,
+};
+
+/// A job's failure as data.
+struct job_error {
+  error_type type = error_type::runtime_error;
+  std::string message;  ///< what() of the original exception
+};
+
+/// Classifies the exception in flight (call inside a catch block).
+job_error current_job_error();
+
+/// Throws `e` as its standard type, with a message naming the job and the rank.
+[[noreturn]] void throw_job_error(const job_error& e, int job, int rank);
+
+}  // namespace maprect::detail

@@ -1,0 +1,51 @@
+#pragma once
+// Functors of the MPI tests: the standard model, ragged outputs, and failures on chosen jobs.
+#include <maprect/map_rect.hpp>
+#include <stdexcept>
+
+namespace maprect::test {
+
+/// Job j returns x_i[j][0] outputs (possibly none): output k is (k+1) * sum(theta) * phi(0) + x_r[j][k].
+struct ragged_job {
+  template <class T1, class T2>
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
+                                                                     const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+                                                                     const std::vector<double>& x_r,
+                                                                     const std::vector<int>& x_i, std::ostream*) const {
+    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(x_i[0]);
+    for (int k = 0; k < x_i[0]; ++k) out(k) = (k + 1.0) * theta.sum() * exp(phi(0)) + x_r[k % x_r.size()];
+    return out;
+  }
+};
+
+/// Throws the exception named by x_i[j][0] (0: none, 1: domain_error, 2: invalid_argument, 3: out_of_range,
+/// 4: range_error, 5: overflow_error, 6: underflow_error, 7: length_error, 8: logic_error, 9: runtime_error,
+/// 10: a non-standard exception) with message "boom at <x_i[j][1]>"; otherwise one output.
+struct throwing_job {
+  struct custom_error {};
+  template <class T1, class T2>
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
+                                                                     const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+                                                                     const std::vector<double>&,
+                                                                     const std::vector<int>& x_i, std::ostream*) const {
+    const std::string msg = "boom at " + std::to_string(x_i[1]);
+    switch (x_i[0]) {
+      case 1: throw std::domain_error(msg);
+      case 2: throw std::invalid_argument(msg);
+      case 3: throw std::out_of_range(msg);
+      case 4: throw std::range_error(msg);
+      case 5: throw std::overflow_error(msg);
+      case 6: throw std::underflow_error(msg);
+      case 7: throw std::length_error(msg);
+      case 8: throw std::logic_error(msg);
+      case 9: throw std::runtime_error(msg);
+      case 10: throw custom_error{};
+      default: break;
+    }
+    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(1);
+    out(0) = phi.sum() * theta.sum();
+    return out;
+  }
+};
+
+}  // namespace maprect::test

@@ -1,0 +1,26 @@
+#pragma once
+// A worker's copy of one call site: its rows of x_r/x_i (shipped once) and the output counts the root
+// planned for its jobs.
+#include <maprect/detail/job_runner.hpp>
+#include <vector>
+
+#include "src/error_transport.hpp"
+
+namespace maprect::detail {
+
+struct worker_site {
+  int job_begin = 0;                       ///< first global job of this rank
+  int n_jobs = 0;                          ///< jobs of this rank
+  std::vector<std::vector<double>> x_r;    ///< this rank's rows
+  std::vector<std::vector<int>> x_i;       ///< this rank's rows
+  std::vector<int> counts;                 ///< planned outputs per local job
+  int planned_doubles = 0;                 ///< status + blocks this rank sends per steady call
+  std::vector<double> own;                 ///< job parameters of this rank (P x n_jobs)
+  std::vector<double> out;                 ///< status + blocks
+  std::vector<int> run_counts;             ///< outputs per local job, this call
+
+  /// Stores rows [job_begin, job_begin + n_jobs) from flat buffers with fixed row lengths.
+  void store_rows(const double* real, int row_real, const int* ints, int row_int);
+};
+
+}  // namespace maprect::detail
