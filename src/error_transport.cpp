@@ -1,5 +1,5 @@
 // Rebuilds a job's exception on the root with its type, message, job and rank.
-#include "src/error_transport.hpp"
+#include <maprect/detail/job_error.hpp>
 
 #include <stdexcept>
 
@@ -32,8 +32,8 @@ job_error current_job_error() {
 }
 
 void throw_job_error(const job_error& e, int job, int rank) {
-  const std::string what =
-      "map_rect: job " + std::to_string(job) + " on rank " + std::to_string(rank) + " failed: " + e.message;
+  const std::string where = rank < 0 ? "" : " on rank " + std::to_string(rank);
+  const std::string what = "map_rect: job " + std::to_string(job) + where + " failed: " + e.message;
   switch (e.type) {
     case error_type::domain_error: throw std::domain_error(what);
     case error_type::invalid_argument: throw std::invalid_argument(what);

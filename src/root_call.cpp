@@ -6,7 +6,7 @@
 #include <string>
 
 #include "src/cluster_state.hpp"
-#include "src/error_transport.hpp"
+#include <maprect/detail/job_error.hpp>
 
 namespace maprect::detail {
 

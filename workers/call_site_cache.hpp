@@ -4,7 +4,7 @@
 #include <maprect/detail/job_runner.hpp>
 #include <vector>
 
-#include "src/error_transport.hpp"
+#include <maprect/detail/job_error.hpp>
 
 namespace maprect::detail {
 

@@ -8,7 +8,7 @@
 
 #include "src/chunk_plan.hpp"
 #include "src/cluster_state.hpp"
-#include "src/error_transport.hpp"
+#include <maprect/detail/job_error.hpp>
 
 namespace maprect::detail {
 

@@ -10,6 +10,7 @@
 
 #include "ad.hpp"
 #include "detail/call.hpp"
+#include "detail/job_error.hpp"
 #include "detail/job_runner.hpp"
 #include "detail/registry.hpp"
 
@@ -75,7 +76,11 @@ inline call_result run_in_process(const call_request& req) {
   chunk_input in{req.shared, req.n_shared, req.own,          req.n_own,
                  req.x_r->data(), req.x_i->data(), req.n_jobs, req.msgs};
   int cursor = 0;
-  req.functor->run[static_cast<int>(req.kinds)](in, b.blocks, b.counts.data(), cursor);
+  try {
+    req.functor->run[static_cast<int>(req.kinds)](in, b.blocks, b.counts.data(), cursor);
+  } catch (...) {
+    throw_job_error(current_job_error(), cursor, -1);
+  }
   b.segment = {b.blocks.data(), 0, req.n_jobs};
   int n_outputs = 0;
   for (int c : b.counts) n_outputs += c;

@@ -1,5 +1,6 @@
 #pragma once
-// A job's exception as plain data (a type code and a message), and back.
+/// \file A job's exception as plain data (a type code and a message), and back: the same on every rank
+/// and in process, so a failure reads the same however the call ran.
 #include <exception>
 #include <string>
 
@@ -27,7 +28,7 @@ struct job_error {
 /// Classifies the exception in flight (call inside a catch block).
 job_error current_job_error();
 
-/// Throws `e` as its standard type, with a message naming the job and the rank.
+/// Throws `e` as its standard type, with a message naming the job and the rank (rank < 0: in process).
 [[noreturn]] void throw_job_error(const job_error& e, int job, int rank);
 
 }  // namespace maprect::detail
