@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds in Release, then runs the main job over MAPRECT_RANKS MPI ranks.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$MAPRECT_ROOT"
+
+MAPRECT_RANKS="${MAPRECT_RANKS:-2}"
+
+setup
+
+# Open MPI refuses root without these; oversubscribe lets ranks exceed cores; self,vader keeps all
+# traffic in shared memory (no TCP start-up, no listening on every interface).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+
+log "run: maprect-demo on $MAPRECT_RANKS ranks"
+exec mpirun -np "$MAPRECT_RANKS" "$MAPRECT_BUILD_DIR/src/programs/maprect-demo" "$@"

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs the Debian packages maprect needs (only those missing) and builds it in Release into build/.
+# Run it directly, or source it from the other scripts: sourcing defines the functions without running them.
+set -euo pipefail
+
+# Every Debian package the build, the tests and the tools need. Append new ones here.
+MAPRECT_PACKAGES=(
+  build-essential cmake ninja-build
+  libopenmpi-dev openmpi-bin
+  libboost-mpi-dev libboost-serialization-dev libboost-dev
+  libeigen3-dev catch2 libcli11-dev liblbfgspp-dev
+  python3 python3-matplotlib
+)
+
+MAPRECT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MAPRECT_BUILD_DIR="${MAPRECT_BUILD_DIR:-$MAPRECT_ROOT/build}"
+
+log() { printf '[maprect] %s\n' "$*"; }
+
+# Installs only what dpkg reports missing, so a warm machine touches no network.
+install_packages() {
+  local missing=() pkg
+  for pkg in "${MAPRECT_PACKAGES[@]}"; do
+    # dpkg -s succeeds for removed-but-configured packages too: require "install ok installed".
+    if ! dpkg -s "$pkg" 2>/dev/null | grep -q '^Status: install ok installed'; then
+      missing+=("$pkg")
+    fi
+  done
+  if [ "${#missing[@]}" -eq 0 ]; then
+    log "packages: all ${#MAPRECT_PACKAGES[@]} present"
+    return 0
+  fi
+  log "packages: installing ${missing[*]}"
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
+  # CI has no standard input: never let apt or debconf prompt.
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+}
+
+# Configures (first time) and builds maprect in Release.
+build() {
+  log "configure: $MAPRECT_BUILD_DIR (Release, Ninja)"
+  cmake -S "$MAPRECT_ROOT" -B "$MAPRECT_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  log "build: cmake --build -j2"
+  cmake --build "$MAPRECT_BUILD_DIR" -j2
+}
+
+setup() {
+  install_packages
+  build
+}
+
+# Run only when executed, not when sourced.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  cd "$MAPRECT_ROOT"
+  setup
+  log "setup: done"
+fi

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# CI entry point: installs what is missing, builds in Release, then runs every test stage in order.
+# A stage is a function named stage_<name>; add it and list its name in STAGES.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$MAPRECT_ROOT"
+
+STAGES=(setup ctest)
+
+stage_setup() {
+  setup
+}
+
+# Every CTest test (unit, MPI at several rank counts, the installed-package consumer). Each test has its
+# own timeout in CMake; --timeout is a backstop for tests that do not.
+stage_ctest() {
+  ctest --test-dir "$MAPRECT_BUILD_DIR" --output-on-failure --timeout 300
+}
+
+passed=() failed=""
+start_all=$SECONDS
+for stage in "${STAGES[@]}"; do
+  log "stage $stage: start"
+  start=$SECONDS
+  # A subshell with errexit of its own: in a `||` list bash would ignore set -e inside the stage.
+  set +e
+  (set -e; "stage_$stage")
+  status=$?
+  set -e
+  log "stage $stage: $([ "$status" -eq 0 ] && echo ok || echo "FAILED (exit $status)") in $((SECONDS - start)) s"
+  if [ "$status" -ne 0 ]; then failed=$stage; break; fi
+  passed+=("$stage")
+done
+
+if [ -n "$failed" ]; then
+  log "stages: ${passed[*]:-none} passed; $failed failed; $((SECONDS - start_all)) s"
+  exit "$status"
+fi
+log "stages: all ${#passed[@]} passed (${passed[*]}); $((SECONDS - start_all)) s"
