@@ -1,0 +1,280 @@
+#!/usr/bin/env bash
+# A real single-node SLURM cluster (munged + slurmctld + slurmd) on this machine, for testing the batch
+# scripts in slurm/. Everything listens on 127.0.0.1 only; no systemd is needed.
+#
+#   scripts/slurm-local.sh install   install the Debian packages if missing (exit 3 if that is impossible)
+#   scripts/slurm-local.sh up        install if needed, write the config, start the daemons, wait until idle
+#   scripts/slurm-local.sh status    daemons, listeners, sinfo (exit 0 when the cluster is up, 1 otherwise)
+#   scripts/slurm-local.sh down      cancel jobs, stop exactly the daemons `up` started, remove their runtime
+#                                    files (add --purge to delete the whole state dir)
+#
+# Environment:
+#   MAPRECT_SLURM_DIR   state, config, logs, pid files   (default /tmp/maprect-slurm)
+#   MAPRECT_SLURM_CPUS  CPUs the node advertises          (default 8: ranks oversubscribe the real cores)
+#   MAPRECT_SLURM_PORT  slurmctld port; slurmd uses +1    (default 6817)
+# After `up`:  source "$MAPRECT_SLURM_DIR/env.sh"   (exports SLURM_CONF for sbatch, srun, sinfo, ...)
+#
+# Needs root (the daemons run as root, munged as user munge), `hostname -s` resolving to a 127.x address,
+# and a non-loopback interface up (glibc's getaddrinfo(AI_ADDRCONFIG) fails in a lo-only network namespace).
+# `up` is idempotent; `down` is safe to call any number of times.
+set -euo pipefail
+
+STATE=${MAPRECT_SLURM_DIR:-/tmp/maprect-slurm}
+CPUS=${MAPRECT_SLURM_CPUS:-8}
+PORT=${MAPRECT_SLURM_PORT:-6817}
+PACKAGES=(slurmctld slurmd slurm-client munge)
+CONF=$STATE/etc/slurm.conf
+MUNGE=$STATE/munge
+SOCK=$MUNGE/run/munge.socket
+
+log() { printf '[slurm-local] %s\n' "$*"; }
+die() { log "ERROR: $*"; exit 1; }
+
+# --- packages -----------------------------------------------------------------------------------------
+
+missing_packages() {
+  local p
+  for p in "${PACKAGES[@]}"; do
+    # dpkg -s also succeeds for removed-but-configured packages: require "install ok installed".
+    dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || printf '%s\n' "$p"
+  done
+}
+
+# Exit 3 (not 1) when the packages cannot be installed, so that callers can tell "no SLURM possible here"
+# from "SLURM is broken".
+cmd_install() {
+  if ! command -v dpkg >/dev/null || ! command -v apt-get >/dev/null; then
+    log "cannot install: no dpkg/apt-get (not Debian-like)"
+    exit 3
+  fi
+  local need
+  mapfile -t need < <(missing_packages)
+  if ((${#need[@]} == 0)); then log "packages: ${PACKAGES[*]} present"; return 0; fi
+  [[ $(id -u) == 0 ]] || { log "cannot install ${need[*]}: not root"; exit 3; }
+  log "packages: installing ${need[*]}"
+  mkdir -p "$STATE"
+  local apt_log=$STATE/apt.log
+  # apt-get update only when something is missing: a warm machine touches no network. CI has no stdin.
+  # Without systemd, the postinst's attempts to start the services are refused; that is harmless.
+  if ! { DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null &&
+         DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" </dev/null
+       } >"$apt_log" 2>&1; then
+    log "cannot install ${need[*]}: apt-get failed: $(grep -E '^(E|Err):' "$apt_log" | tail -n 1 || tail -n 1 "$apt_log")"
+    exit 3
+  fi
+  mapfile -t need < <(missing_packages)
+  ((${#need[@]} == 0)) || { log "cannot install: still missing after apt-get: ${need[*]}"; exit 3; }
+  log "packages: installed"
+}
+
+# --- daemons --------------------------------------------------------------------------------------------
+
+# alive <name> <pid>: a live process called <name>. Checking the name guards against a recycled pid; a zombie
+# (a daemon not yet reaped by PID 1) counts as dead.
+alive() {
+  [[ $(cat "/proc/$2/comm" 2>/dev/null) == "$1" ]] || return 1
+  [[ $(awk '{print $3}' "/proc/$2/stat" 2>/dev/null) != Z ]]
+}
+
+# pid_of <name> <pidfile>: prints the pid if the file names a live process called <name>.
+pid_of() {
+  local pid
+  [[ -f $2 ]] || return 1
+  pid=$(<"$2")
+  [[ $pid =~ ^[0-9]+$ ]] && alive "$1" "$pid" || return 1
+  echo "$pid"
+}
+
+stop_daemon() {  # stop_daemon <name> <pidfile>
+  local pid
+  if pid=$(pid_of "$1" "$2"); then
+    kill -TERM "$pid" 2>/dev/null || true
+    # Wait on the process, not the pid file: slurmctld removes its pid file before it has finished.
+    for _ in $(seq 200); do alive "$1" "$pid" || break; sleep 0.05; done
+    if alive "$1" "$pid"; then log "$1 ($pid) ignored TERM for 10 s: KILL"; kill -KILL "$pid" 2>/dev/null || true; fi
+    log "stopped $1 ($pid)"
+  fi
+  rm -f "$2"
+}
+
+munge_ok() { munge -n -S "$SOCK" 2>/dev/null | unmunge -S "$SOCK" >/dev/null 2>&1; }
+
+node_state() { SLURM_CONF=$CONF sinfo -h -n "$NODE" -o %t 2>/dev/null || true; }
+
+# Listening sockets of our slurm daemons that are not on loopback (must be none).
+non_loopback_listeners() {
+  ss -Hltnp 2>/dev/null | grep -E '"slurm(ctld|d)"' | awk '{print $4}' | grep -vE '^(127\.|\[::1\])' || true
+}
+
+write_config() {
+  cat >"$CONF.new" <<EOF
+# Generated by maprect scripts/slurm-local.sh: a single-node test cluster, everything on 127.0.0.1.
+ClusterName=maprect-local
+# Bind to loopback only: without NoCtldInAddrAny/NoInAddrAny the daemons listen on every interface.
+SlurmctldHost=${NODE}(127.0.0.1)
+CommunicationParameters=NoCtldInAddrAny,NoInAddrAny
+SlurmctldPort=${PORT}
+SlurmdPort=$((PORT + 1))
+SrunPortRange=60001-60100
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=${SOCK}
+StateSaveLocation=${STATE}/state/ctld
+SlurmdSpoolDir=${STATE}/state/d
+SlurmctldPidFile=${STATE}/run/slurmctld.pid
+SlurmdPidFile=${STATE}/run/slurmd.pid
+SlurmctldLogFile=${STATE}/log/slurmctld.log
+SlurmdLogFile=${STATE}/log/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+PlugStackConfig=${STATE}/etc/plugstack.conf
+# No cgroups (containers, CI): plain process tracking, no task binding, no accounting.
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SwitchType=switch/none
+# Debian's Open MPI supports PMIx (srun --mpi=pmix), not SLURM's PMI-2.
+MpiDefault=pmix
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+# The node advertises more CPUs than the machine has (ranks oversubscribe); do not drain it for that.
+SlurmdParameters=config_overrides
+ReturnToService=2
+SlurmdTimeout=60
+InactiveLimit=0
+KillWait=5
+MinJobAge=60
+NodeName=${NODE} NodeAddr=127.0.0.1 NodeHostname=${NODE} CPUs=${CPUS} Boards=1 SocketsPerBoard=1 CoresPerSocket=${CPUS} ThreadsPerCore=1 State=UNKNOWN
+PartitionName=debug Nodes=${NODE} Default=YES MaxTime=60 State=UP OverSubscribe=NO
+EOF
+  : >"$STATE/etc/plugstack.conf"
+  CONFIG_CHANGED=1
+  cmp -s "$CONF.new" "$CONF" && CONFIG_CHANGED=0
+  mv "$CONF.new" "$CONF"
+  printf 'export SLURM_CONF=%q\n' "$CONF" >"$STATE/env.sh"
+}
+
+start_munged() {
+  # munged insists: key 0400 owned by munge, its directories not group/other-writable.
+  install -d -o munge -g munge -m 700 "$MUNGE/etc" "$MUNGE/lib" "$MUNGE/log"
+  install -d -o munge -g munge -m 755 "$MUNGE/run"
+  [[ -s $MUNGE/etc/munge.key ]] || dd if=/dev/urandom of="$MUNGE/etc/munge.key" bs=1024 count=1 status=none
+  chown munge:munge "$MUNGE/etc/munge.key"
+  chmod 400 "$MUNGE/etc/munge.key"
+  munge_ok && return 0
+  stop_daemon munged "$MUNGE/run/munged.pid"
+  rm -f "$SOCK" "$SOCK.lock"
+  # Own socket, key and pid file: independent of any system-wide munged.
+  runuser -u munge -- /usr/sbin/munged --socket="$SOCK" --key-file="$MUNGE/etc/munge.key" \
+    --pid-file="$MUNGE/run/munged.pid" --log-file="$MUNGE/log/munged.log" --seed-file="$MUNGE/lib/munged.seed"
+  for _ in $(seq 50); do munge_ok && break; sleep 0.1; done
+  munge_ok || { cat "$MUNGE/log/munged.log" >&2 || true; die "munged did not start"; }
+  log "started munged ($(pid_of munged "$MUNGE/run/munged.pid"))"
+}
+
+cmd_up() {
+  local t0=$SECONDS state
+  [[ $(id -u) == 0 ]] || die "needs root (the SLURM daemons run as root here)"
+  cmd_install
+  NODE=$(hostname -s)
+  case "$(getent hosts "$NODE" | awk '{print $1}' | head -n 1)" in
+    127.*) ;;
+    *) die "hostname $NODE must resolve to 127.x (add '127.0.1.1 $NODE' to /etc/hosts)";;
+  esac
+  mkdir -p "$STATE"/{etc,log,run,state/ctld,state/d} "$MUNGE"
+  chmod 755 "$STATE"
+
+  start_munged
+  write_config
+  if ((CONFIG_CHANGED)); then
+    stop_daemon slurmd "$STATE/run/slurmd.pid"
+    stop_daemon slurmctld "$STATE/run/slurmctld.pid"
+  fi
+  # Someone else's SLURM on our ports would make ours fail obscurely: say so instead.
+  if ! pid_of slurmctld "$STATE/run/slurmctld.pid" >/dev/null &&
+     ss -Hltn "( sport = :$PORT or sport = :$((PORT + 1)) )" | grep -q .; then
+    die "ports $PORT/$((PORT + 1)) are in use by another process (set MAPRECT_SLURM_PORT): $(ss -Hltnp "( sport = :$PORT or sport = :$((PORT + 1)) )" | awk '{print $4, $6}' | tr '\n' ' ')"
+  fi
+  # Both daemons fork into the background and write their pid files.
+  if ! pid_of slurmctld "$STATE/run/slurmctld.pid" >/dev/null; then
+    /usr/sbin/slurmctld -f "$CONF" -i   # -i: ignore saved state, a test cluster starts empty
+    log "started slurmctld"
+  fi
+  if ! pid_of slurmd "$STATE/run/slurmd.pid" >/dev/null; then
+    /usr/sbin/slurmd -f "$CONF" -N "$NODE"
+    log "started slurmd"
+  fi
+
+  # Wait until the node is usable; a node left down by an earlier run gets resumed.
+  state=""
+  for i in $(seq 150); do
+    state=$(node_state)
+    [[ $state =~ ^(idle|mix|alloc) ]] && break
+    if ((i == 50)); then SLURM_CONF=$CONF scontrol update nodename="$NODE" state=resume 2>/dev/null || true; fi
+    sleep 0.2
+  done
+  [[ $state =~ ^(idle|mix|alloc) ]] || { tail -n 20 "$STATE"/log/*.log >&2 || true; die "node $NODE is '$state', not idle (logs: $STATE/log)"; }
+
+  # Safety: every listener of our daemons must be on loopback; otherwise take the cluster down again.
+  local bad
+  bad=$(non_loopback_listeners)
+  if [[ -n $bad ]]; then cmd_down; die "SLURM listened on non-loopback addresses: $bad"; fi
+  ss -Hltnp | grep -E '"slurm(ctld|d)"' | awk '{print "[slurm-local] listening", $4, $6}'
+  log "up in $((SECONDS - t0)) s: node $NODE $state, $CPUS CPUs  (source $STATE/env.sh)"
+}
+
+cmd_status() {
+  local ok=0 d f pid
+  for d in munged slurmctld slurmd; do
+    f=$STATE/run/$d.pid
+    [[ $d == munged ]] && f=$MUNGE/run/munged.pid
+    if pid=$(pid_of "$d" "$f"); then log "$d running ($pid)"; else log "$d not running"; ok=1; fi
+  done
+  ss -Hltnp 2>/dev/null | grep -E '"slurm(ctld|d)"' | awk '{print "[slurm-local] listening", $4}' || true
+  if ((ok == 0)); then
+    NODE=$(hostname -s)
+    SLURM_CONF=$CONF sinfo || ok=1
+  fi
+  return "$ok"
+}
+
+cmd_down() {
+  # Cancel our cluster's jobs first so that slurmd can end their steps, then stop the daemons.
+  if pid_of slurmctld "$STATE/run/slurmctld.pid" >/dev/null; then
+    SLURM_CONF=$CONF scancel --quiet --full --user="$(id -un)" 2>/dev/null || true
+    for _ in $(seq 20); do
+      [[ -z $(SLURM_CONF=$CONF squeue -h -o %i 2>/dev/null) ]] && break
+      sleep 0.25
+    done
+  fi
+  stop_daemon slurmd "$STATE/run/slurmd.pid"
+  stop_daemon slurmctld "$STATE/run/slurmctld.pid"
+  # A slurmstepd of this cluster that outlived slurmd: recognised by our spool dir in its environment.
+  local pid
+  for pid in $(pgrep -x slurmstepd 2>/dev/null || true); do
+    if grep -qsF "$STATE" "/proc/$pid/environ" "/proc/$pid/cmdline"; then
+      log "killing leftover slurmstepd $pid"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+  stop_daemon munged "$MUNGE/run/munged.pid"
+  rm -f "$SOCK" "$SOCK.lock"
+  if [[ ${1:-} == --purge ]]; then
+    rm -rf "$STATE"
+    log "purged $STATE"
+  fi
+  log "down"
+}
+
+case "${1:-}" in
+  install) cmd_install ;;
+  up) cmd_up ;;
+  status) cmd_status ;;
+  down) shift; cmd_down "$@" ;;
+  *) echo "usage: $0 install|up|status|down [--purge]" >&2; exit 2 ;;
+esac

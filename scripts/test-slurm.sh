@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Runs the batch scripts in slurm/ on a REAL single-node SLURM (scripts/slurm-local.sh) and checks what they
+# write: fit.sbatch at 2 tasks through srun --mpi=pmix and through the mpirun fallback (the fit must converge),
+# scaling.sbatch at 1, 2 and 4 tasks (one valid bench JSON per task count). Takes SLURM down again on exit,
+# also on failure, unless it was already up before.
+#
+# Prints PASS/FAIL per check and exits non-zero on any failure. Where SLURM cannot be installed (not root,
+# no apt, apt-get fails) it prints `SKIP: SLURM cannot be installed here: <reason>` and exits
+# $MAPRECT_SLURM_SKIP_CODE (default 0; CTest sets 77).
+#   MAPRECT_BIN        the program to submit (default: the maprect built in $MAPRECT_BUILD_DIR; built if missing)
+#   MAPRECT_BUILD_DIR  build directory (default: <repo>/build)
+#   MAPRECT_SLURM_DIR  SLURM state dir (see scripts/slurm-local.sh); job outputs go to $MAPRECT_BUILD_DIR/slurm-test
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$MAPRECT_ROOT"
+
+SLURM_LOCAL=$MAPRECT_ROOT/scripts/slurm-local.sh
+SLURM_STATE=${MAPRECT_SLURM_DIR:-/tmp/maprect-slurm}
+WORK=$MAPRECT_BUILD_DIR/slurm-test
+JOB_TIMEOUT=150   # seconds for one `sbatch --wait`; a job stuck pending must not hang the suite
+t_all=$SECONDS
+failures=0
+
+skip() { echo "SKIP: SLURM cannot be installed here: $*"; exit "${MAPRECT_SLURM_SKIP_CODE:-0}"; }
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# --- 1. SLURM packages: the only reason to skip ----------------------------------------------------------
+[[ $(id -u) == 0 ]] || skip "not root (apt-get and the SLURM daemons need root)"
+status=0
+install_log=$("$SLURM_LOCAL" install 2>&1) || status=$?
+echo "$install_log"
+if ((status == 3)); then skip "$(tail -n 1 <<<"$install_log" | sed 's/^\[slurm-local\] //')"; fi
+((status == 0)) || { echo "FAIL: scripts/slurm-local.sh install (exit $status)"; exit 1; }
+command -v python3 >/dev/null || { echo "FAIL: python3 is needed to check the JSON outputs"; exit 1; }
+
+# --- 2. the program ------------------------------------------------------------------------------------------
+find_maprect() { find "$MAPRECT_BUILD_DIR" -name maprect -type f -executable 2>/dev/null | head -n 1; }
+BIN=${MAPRECT_BIN:-$(find_maprect)}
+if [[ -z $BIN ]]; then
+  log "slurm: no maprect in $MAPRECT_BUILD_DIR: building"
+  build
+  BIN=$(find_maprect)
+fi
+[[ -n $BIN && -x $BIN ]] || { echo "FAIL: no maprect program (looked in $MAPRECT_BUILD_DIR)"; exit 1; }
+BIN=$(realpath "$BIN")
+log "slurm: program $BIN"
+
+# --- 3. SLURM up, and down again whatever happens --------------------------------------------------------------
+was_up=0
+MAPRECT_SLURM_DIR=$SLURM_STATE "$SLURM_LOCAL" status >/dev/null 2>&1 && was_up=1
+teardown() {
+  local rc=$?
+  if ((was_up)); then
+    log "slurm: left running (it was up before this test)"
+  else
+    MAPRECT_SLURM_DIR=$SLURM_STATE "$SLURM_LOCAL" down || true
+  fi
+  exit "$rc"
+}
+trap teardown EXIT
+trap 'exit 130' INT TERM
+t0=$SECONDS
+MAPRECT_SLURM_DIR=$SLURM_STATE "$SLURM_LOCAL" up
+log "slurm: up in $((SECONDS - t0)) s"
+# shellcheck source=/dev/null
+source "$SLURM_STATE/env.sh"
+
+# Open MPI as root, more ranks than cores, shared memory only (no TCP listening on every interface).
+# The jobs get them through --export=ALL.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+export MAPRECT_BIN=$BIN
+rm -rf "$WORK"
+mkdir -p "$WORK"
+
+# submit <name> <sbatch options and script...>: sbatch --wait, job log in $WORK/<name>.log. Returns the job's
+# exit status (124 when it did not finish within JOB_TIMEOUT).
+submit() {
+  local name=$1 t0=$SECONDS rc=0 id
+  shift
+  timeout "$JOB_TIMEOUT" sbatch --wait --parsable --export=ALL --time=5 --job-name="maprect-$name" \
+    --output="$WORK/$name.log" "$@" >"$WORK/$name.id" || rc=$?
+  id=$(head -n 1 "$WORK/$name.id" 2>/dev/null || true)
+  log "slurm: job $name (id ${id:-?}) finished with exit $rc in $((SECONDS - t0)) s"
+  return "$rc"
+}
+
+show_log() { sed 's/^/    | /' "$WORK/$1.log" 2>/dev/null || echo "    (no job log $WORK/$1.log)"; }
+
+# check_fit <name>: the fit's JSON is valid and says it converged.
+check_fit() {
+  python3 - "$WORK/$1/fit.json" <<'PY'
+import json, sys
+with open(sys.argv[1]) as f:
+    doc = json.load(f)
+def find(node, key):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == key:
+                yield v
+            yield from find(v, key)
+    elif isinstance(node, list):
+        for v in node:
+            yield from find(v, key)
+flags = list(find(doc, "converged"))
+if not flags or not all(v is True for v in flags):
+    sys.exit(f"fit.json: 'converged' is {flags or 'missing'}")
+print(f"fit.json: converged ({', '.join(f'{k}={v}' for k, v in doc.items() if not isinstance(v, (dict, list)))})")
+PY
+}
+
+# check_bench <dir> <ranks...>: bench-np<K>.json exists for each K, is valid JSON and holds records.
+check_bench() {
+  local dir=$1
+  shift
+  python3 - "$dir" "$@" <<'PY'
+import json, os, sys
+directory, ranks = sys.argv[1], [int(k) for k in sys.argv[2:]]
+for k in ranks:
+    path = os.path.join(directory, f"bench-np{k}.json")
+    with open(path) as f:
+        doc = json.load(f)
+    records = doc if isinstance(doc, list) else next(
+        (v for v in doc.values() if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)), None)
+    if not records:
+        sys.exit(f"{path}: no records")
+    # A record that names its rank count must name this one.
+    for r in records:
+        for key in ("ranks", "np", "world_size", "nranks"):
+            if key in r and r[key] != k:
+                sys.exit(f"{path}: record with {key}={r[key]}, expected {k}")
+    print(f"bench-np{k}.json: {len(records)} record(s)")
+PY
+}
+
+# --- 4. fit.sbatch: srun --mpi=pmix, then the mpirun fallback --------------------------------------------------
+FIT_ARGS=(--model logreg --jobs 8 --points 50 --max-iter 50)
+for launcher in srun mpirun; do
+  name=fit-$launcher
+  if ! MAPRECT_LAUNCHER=$launcher MAPRECT_OUT_DIR=$WORK/$name submit "$name" --ntasks=2 \
+       slurm/fit.sbatch "${FIT_ARGS[@]}"; then
+    fail "fit.sbatch via $launcher: job failed"; show_log "$name"
+  elif ! grep -q "via $launcher" "$WORK/$name.log"; then
+    fail "fit.sbatch via $launcher: the job did not use $launcher"; show_log "$name"
+  elif ! check_fit "$name"; then
+    fail "fit.sbatch via $launcher: fit did not converge"; show_log "$name"
+  else
+    pass "fit.sbatch via $launcher, 2 tasks: fit converged"
+  fi
+done
+
+# --- 5. scaling.sbatch at 1, 2, 4 tasks ---------------------------------------------------------------------------
+name=scaling
+if ! MAPRECT_BENCH_RANKS="1 2 4" MAPRECT_OUT_DIR=$WORK/$name submit "$name" --ntasks=4 \
+     slurm/scaling.sbatch --sizes 2x1,64x100 --repeat 5; then
+  fail "scaling.sbatch: job failed"; show_log "$name"
+elif ! check_bench "$WORK/$name" 1 2 4; then
+  fail "scaling.sbatch: bench JSON missing or invalid"; show_log "$name"
+else
+  pass "scaling.sbatch, 1/2/4 tasks: bench JSON valid for each"
+fi
+
+if ((failures > 0)); then
+  echo "---- SLURM logs ($SLURM_STATE/log) ----"
+  tail -n 15 "$SLURM_STATE"/log/slurmctld.log "$SLURM_STATE"/log/slurmd.log 2>/dev/null || true
+  echo "FAIL: SLURM stage: $failures check(s) failed in $((SECONDS - t_all)) s (job outputs: $WORK)"
+  exit 1
+fi
+echo "PASS: SLURM stage: all checks passed in $((SECONDS - t_all)) s (job outputs: $WORK)"
