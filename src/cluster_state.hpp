@@ -45,7 +45,7 @@ class cluster_state {
 
   // root
   std::unordered_map<int, root_site> sites;
-  std::vector<double> own_out;   ///< the root's own status + blocks
+  block_buffer own_out;          ///< the root's own status + blocks
   std::vector<int> own_counts;   ///< output counts of the root's jobs
   std::vector<double> shared_rest;
   remote_call previous_backend = nullptr;

@@ -306,7 +306,9 @@ void stop_cluster(cluster_state& s) {
 }
 
 void finish_cluster(cluster_state& s) {
-  if (s.comm != MPI_COMM_NULL) MPI_Comm_free(&s.comm);
+  int finalized = 0;
+  MPI_Finalized(&finalized);  // an application that owns MPI may have finalised it already
+  if (s.comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&s.comm);
 }
 
 }  // namespace maprect::detail

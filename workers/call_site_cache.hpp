@@ -16,7 +16,7 @@ struct worker_site {
   std::vector<int> counts;                 ///< planned outputs per local job
   int planned_doubles = 0;                 ///< status + blocks this rank sends per steady call
   std::vector<double> own;                 ///< job parameters of this rank (P x n_jobs)
-  std::vector<double> out;                 ///< status + blocks
+  block_buffer out;                        ///< status + blocks
   std::vector<int> run_counts;             ///< outputs per local job, this call
 
   /// Stores rows [job_begin, job_begin + n_jobs) from flat buffers with fixed row lengths.

@@ -108,8 +108,8 @@ void serve_call(cluster_state& s, const request_view& v) {
     code = wire::status::counts_changed;
   // Always the planned size, so the root's gather matches whatever happened here.
   site.out.resize(static_cast<std::size_t>(site.planned_doubles));
-  site.out[0] = static_cast<int>(code);
-  site.out[1] = failed_job;
+  site.out.data()[0] = static_cast<int>(code);
+  site.out.data()[1] = failed_job;
   gatherv(site.out.data(), site.planned_doubles, MPI_DOUBLE, nullptr, nullptr, nullptr, s.comm, s.policy);
 }
 

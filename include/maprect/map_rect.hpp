@@ -56,7 +56,7 @@ void check_map_rect_arguments(const std::vector<Eigen::Matrix<T_job, Eigen::Dyna
 struct local_buffers {
   std::vector<double> shared;
   std::vector<double> own;
-  std::vector<double> blocks;
+  block_buffer blocks;
   std::vector<int> counts;
   result_segment segment;
 };
@@ -71,7 +71,7 @@ inline local_buffers& thread_local_buffers() {
 /// Runs the whole call in this process through the same job runner the workers use.
 inline call_result run_in_process(const call_request& req) {
   local_buffers& b = thread_local_buffers();
-  b.blocks.clear();
+  b.blocks.resize(0);
   b.counts.resize(static_cast<std::size_t>(req.n_jobs));
   chunk_input in{req.shared, req.n_shared, req.own,          req.n_own,
                  req.x_r->data(), req.x_i->data(), req.n_jobs, req.msgs};
@@ -109,15 +109,10 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
     arena& mem = tape::current().memory;
     const int S = is_var_v<T_shared> ? static_cast<int>(shared_params.size()) : 0;
     const int P = job_params.empty() || !is_var_v<T_job> ? 0 : static_cast<int>(job_params[0].size());
-    const int J = static_cast<int>(job_params.size());
     vari** shared_ops = mem.allocate_array<vari*>(static_cast<std::size_t>(S));
     if constexpr (is_var_v<T_shared>)
       for (int s = 0; s < S; ++s) shared_ops[s] = shared_params(s).vi_;
-    vari** own_ops = mem.allocate_array<vari*>(static_cast<std::size_t>(P) * J);
-    if constexpr (is_var_v<T_job>)
-      for (int j = 0; j < J; ++j)
-        for (int p = 0; p < P; ++p) own_ops[static_cast<std::ptrdiff_t>(j) * P + p] = job_params[j](p).vi_;
-    job_operands* ops = mem.allocate_array<job_operands>(static_cast<std::size_t>(J));
+    auto* call = new (mem.allocate(sizeof(call_operands))) call_operands{shared_ops, S, P};
     int k = 0;
     for (int s = 0; s < res.n_segments; ++s) {
       const result_segment& seg = res.segments[s];
@@ -130,9 +125,14 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
         col = copy;
       }
       for (int j = seg.job_begin; j < seg.job_end; ++j) {
-        ops[j] = {shared_ops, own_ops + static_cast<std::ptrdiff_t>(j) * P, S, P};
+        if (res.counts[j] == 0) continue;
+        const job_operands* ops = nullptr;
+        if constexpr (is_var_v<T_job>)
+          ops = job_operands::make(mem, call, reinterpret_cast<vari* const*>(job_params[j].data()));
+        else
+          ops = job_operands::make(mem, call, nullptr);
         for (int c = 0; c < res.counts[j]; ++c, col += res.rows, ++k)
-          out(k) = var(new job_output_vari(col[0], col + 1, &ops[j]));
+          out(k) = var(new job_output_vari(col[0], col + 1, ops));
       }
     }
   }

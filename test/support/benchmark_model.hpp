@@ -7,7 +7,8 @@
 
 namespace maprect::test {
 
-/// Job functor of the standard model, scalar kernel: one output, the job's log likelihood.
+/// Job functor of the standard model, scalar kernel (four nodes per point): one output, the job's log
+/// likelihood.
 struct logistic_job {
   template <class T1, class T2>
   Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
@@ -15,8 +16,10 @@ struct logistic_job {
                                                                      const std::vector<double>& x_r,
                                                                      const std::vector<int>& x_i, std::ostream*) const {
     return_type_t<T1, T2> lp = 0;
+    const auto intercept = phi(0) + theta(0);
+    const auto slope = phi(1) + theta(1);
     for (std::size_t i = 0; i < x_r.size(); ++i) {
-      const auto eta = phi(0) + theta(0) + (phi(1) + theta(1)) * x_r[i];
+      const auto eta = intercept + slope * x_r[i];
       lp += x_i[i] ? log_inv_logit(eta) : log1m_inv_logit(eta);
     }
     Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(1);

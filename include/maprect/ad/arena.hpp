@@ -17,7 +17,7 @@ struct arena_mark {
 /// Bump allocator made of growing blocks that are kept for reuse, so a steady state allocates nothing.
 class arena {
  public:
-  static constexpr std::size_t alignment = 16;  ///< every allocation is aligned to this
+  static constexpr std::size_t alignment = 8;  ///< every allocation is aligned to this (nodes hold doubles and pointers)
 
   arena() { add_block(initial_block_bytes); }
   arena(const arena&) = delete;
@@ -76,7 +76,7 @@ class arena {
   static constexpr std::size_t initial_block_bytes = std::size_t(1) << 16;
 
   void add_block(std::size_t bytes) {
-    char* p = static_cast<char*>(std::aligned_alloc(alignment, bytes));
+    char* p = static_cast<char*>(std::aligned_alloc(64, bytes));  // cache-line aligned blocks
     if (!p) throw std::bad_alloc();
     blocks_.push_back({p, p + bytes});
     current_ = blocks_.size() - 1;

@@ -12,20 +12,24 @@ namespace maprect {
 inline void grad(const var& y) {
   tape& t = tape::current();
   y.vi_->adj_ = 1.0;
-  const std::size_t begin = t.region_begin();
+  const std::size_t begin = t.region_begin().stack_size;
   vari* const* stack = t.stack.data();
   for (std::size_t i = t.stack.size(); i-- > begin;) stack[i]->chain();
 }
 
 /// Zeroes the adjoint of every node on the thread's tape.
 inline void set_zero_all_adjoints() {
-  for (vari* v : tape::current().stack) v->adj_ = 0;
+  tape& t = tape::current();
+  for (vari* v : t.stack) v->adj_ = 0;
+  for (vari* v : t.leaves) v->adj_ = 0;
 }
 
 /// Zeroes the adjoints of the innermost open region only.
 inline void set_zero_nested_adjoints() {
   tape& t = tape::current();
-  for (std::size_t i = t.region_begin(); i < t.stack.size(); ++i) t.stack[i]->adj_ = 0;
+  const tape_mark begin = t.region_begin();
+  for (std::size_t i = begin.stack_size; i < t.stack.size(); ++i) t.stack[i]->adj_ = 0;
+  for (std::size_t i = begin.leaf_count; i < t.leaves.size(); ++i) t.leaves[i]->adj_ = 0;
 }
 
 /// Frees the whole tape; every var made before becomes invalid. Keeps the memory blocks for reuse.
@@ -34,11 +38,15 @@ inline void recover_memory() {
   tape& t = tape::current();
   if (!t.nests.empty()) throw std::logic_error("recover_memory: called while a nested_tape is open");
   t.stack.clear();
+  t.leaves.clear();
   t.memory.clear();
 }
 
-/// Number of nodes on the thread's tape.
-inline std::size_t tape_size() { return tape::current().stack.size(); }
+/// Number of nodes on the thread's tape (leaves included).
+inline std::size_t tape_size() {
+  const tape& t = tape::current();
+  return t.stack.size() + t.leaves.size();
+}
 
 /// Bytes of node memory in use on the thread's tape.
 inline std::size_t tape_bytes() { return tape::current().memory.used(); }

@@ -9,14 +9,13 @@ namespace maprect {
 /// Regions nest. Vars of the region must not be used after it ends.
 class nested_tape {
  public:
-  nested_tape() : tape_(tape::current()) { tape_.nests.push_back({tape_.stack.size(), tape_.memory.mark()}); }
+  nested_tape() : tape_(tape::current()) { tape_.nests.push_back(tape_.mark()); }
   nested_tape(const nested_tape&) = delete;
   nested_tape& operator=(const nested_tape&) = delete;
   ~nested_tape() {
     const tape_mark m = tape_.nests.back();
     tape_.nests.pop_back();
-    tape_.stack.resize(m.stack_size);
-    tape_.memory.rewind(m.memory);
+    tape_.rewind(m);
   }
 
  private:

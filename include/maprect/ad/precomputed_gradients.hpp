@@ -2,6 +2,7 @@
 /// \file Nodes whose partials are known in advance: the form map_rect results take on the root tape.
 
 #include <cstddef>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -12,27 +13,45 @@ namespace maprect {
 
 namespace detail {
 
-/// Operands of every output of one job: the call's shared operands, then the job's own.
+/// Operands every job of a call shares.
+struct call_operands {
+  vari* const* shared;  ///< the shared parameters' nodes (none when they are double)
+  int n_shared;         ///< how many shared operands
+  int n_own;            ///< how many operands each job has of its own
+};
+
+/// Operands of every output of one job: the call's, then the job's own, whose n_own node pointers are
+/// stored right after this header (allocate with make()).
 struct job_operands {
-  vari* const* shared;  ///< operands every job of the call has (null when the shared params are double)
-  vari* const* own;     ///< this job's operands (null when the job params are double)
-  int n_shared;         ///< number of shared operands
-  int n_own;            ///< number of own operands
+  const call_operands* call;  ///< what the call's jobs share
+
+  /// The job's own operands.
+  vari* const* own() const { return reinterpret_cast<vari* const*>(this + 1); }
+
+  /// A record on `mem` for a job whose own operands are `own` (n_own of them, from `call`).
+  static const job_operands* make(arena& mem, const call_operands* call, vari* const* own) {
+    void* p = mem.allocate(sizeof(job_operands) + sizeof(vari*) * static_cast<std::size_t>(call->n_own));
+    auto* record = new (p) job_operands{call};
+    vari** slots = reinterpret_cast<vari**>(record + 1);
+    for (int k = 0; k < call->n_own; ++k) new (slots + k) vari*(own[k]);
+    return record;
+  }
 };
 
 /// One output of a job: value, and partials laid out as [shared..., own...] in a buffer the node does
-/// not own (it lives on the same arena). The operand list is shared by all outputs of the job, so an
+/// not own (it lives on the same arena). The operand record is shared by all outputs of the job, so an
 /// output costs this node, its tape slot and its partials.
 class job_output_vari final : public vari {
  public:
   job_output_vari(double value, const double* partials, const job_operands* operands)
       : vari(value), partials_(partials), operands_(operands) {}
   void chain() override {
-    const job_operands& ops = *operands_;
+    const call_operands& call = *operands_->call;
     const double* d = partials_;
-    for (int k = 0; k < ops.n_shared; ++k) ops.shared[k]->adj_ += adj_ * d[k];
-    d += ops.n_shared;
-    for (int k = 0; k < ops.n_own; ++k) ops.own[k]->adj_ += adj_ * d[k];
+    for (int k = 0; k < call.n_shared; ++k) call.shared[k]->adj_ += adj_ * d[k];
+    d += call.n_shared;
+    vari* const* own = operands_->own();
+    for (int k = 0; k < call.n_own; ++k) own[k]->adj_ += adj_ * d[k];
   }
 
  private:

@@ -11,25 +11,41 @@ namespace maprect {
 
 class vari;
 
-/// Start of a nested region of the tape.
+/// A position on the tape: where a nested region began, or where to rewind to.
 struct tape_mark {
-  std::size_t stack_size;  ///< nodes on the tape when the region began
-  arena_mark memory;       ///< arena position when the region began
+  std::size_t stack_size;  ///< nodes with work to do when the mark was taken
+  std::size_t leaf_count;  ///< leaves when the mark was taken
+  arena_mark memory;       ///< arena position when the mark was taken
 };
 
 /// One thread's tape. Each thread has its own, so threads differentiate independently.
 struct tape {
-  std::vector<vari*> stack;      ///< every node, in creation order (reverse sweeps walk it backwards)
+  std::vector<vari*> stack;      ///< nodes with operands, in creation order (reverse sweeps walk it backwards)
+  std::vector<vari*> leaves;     ///< nodes without operands: sweeps skip them, zeroing does not
   arena memory;                  ///< where nodes and their operand arrays live
   std::vector<tape_mark> nests;  ///< open nested regions, innermost last
 
-  tape() { stack.reserve(1 << 12); }
+  tape() {
+    stack.reserve(1 << 12);
+    leaves.reserve(1 << 8);
+  }
 
-  /// Records a new node.
+  /// Records a new node with operands.
   void push(vari* v) { stack.push_back(v); }
+  /// Records a new leaf.
+  void push_leaf(vari* v) { leaves.push_back(v); }
 
-  /// First node of the innermost open region (0 when none is open).
-  std::size_t region_begin() const { return nests.empty() ? 0 : nests.back().stack_size; }
+  /// The tape's current position.
+  tape_mark mark() const { return {stack.size(), leaves.size(), memory.mark()}; }
+  /// Frees every node made after `m`.
+  void rewind(const tape_mark& m) {
+    stack.resize(m.stack_size);
+    leaves.resize(m.leaf_count);
+    memory.rewind(m.memory);
+  }
+
+  /// Where the innermost open region began (the whole tape when none is open).
+  tape_mark region_begin() const { return nests.empty() ? tape_mark{0, 0, {0, nullptr}} : nests.back(); }
 
   /// The calling thread's tape, created on first use.
   static tape& current() {

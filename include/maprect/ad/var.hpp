@@ -16,10 +16,10 @@ class var {
   /// An unset var (as Eigen needs); assign before use.
   var() : vi_(nullptr) {}
   /// A leaf with value `x`.
-  var(double x) : vi_(new vari(x)) {}  // NOLINT: implicit by design
+  var(double x) : vi_(new (leaf) vari(x)) {}  // NOLINT: implicit by design
   /// A leaf from any arithmetic value.
   template <class T, std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T, double>, int> = 0>
-  var(T x) : vi_(new vari(static_cast<double>(x))) {}  // NOLINT
+  var(T x) : vi_(new (leaf) vari(static_cast<double>(x))) {}  // NOLINT
   /// Wraps an existing node.
   explicit var(vari* vi) : vi_(vi) {}
 

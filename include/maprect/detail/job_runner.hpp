@@ -3,7 +3,10 @@
 /// which is why one process and N ranks give the same bits.
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cstddef>
+#include <deque>
+#include <memory>
 #include <ostream>
 #include <type_traits>
 #include <vector>
@@ -29,6 +32,52 @@ constexpr int rows_per_output(param_kinds k, int n_shared, int n_own) {
   return 1 + (shared_is_var(k) ? n_shared : 0) + (job_is_var(k) ? n_own : 0);
 }
 
+/// Doubles that grow at the end without being zero-filled first (blocks are written right after).
+class block_buffer {
+ public:
+  /// Number of doubles held.
+  std::size_t size() const { return size_; }
+  /// The doubles.
+  double* data() { return data_.get(); }
+  /// The doubles.
+  const double* data() const { return data_.get(); }
+  /// Appends n uninitialised doubles and returns where they start.
+  double* extend(std::size_t n) {
+    if (size_ + n > capacity_) grow(size_ + n);
+    double* p = data_.get() + size_;
+    size_ += n;
+    return p;
+  }
+  /// Appends n doubles.
+  void append(const double* values, std::size_t n) { std::copy(values, values + n, extend(n)); }
+  /// Makes room for n doubles in all.
+  void reserve(std::size_t n) {
+    if (n > capacity_) grow(n);
+  }
+  /// Sets the size to n; new doubles are zero.
+  void resize(std::size_t n) {
+    if (n > size_) std::fill_n(extend(n - size_), n - size_, 0.0);
+    size_ = n;
+  }
+  /// n copies of v.
+  void assign(std::size_t n, double v) {
+    size_ = 0;
+    std::fill_n(extend(n), n, v);
+  }
+
+ private:
+  void grow(std::size_t at_least) {
+    const std::size_t capacity = std::max(at_least, 2 * capacity_ + 64);
+    std::unique_ptr<double[]> bigger(new double[capacity]);
+    std::copy(data_.get(), data_.get() + size_, bigger.get());
+    data_ = std::move(bigger);
+    capacity_ = capacity;
+  }
+  std::unique_ptr<double[]> data_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
 /// What a chunk of jobs needs, as plain values (no vars): the same on every rank.
 struct chunk_input {
   const double* shared;                    ///< S shared parameter values
@@ -43,7 +92,7 @@ struct chunk_input {
 
 /// Runs the jobs of a chunk in order, appending each output's block to `out` and each job's output
 /// count to `counts`. `cursor` is the local index of the job being run (to name it if it throws).
-using chunk_runner = void (*)(const chunk_input& in, std::vector<double>& out, int* counts, int& cursor);
+using chunk_runner = void (*)(const chunk_input& in, block_buffer& out, int* counts, int& cursor);
 
 /// Thread-local nesting depth of functor calls: map_rect inside a functor runs in process.
 inline thread_local int functor_depth = 0;
@@ -55,9 +104,21 @@ struct functor_scope {
   functor_scope& operator=(const functor_scope&) = delete;
 };
 
+/// A parameter vector kept per thread and functor depth (slot 0: shared, 1: own), so that a call does not
+/// allocate it again; the depth keeps a map_rect inside a functor from reusing its caller's vector.
+template <class T>
+Eigen::Matrix<T, Eigen::Dynamic, 1>& scratch_vector(int slot, int n) {
+  static thread_local std::deque<Eigen::Matrix<T, Eigen::Dynamic, 1>> by_depth;
+  const std::size_t i = 2 * static_cast<std::size_t>(functor_depth) + static_cast<std::size_t>(slot);
+  while (by_depth.size() <= i) by_depth.emplace_back();
+  Eigen::Matrix<T, Eigen::Dynamic, 1>& v = by_depth[i];
+  if (v.size() != n) v.resize(n);
+  return v;
+}
+
 /// The chunk runner of functor F for one combination of parameter kinds.
 template <class F, param_kinds Kinds>
-void run_chunk(const chunk_input& in, std::vector<double>& out, int* counts, int& cursor) {
+void run_chunk(const chunk_input& in, block_buffer& out, int* counts, int& cursor) {
   constexpr bool shared_var = shared_is_var(Kinds);
   constexpr bool job_var = job_is_var(Kinds);
   using T_shared = std::conditional_t<shared_var, var, double>;
@@ -69,34 +130,45 @@ void run_chunk(const chunk_input& in, std::vector<double>& out, int* counts, int
   const F f{};
   functor_scope scope;
 
-  // Parameter vectors are reused across the chunk's jobs; only their nodes are new per job.
-  Eigen::Matrix<T_shared, Eigen::Dynamic, 1> shared(S);
-  Eigen::Matrix<T_job, Eigen::Dynamic, 1> own(P);
+  // Parameter vectors are reused across the chunk's jobs. With var parameters the whole chunk is one
+  // nested region: shared-parameter nodes are made once, each job's nodes are freed after the job.
+  Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared = scratch_vector<T_shared>(0, S);
+  Eigen::Matrix<T_job, Eigen::Dynamic, 1>& own = scratch_vector<T_job>(1, P);
   if constexpr (!shared_var) shared = Eigen::Map<const Eigen::VectorXd>(in.shared, S);
+  out.reserve(out.size() + static_cast<std::size_t>(in.n_jobs) * rows);
 
-  for (int j = 0; j < in.n_jobs; ++j) {
-    cursor = j;
-    const double* own_values = in.own + static_cast<std::ptrdiff_t>(j) * P;
-    if constexpr (!job_var) own = Eigen::Map<const Eigen::VectorXd>(own_values, P);
-    if constexpr (!shared_var && !job_var) {
+  if constexpr (!shared_var && !job_var) {
+    for (int j = 0; j < in.n_jobs; ++j) {
+      cursor = j;
+      own = Eigen::Map<const Eigen::VectorXd>(in.own + static_cast<std::ptrdiff_t>(j) * P, P);
       const Eigen::Matrix<double, Eigen::Dynamic, 1> y = f(shared, own, in.x_r[j], in.x_i[j], in.msgs);
       counts[j] = static_cast<int>(y.size());
-      out.insert(out.end(), y.data(), y.data() + y.size());
-    } else {
-      nested_tape region;
-      if constexpr (shared_var)
-        for (int s = 0; s < S; ++s) shared(s) = var(in.shared[s]);
+      out.append(y.data(), static_cast<std::size_t>(y.size()));
+    }
+  } else {
+    nested_tape chunk_region;
+    tape& t = tape::current();
+    if constexpr (shared_var)
+      for (int s = 0; s < S; ++s) shared(s) = var(in.shared[s]);
+    const tape_mark job_start = t.mark();
+    for (int j = 0; j < in.n_jobs; ++j) {
+      cursor = j;
+      const double* own_values = in.own + static_cast<std::ptrdiff_t>(j) * P;
       if constexpr (job_var)
         for (int p = 0; p < P; ++p) own(p) = var(own_values[p]);
+      else
+        own = Eigen::Map<const Eigen::VectorXd>(own_values, P);
       const Eigen::Matrix<R, Eigen::Dynamic, 1> y = f(shared, own, in.x_r[j], in.x_i[j], in.msgs);
       const int K = static_cast<int>(y.size());
       counts[j] = K;
-      const std::size_t base = out.size();
-      out.resize(base + static_cast<std::size_t>(K) * rows);
-      double* col = out.data() + base;
+      double* col = out.extend(static_cast<std::size_t>(K) * rows);
       for (int k = 0; k < K; ++k, col += rows) {
         col[0] = y(k).val();
-        if (k > 0) set_zero_nested_adjoints();  // nodes made by the region start at zero
+        if (k > 0) {
+          set_zero_nested_adjoints();
+        } else if constexpr (shared_var) {
+          for (int s = 0; s < S; ++s) shared(s).vi_->adj_ = 0;  // the earlier jobs' sweeps reached them
+        }
         grad(y(k));
         double* d = col + 1;
         if constexpr (shared_var)
@@ -104,6 +176,7 @@ void run_chunk(const chunk_input& in, std::vector<double>& out, int* counts, int
         if constexpr (job_var)
           for (int p = 0; p < P; ++p) *d++ = own(p).adj();
       }
+      t.rewind(job_start);
     }
   }
   cursor = in.n_jobs;
