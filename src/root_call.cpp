@@ -6,6 +6,7 @@
 #include <string>
 
 #include "src/cluster_state.hpp"
+#include "src/data_check.hpp"
 #include <maprect/detail/job_error.hpp>
 
 namespace maprect::detail {
@@ -103,15 +104,7 @@ bool same_shape(const root_site& site, const call_request& req, int row_real, in
 
 /// True when every row equals the copy the workers hold, bit for bit.
 bool same_data(const root_site& site, const call_request& req) {
-  const std::size_t real_bytes = sizeof(double) * static_cast<std::size_t>(site.row_real);
-  const std::size_t int_bytes = sizeof(int) * static_cast<std::size_t>(site.row_int);
-  const double* real = site.x_r.data();
-  const int* ints = site.x_i.data();
-  for (int j = 0; j < req.n_jobs; ++j, real += site.row_real, ints += site.row_int) {
-    if (std::memcmp((*req.x_r)[j].data(), real, real_bytes) != 0) return false;
-    if (std::memcmp((*req.x_i)[j].data(), ints, int_bytes) != 0) return false;
-  }
-  return true;
+  return rows_equal(*req.x_r, site.x_r.data(), site.row_real) && rows_equal(*req.x_i, site.x_i.data(), site.row_int);
 }
 
 /// First call of a call site (or of new data or sizes): ship each rank its rows, run, learn the output
