@@ -1,0 +1,479 @@
+// maprect bench: the benchmark matrix of the standard model (shared/benchmark-model.md). For each size J x N
+// and kernel (scalar, vector) it times one gradient by: the closed form in double (analytic, the floor of AD),
+// the functor for every job on one plain tape (single_tape), map_rect in process (in_process) and map_rect
+// over all launched ranks (cluster), next to the raw MPI messages of one call (raw_mpi_floor).
+#include <maprect/maprect.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "commands.hpp"
+#include "logreg.hpp"
+#include "spmd.hpp"
+#include "src/bench/raw_mpi_floor.hpp"
+
+namespace maprect::cli {
+
+namespace {
+
+/// Sizes per run: each (size, kernel) gets call ids of its own, so its first call is a true first call.
+constexpr int max_sizes = 16;
+constexpr int scalar_call_base = 100;
+constexpr int vector_call_base = 200;
+
+template <class F, std::size_t... I>
+bool register_call_ids(int base, const char* name, std::index_sequence<I...>) {
+  (detail::register_functor(base + static_cast<int>(I), detail::make_functor_entry<F>(name)), ...);
+  return true;
+}
+// What MAPRECT_REGISTER does, for a range of ids; runs before main on every rank.
+const bool scalar_ids_registered = register_call_ids<models::logreg_standard_scalar_job>(
+    scalar_call_base, "maprect::models::logreg_standard_scalar_job", std::make_index_sequence<max_sizes>{});
+const bool vector_ids_registered = register_call_ids<models::logreg_standard_vector_job>(
+    vector_call_base, "maprect::models::logreg_standard_vector_job", std::make_index_sequence<max_sizes>{});
+
+enum class kernel { scalar, vector };
+const char* kernel_name(kernel k) { return k == kernel::scalar ? "scalar" : "vector"; }
+
+/// Per (size, kernel): parameter containers reused by every evaluation, so that no backend pays for
+/// allocations the others do not, and what the last evaluation produced.
+struct workspace {
+  const models::logreg_standard_problem* problem = nullptr;
+  vector_v phi = vector_v(2);
+  std::vector<vector_v> theta;
+  Eigen::VectorXd gradient;
+  double value = 0;
+  std::size_t call_tape_bytes = 0;  ///< arena bytes the last map_rect call added to the root tape
+  std::size_t call_tape_nodes = 0;  ///< nodes it added
+
+  explicit workspace(const models::logreg_standard_problem& p)
+      : problem(&p), theta(p.x_r.size(), vector_v(2)), gradient(p.params.size()) {}
+
+  void make_leaves() {
+    const Eigen::VectorXd& x = problem->params;
+    phi(0) = var(x(0));
+    phi(1) = var(x(1));
+    for (std::size_t j = 0; j < theta.size(); ++j) {
+      theta[j](0) = var(x(2 + 2 * j));
+      theta[j](1) = var(x(3 + 2 * j));
+    }
+  }
+
+  void finish(const var& lp) {
+    grad(lp);
+    value = lp.val();
+    gradient(0) = phi(0).adj();
+    gradient(1) = phi(1).adj();
+    for (std::size_t j = 0; j < theta.size(); ++j) {
+      gradient(2 + 2 * j) = theta[j](0).adj();
+      gradient(3 + 2 * j) = theta[j](1).adj();
+    }
+    recover_memory();
+  }
+};
+
+using gradient_fn = void (*)(workspace&);
+
+void analytic_gradient(workspace& w) { w.value = models::logreg_standard_closed_form(*w.problem, w.problem->params, w.gradient); }
+
+template <class F>
+void single_tape_gradient(workspace& w) {
+  w.make_leaves();
+  const F f{};
+  const int J = static_cast<int>(w.theta.size());
+  vector_v outputs(J);
+  for (int j = 0; j < J; ++j) outputs(j) = f(w.phi, w.theta[j], w.problem->x_r[j], w.problem->x_i[j], nullptr)(0);
+  w.finish(outputs.sum());
+}
+
+template <int CallId, class F>
+void map_rect_gradient(workspace& w) {
+  w.make_leaves();
+  const std::size_t bytes_before = tape_bytes(), nodes_before = tape_size();
+  const vector_v outputs = map_rect<CallId, F>(w.phi, w.theta, w.problem->x_r, w.problem->x_i);
+  w.call_tape_bytes = tape_bytes() - bytes_before;
+  w.call_tape_nodes = tape_size() - nodes_before;
+  w.finish(outputs.sum());
+}
+
+template <class F, int Base, std::size_t... I>
+std::array<gradient_fn, max_sizes> map_rect_table(std::index_sequence<I...>) {
+  return {&map_rect_gradient<Base + static_cast<int>(I), F>...};
+}
+
+const std::array<gradient_fn, max_sizes> scalar_map_rect =
+    map_rect_table<models::logreg_standard_scalar_job, scalar_call_base>(std::make_index_sequence<max_sizes>{});
+const std::array<gradient_fn, max_sizes> vector_map_rect =
+    map_rect_table<models::logreg_standard_vector_job, vector_call_base>(std::make_index_sequence<max_sizes>{});
+
+/// One backend at one size and kernel.
+struct record {
+  int jobs = 0, points = 0;
+  std::string kernel;   ///< scalar | vector | none (analytic and raw_mpi_floor do not depend on the kernel)
+  std::string backend;  ///< analytic | single_tape | in_process | cluster | raw_mpi_floor
+  int ranks = 1;        ///< ranks the program was launched with
+  int working_ranks = 1;
+  int repeats = 0;
+  double median_us = std::numeric_limits<double>::quiet_NaN();
+  double min_us = std::numeric_limits<double>::quiet_NaN();
+  double mean_us = std::numeric_limits<double>::quiet_NaN();
+  std::optional<double> first_call_us;
+  std::optional<double> max_abs_diff_vs_analytic;
+  std::optional<double> log_density;
+  std::optional<unsigned long long> bytes_sent, bytes_received;
+  std::optional<double> tape_bytes_per_output, tape_nodes_per_output;
+  std::optional<double> tape_node_bytes_per_output, tape_partials_bytes_per_output, tape_other_bytes_per_output;
+};
+
+struct timing {
+  double median_us, min_us, mean_us, first_us;
+};
+
+timing measure(gradient_fn f, workspace& w, int repeat) {
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  f(w);
+  const double first_us = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
+  const int warm_up = std::clamp(repeat / 10, 2, 20);
+  for (int i = 0; i < warm_up; ++i) f(w);
+  std::vector<double> us(static_cast<std::size_t>(repeat));
+  for (auto& t : us) {
+    t0 = clock::now();
+    f(w);
+    t = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
+  }
+  double sum = 0;
+  for (double t : us) sum += t;
+  std::vector<double> sorted = us;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  return {median, sorted.front(), sum / static_cast<double>(n), first_us};
+}
+
+record make_record(int J, int N, const std::string& kernel, const std::string& backend, int ranks, int working,
+                   int repeat, const timing& t) {
+  record r;
+  r.jobs = J;
+  r.points = N;
+  r.kernel = kernel;
+  r.backend = backend;
+  r.ranks = ranks;
+  r.working_ranks = working;
+  r.repeats = repeat;
+  r.median_us = t.median_us;
+  r.min_us = t.min_us;
+  r.mean_us = t.mean_us;
+  return r;
+}
+
+void add_tape_breakdown(record& r, const workspace& w, int J) {
+  // Arena bytes per output: the output node, its partials block (value + 4 partials, of which the node
+  // keeps the partials), and the rest (operand records shared by a job's outputs, the call's records).
+  constexpr std::size_t align = arena::alignment;
+  const double node = static_cast<double>((sizeof(detail::job_output_vari) + align - 1) / align * align);
+  const double partials = sizeof(double) * static_cast<double>(detail::rows_per_output(detail::param_kinds::vv, 2, 2));
+  const double total = static_cast<double>(w.call_tape_bytes) / J;
+  r.tape_bytes_per_output = total;
+  r.tape_nodes_per_output = static_cast<double>(w.call_tape_nodes) / J;
+  r.tape_node_bytes_per_output = node;
+  r.tape_partials_bytes_per_output = partials;
+  r.tape_other_bytes_per_output = total - node - partials;
+}
+
+double max_abs_diff(const Eigen::VectorXd& a, const Eigen::VectorXd& b) { return (a - b).cwiseAbs().maxCoeff(); }
+
+std::string opt(const std::optional<double>& x) { return x ? json_number(*x) : "null"; }
+std::string opt(const std::optional<unsigned long long>& x) { return x ? std::to_string(*x) : "null"; }
+
+const record* find(const std::vector<record>& rs, int J, int N, const std::string& kernel, const std::string& backend) {
+  for (const auto& r : rs)
+    if (r.jobs == J && r.points == N && r.kernel == kernel && r.backend == backend) return &r;
+  return nullptr;
+}
+
+/// Ratios of one (size, kernel), as the table shows them.
+struct summary {
+  int jobs, points;
+  std::string kernel;
+  std::optional<double> single_tape_over_analytic, in_process_over_single_tape, cluster_speedup_over_in_process,
+      cluster_over_raw_mpi_floor, in_process_overhead_us_per_job;
+};
+
+std::optional<double> ratio(const record* a, const record* b) {
+  if (!a || !b || !(b->median_us > 0)) return std::nullopt;
+  return a->median_us / b->median_us;
+}
+
+std::vector<summary> summarise(const std::vector<record>& rs, const std::vector<std::pair<int, int>>& sizes) {
+  std::vector<summary> out;
+  for (auto [J, N] : sizes)
+    for (const char* k : {"scalar", "vector"}) {
+      summary s{J, N, k, {}, {}, {}, {}, {}};
+      const record* analytic = find(rs, J, N, "none", "analytic");
+      const record* floor = find(rs, J, N, "none", "raw_mpi_floor");
+      const record* single = find(rs, J, N, k, "single_tape");
+      const record* local = find(rs, J, N, k, "in_process");
+      const record* remote = find(rs, J, N, k, "cluster");
+      s.single_tape_over_analytic = ratio(single, analytic);
+      s.in_process_over_single_tape = ratio(local, single);
+      s.cluster_speedup_over_in_process = ratio(local, remote);
+      s.cluster_over_raw_mpi_floor = ratio(remote, floor);
+      if (local && single) s.in_process_overhead_us_per_job = (local->median_us - single->median_us) / J;
+      out.push_back(s);
+    }
+  return out;
+}
+
+std::string cell(const std::optional<double>& x, const char* format) {
+  if (!x) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, format, *x);
+  return text;
+}
+
+std::string cell(double x, const char* format) { return cell(std::optional<double>(x), format); }
+
+void print_table(const std::vector<record>& rs, const std::vector<summary>& ss, int ranks) {
+  std::printf("\nmedian time per gradient in us (%d rank%s); ratios of medians\n", ranks, ranks == 1 ? "" : "s");
+  std::printf("%-9s %-6s %9s %9s %9s %9s %9s | %7s %7s %7s %8s | %10s %16s %8s\n", "JxN", "kernel", "analytic",
+              "single", "in_proc", "cluster", "mpi_floor", "st/an", "ip/st", "speedup", "cl/floor", "first_call",
+              "bytes sent/recv", "tape B/o");
+  for (const auto& s : ss) {
+    const record* analytic = find(rs, s.jobs, s.points, "none", "analytic");
+    const record* floor = find(rs, s.jobs, s.points, "none", "raw_mpi_floor");
+    const record* single = find(rs, s.jobs, s.points, s.kernel, "single_tape");
+    const record* local = find(rs, s.jobs, s.points, s.kernel, "in_process");
+    const record* remote = find(rs, s.jobs, s.points, s.kernel, "cluster");
+    auto us = [](const record* r) { return r ? cell(r->median_us, "%.2f") : std::string("-"); };
+    std::string bytes = "-";
+    if (remote && remote->bytes_sent)
+      bytes = std::to_string(*remote->bytes_sent) + "/" + std::to_string(*remote->bytes_received);
+    const record* tape_source = remote ? remote : local;
+    const std::string size = std::to_string(s.jobs) + "x" + std::to_string(s.points);
+    std::printf("%-9s %-6s %9s %9s %9s %9s %9s | %7s %7s %7s %8s | %10s %16s %8s\n", size.c_str(), s.kernel.c_str(),
+                us(analytic).c_str(), us(single).c_str(), us(local).c_str(), us(remote).c_str(), us(floor).c_str(),
+                cell(s.single_tape_over_analytic, "%.2f").c_str(), cell(s.in_process_over_single_tape, "%.2f").c_str(),
+                cell(s.cluster_speedup_over_in_process, "%.2f").c_str(),
+                cell(s.cluster_over_raw_mpi_floor, "%.2f").c_str(),
+                remote && remote->first_call_us ? cell(*remote->first_call_us, "%.1f").c_str() : "-", bytes.c_str(),
+                tape_source ? cell(tape_source->tape_bytes_per_output, "%.0f").c_str() : "-");
+  }
+  for (const auto& s : ss)
+    if (s.jobs == 512 && s.points == 1 && s.in_process_overhead_us_per_job)
+      std::printf("per-job overhead of in_process over single_tape at 512x1 (%s): %.3f us/job\n", s.kernel.c_str(),
+                  *s.in_process_overhead_us_per_job);
+  for (const auto& r : rs)
+    if (r.backend == (ranks > 1 ? "cluster" : "in_process") && r.tape_bytes_per_output) {
+      std::printf("root tape per map_rect output (%s): %.1f B = node %.0f + partials %.0f + operand records %.1f; "
+                  "%.2f nodes per output\n",
+                  r.backend.c_str(), *r.tape_bytes_per_output, *r.tape_node_bytes_per_output,
+                  *r.tape_partials_bytes_per_output, *r.tape_other_bytes_per_output, *r.tape_nodes_per_output);
+      break;
+    }
+  std::fflush(stdout);
+}
+
+void write_json(std::ostream& out, const std::vector<record>& rs, const std::vector<summary>& ss, int ranks,
+                int repeat, const std::string& invocation) {
+  out << "{\n";
+  out << "  \"records\": [";
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    const record& r = rs[i];
+    out << (i ? ",\n    " : "\n    ") << "{\"jobs\": " << r.jobs << ", \"points\": " << r.points
+        << ", \"kernel\": " << json_string(r.kernel) << ", \"backend\": " << json_string(r.backend)
+        << ", \"ranks\": " << r.ranks << ", \"working_ranks\": " << r.working_ranks << ", \"repeats\": " << r.repeats
+        << ", \"median_us\": " << json_number(r.median_us) << ", \"min_us\": " << json_number(r.min_us)
+        << ", \"mean_us\": " << json_number(r.mean_us) << ", \"first_call_us\": " << opt(r.first_call_us)
+        << ", \"log_density\": " << opt(r.log_density)
+        << ", \"max_abs_diff_vs_analytic\": " << opt(r.max_abs_diff_vs_analytic)
+        << ", \"bytes_sent\": " << opt(r.bytes_sent) << ", \"bytes_received\": " << opt(r.bytes_received)
+        << ", \"tape_bytes_per_output\": " << opt(r.tape_bytes_per_output)
+        << ", \"tape_nodes_per_output\": " << opt(r.tape_nodes_per_output)
+        << ", \"tape_breakdown\": {\"node\": " << opt(r.tape_node_bytes_per_output)
+        << ", \"partials\": " << opt(r.tape_partials_bytes_per_output)
+        << ", \"operand_records\": " << opt(r.tape_other_bytes_per_output) << "}}";
+  }
+  out << "\n  ],\n";
+  out << "  \"summary\": [";
+  for (std::size_t i = 0; i < ss.size(); ++i) {
+    const summary& s = ss[i];
+    out << (i ? ",\n    " : "\n    ") << "{\"jobs\": " << s.jobs << ", \"points\": " << s.points
+        << ", \"kernel\": " << json_string(s.kernel) << ", \"ranks\": " << ranks
+        << ", \"single_tape_over_analytic\": " << opt(s.single_tape_over_analytic)
+        << ", \"in_process_over_single_tape\": " << opt(s.in_process_over_single_tape)
+        << ", \"cluster_speedup_over_in_process\": " << opt(s.cluster_speedup_over_in_process)
+        << ", \"cluster_over_raw_mpi_floor\": " << opt(s.cluster_over_raw_mpi_floor)
+        << ", \"in_process_overhead_us_per_job\": " << opt(s.in_process_overhead_us_per_job) << "}";
+  }
+  out << "\n  ],\n";
+  out << "  \"ranks\": " << ranks << ",\n";
+  out << "  \"repeat\": " << repeat << ",\n";
+  out << "  \"command_line\": " << json_string(invocation) << ",\n";
+  out << "  \"hostname\": " << json_string(host_name()) << ",\n";
+  out << "  \"date\": " << json_string(utc_timestamp()) << ",\n";
+  out << "  \"unit\": \"microseconds per gradient\",\n";
+  out << "  \"model\": \"standard benchmark model (shared/benchmark-model.md)\"\n";
+  out << "}\n";
+}
+
+std::vector<record> bench_on_root(const std::vector<std::pair<int, int>>& sizes, int repeat, const cluster& c,
+                                  const std::vector<double>& floor_seconds) {
+  const int ranks = c.size();
+  std::vector<record> rs;
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    const auto [J, N] = sizes[s];
+    std::printf("size %dx%d ...\n", J, N);
+    std::fflush(stdout);
+    const models::logreg_standard_problem problem = models::make_logreg_standard_problem(J, N);
+    workspace exact(problem);
+    record analytic = make_record(J, N, "none", "analytic", ranks, 1, repeat, measure(&analytic_gradient, exact, repeat));
+    analytic.log_density = exact.value;
+    rs.push_back(analytic);
+    if (ranks > 1) {
+      record floor;
+      floor.jobs = J;
+      floor.points = N;
+      floor.kernel = "none";
+      floor.backend = "raw_mpi_floor";
+      floor.ranks = floor.working_ranks = ranks;
+      floor.repeats = repeat;
+      floor.median_us = 1e6 * floor_seconds[s];
+      rs.push_back(floor);
+    }
+    for (kernel k : {kernel::scalar, kernel::vector}) {
+      const std::string name = kernel_name(k);
+      workspace w(problem);
+      auto checked = [&](record r) {
+        r.log_density = w.value;
+        r.max_abs_diff_vs_analytic = max_abs_diff(w.gradient, exact.gradient);
+        return r;
+      };
+      const gradient_fn single = k == kernel::scalar ? &single_tape_gradient<models::logreg_standard_scalar_job>
+                                                     : &single_tape_gradient<models::logreg_standard_vector_job>;
+      const gradient_fn distributed = (k == kernel::scalar ? scalar_map_rect : vector_map_rect)[s];
+      rs.push_back(checked(make_record(J, N, name, "single_tape", ranks, 1, repeat, measure(single, w, repeat))));
+      {
+        in_process_scope local;
+        record r = checked(make_record(J, N, name, "in_process", ranks, 1, repeat, measure(distributed, w, repeat)));
+        add_tape_breakdown(r, w, J);
+        rs.push_back(r);
+      }
+      if (ranks > 1) {
+        // The first call of this call id ships the data and plans the call: timed on its own.
+        const timing t = measure(distributed, w, repeat);
+        record r = checked(make_record(J, N, name, "cluster", ranks, ranks, repeat, t));
+        r.first_call_us = t.first_us;
+        const cluster::traffic traffic = c.last_call_traffic();
+        r.bytes_sent = traffic.sent;
+        r.bytes_received = traffic.received;
+        add_tape_breakdown(r, w, J);
+        rs.push_back(r);
+      }
+    }
+  }
+  return rs;
+}
+
+}  // namespace
+
+std::vector<std::pair<int, int>> parse_sizes(const std::string& text) {
+  std::vector<std::pair<int, int>> sizes;
+  std::stringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    const std::size_t x = item.find_first_of("xX");
+    int J = 0, N = 0;
+    std::size_t used_j = 0, used_n = 0;
+    bool ok = x != std::string::npos && x > 0 && x + 1 < item.size();
+    if (ok) {
+      try {
+        J = std::stoi(item.substr(0, x), &used_j);
+        N = std::stoi(item.substr(x + 1), &used_n);
+      } catch (const std::exception&) {
+        ok = false;
+      }
+    }
+    ok = ok && used_j == x && used_n == item.size() - x - 1 && J > 0 && N > 0;
+    if (!ok) throw std::invalid_argument("--sizes: '" + item + "' is not JxN with positive integers J and N (e.g. 64x100)");
+    sizes.emplace_back(J, N);
+  }
+  if (sizes.empty()) throw std::invalid_argument("--sizes: no sizes given (e.g. --sizes 2x1,64x100)");
+  if (sizes.size() > static_cast<std::size_t>(max_sizes))
+    throw std::invalid_argument("--sizes: at most " + std::to_string(max_sizes) + " sizes per run, got " +
+                                std::to_string(sizes.size()));
+  return sizes;
+}
+
+void add_bench_options(CLI::App& app, bench_options& o) {
+  app.add_option("--sizes", o.sizes, "comma-separated JxN: J jobs of N points")->capture_default_str();
+  app.add_option("--repeat", o.repeat, "timed gradients per measurement (after a warm-up)")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()))
+      ->capture_default_str();
+  app.add_option("--json", o.json, "write the records as JSON to this file");
+}
+
+int run_bench(const bench_options& o, const std::string& invocation) {
+  // Same on every rank, before any communication.
+  const std::vector<std::pair<int, int>> sizes = parse_sizes(o.sizes);
+
+  std::ofstream out;
+  std::string failure;
+  if (world_rank() == 0 && !o.json.empty()) {
+    out.open(o.json);
+    if (!out) failure = o.json + ": cannot write (" + std::string(std::strerror(errno)) + ")";
+  }
+  if (!agree(failure.empty())) {
+    print_error(failure);
+    return 1;
+  }
+
+  // The floor is collective and outside the serve loop: every rank measures it for all sizes first.
+  const int ranks = world_size();
+  std::vector<double> floor_seconds(sizes.size(), 0.0);
+  if (ranks > 1) {
+    const int rows = detail::rows_per_output(detail::param_kinds::vv, models::logreg_n_shared, models::logreg_n_own);
+    for (std::size_t s = 0; s < sizes.size(); ++s)
+      floor_seconds[s] = bench::raw_mpi_floor(MPI_COMM_WORLD, models::logreg_n_shared, models::logreg_n_own,
+                                              sizes[s].first, 1, rows, o.repeat);
+  }
+
+  int code = 0;
+  {
+    cluster c(MPI_COMM_WORLD);
+    if (!c.is_root()) {
+      c.serve();
+    } else {
+      try {
+        std::printf("maprect bench: standard model, %zu size%s, %d rank%s, %d repeats\n", sizes.size(),
+                    sizes.size() == 1 ? "" : "s", c.size(), c.size() == 1 ? "" : "s", o.repeat);
+        const std::vector<record> rs = bench_on_root(sizes, o.repeat, c, floor_seconds);
+        const std::vector<summary> ss = summarise(rs, sizes);
+        print_table(rs, ss, c.size());
+        if (out.is_open()) {
+          write_json(out, rs, ss, c.size(), o.repeat, invocation);
+          out.close();
+          if (!out) throw std::runtime_error(o.json + ": write failed");
+          std::printf("wrote %s\n", o.json.c_str());
+        }
+      } catch (const std::exception& e) {
+        print_error(e.what());
+        code = 1;
+      }
+      c.stop();
+    }
+  }
+  return agree(code);
+}
+
+}  // namespace maprect::cli

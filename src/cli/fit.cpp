@@ -1,0 +1,347 @@
+// maprect fit: MAP estimate with LBFGSpp's L-BFGS; every gradient is one map_rect call over the cluster.
+#include <maprect/maprect.hpp>
+
+#include <LBFGS.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include "commands.hpp"
+#include "logreg.hpp"
+#include "pk2cmt.hpp"
+#include "spmd.hpp"
+
+namespace maprect::cli {
+
+namespace {
+
+constexpr int default_logreg_groups = 8;
+constexpr int default_logreg_points = 200;
+constexpr int default_pk2cmt_subjects = 16;
+
+/// A model as the fit sees it: a log density with gradient, a start, and named estimates.
+class fit_problem {
+ public:
+  virtual ~fit_problem() = default;
+  /// What is being fitted, for the report.
+  virtual std::string description() const = 0;
+  /// Number of parameters.
+  virtual int size() const = 0;
+  /// Starting point.
+  virtual Eigen::VectorXd initial() const = 0;
+  /// Log density at x; writes its gradient.
+  virtual double log_density_gradient(const Eigen::VectorXd& x, Eigen::VectorXd& gradient) const = 0;
+  /// Named estimates at x.
+  virtual std::vector<std::pair<std::string, double>> estimates(const Eigen::VectorXd& x) const = 0;
+  /// The same names with the true values; empty when unknown.
+  virtual std::vector<std::pair<std::string, double>> truth() const = 0;
+};
+
+template <class Model>
+class model_problem final : public fit_problem {
+ public:
+  model_problem(Model model, std::string description)
+      : model_(std::move(model)), description_(std::move(description)) {}
+  std::string description() const override { return description_; }
+  int size() const override { return model_.size(); }
+  Eigen::VectorXd initial() const override { return model_.initial(); }
+  double log_density_gradient(const Eigen::VectorXd& x, Eigen::VectorXd& gradient) const override {
+    double lp = 0;
+    maprect::gradient([&](const vector_v& p) { return model_.log_density(p); }, x, lp, gradient);
+    return lp;
+  }
+  std::vector<std::pair<std::string, double>> estimates(const Eigen::VectorXd& x) const override {
+    return model_.estimates(x);
+  }
+  std::vector<std::pair<std::string, double>> truth() const override { return model_.truth(); }
+
+ private:
+  Model model_;
+  std::string description_;
+};
+
+std::unique_ptr<fit_problem> make_problem(const fit_options& o) {
+  if (o.model == "pk2cmt") {
+    const int subjects = o.jobs > 0 ? o.jobs : default_pk2cmt_subjects;
+    return std::make_unique<model_problem<models::pk2cmt_model>>(
+        models::pk2cmt_model(subjects), "pk2cmt: " + std::to_string(subjects) + " simulated subjects (embedded)");
+  }
+  if (!o.data.empty()) {
+    models::logreg_data data = models::read_logreg_csv(o.data);
+    std::size_t points = 0;
+    for (const auto& row : data.x_i) points += static_cast<std::size_t>(row[0]);
+    const std::string what = "logreg: " + std::to_string(data.x_r.size()) + " groups, " + std::to_string(points) +
+                             " points from " + o.data;
+    return std::make_unique<model_problem<models::logreg_model>>(models::logreg_model(std::move(data)), what);
+  }
+  const int groups = o.jobs > 0 ? o.jobs : default_logreg_groups;
+  const int points = o.points > 0 ? o.points : default_logreg_points;
+  return std::make_unique<model_problem<models::logreg_model>>(
+      models::logreg_model(groups, points),
+      "logreg: " + std::to_string(groups) + " groups of " + std::to_string(points) + " points (embedded)");
+}
+
+/// -log density for LBFGSpp, timing every gradient and printing a line per iteration.
+class objective {
+ public:
+  explicit objective(const fit_problem& problem) : problem_(problem) {}
+
+  /// LBFGSpp's call: value to minimise at x, and its gradient.
+  double operator()(const Eigen::VectorXd& x, Eigen::VectorXd& gradient) {
+    const auto start = std::chrono::steady_clock::now();
+    const double lp = problem_.log_density_gradient(x, gradient);
+    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++gradients_;
+    gradient = -gradient;
+    return -lp;
+  }
+
+  /// Called by the line search when an iteration has found its point (fx = -log density there).
+  void iteration_done(double fx, const Eigen::VectorXd& gradient) {
+    const int n = gradients_ - gradients_at_last_;
+    const double ms = n > 0 ? 1e3 * (seconds_ - seconds_at_last_) / n : 0.0;
+    gradients_at_last_ = gradients_;
+    seconds_at_last_ = seconds_;
+    ++iterations_;
+    last_gradient_norm_ = gradient.norm();
+    std::printf("iter %4d  log density %16.8f  |grad| %10.3e  %8.3f ms/gradient\n", iterations_, -fx,
+                last_gradient_norm_, ms);
+    std::fflush(stdout);
+  }
+
+  /// Prints the starting point as iteration 0.
+  void start(double fx, const Eigen::VectorXd& gradient) {
+    gradients_at_last_ = gradients_;
+    seconds_at_last_ = seconds_;
+    last_gradient_norm_ = gradient.norm();
+    std::printf("iter %4d  log density %16.8f  |grad| %10.3e  %8.3f ms/gradient\n", 0, -fx, last_gradient_norm_,
+                gradients_ > 0 ? 1e3 * seconds_ / gradients_ : 0.0);
+    std::fflush(stdout);
+  }
+
+  int iterations() const { return iterations_; }
+  int gradients() const { return gradients_; }
+  double seconds() const { return seconds_; }
+  double last_gradient_norm() const { return last_gradient_norm_; }
+
+ private:
+  const fit_problem& problem_;
+  int gradients_ = 0, gradients_at_last_ = 0, iterations_ = 0;
+  double seconds_ = 0, seconds_at_last_ = 0, last_gradient_norm_ = 0;
+};
+
+/// LBFGSpp's Nocedal-Wright line search, then a report of the finished iteration (LBFGSpp 0.1 has no
+/// iteration callback; the line search is the one place that sees every accepted point).
+template <class Scalar>
+class reporting_line_search {
+ public:
+  template <class Objective>
+  static void LineSearch(Objective& f, Scalar& fx, Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& x,
+                         Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& grad, Scalar& step,
+                         const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& drt,
+                         const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& xp, const LBFGSpp::LBFGSParam<Scalar>& param) {
+    LBFGSpp::LineSearchNocedalWright<Scalar>::LineSearch(f, fx, x, grad, step, drt, xp, param);
+    f.iteration_done(fx, grad);
+  }
+};
+
+struct fit_result {
+  Eigen::VectorXd x;
+  double log_density = 0;
+  double gradient_norm = 0;
+  bool converged = false;
+  std::string status;
+  int iterations = 0;
+  int gradients = 0;
+  double ms_per_gradient = 0;
+  double check_difference = 0;
+  cluster::traffic traffic;
+};
+
+fit_result fit_on_root(const fit_problem& problem, const fit_options& o, const cluster& c) {
+  fit_result r;
+  std::printf("maprect fit: %s, %d parameters, %d rank%s\n", problem.description().c_str(), problem.size(), c.size(),
+              c.size() == 1 ? "" : "s");
+
+  // The cluster's gradient against the in-process run at the starting point; the runtime is bit-exact by
+  // design, so anything but 0 is a bug.
+  const Eigen::VectorXd x0 = problem.initial();
+  Eigen::VectorXd g_cluster, g_local;
+  const double lp_cluster = problem.log_density_gradient(x0, g_cluster);
+  double lp_local = 0;
+  {
+    in_process_scope local;
+    lp_local = problem.log_density_gradient(x0, g_local);
+  }
+  r.check_difference = std::max((g_cluster - g_local).cwiseAbs().maxCoeff(), std::fabs(lp_cluster - lp_local));
+  std::printf("gradient check at the start: largest |cluster - in process| = %.3g over %d partials and the value%s\n",
+              r.check_difference, problem.size(), c.size() == 1 ? " (one rank: both ran in process)" : "");
+
+  LBFGSpp::LBFGSParam<double> param;
+  param.epsilon = 1e-6;
+  param.epsilon_rel = 1e-8;
+  param.past = 1;
+  param.delta = 1e-12;
+  param.max_iterations = o.max_iter;
+  param.max_linesearch = 40;
+  param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
+  LBFGSpp::LBFGSSolver<double, reporting_line_search> solver(param);
+  objective f(problem);
+  r.x = x0;
+  Eigen::VectorXd g;
+  f.start(f(r.x, g), g);
+  double fx = 0;
+  try {
+    solver.minimize(f, r.x, fx);
+    r.converged = f.iterations() < o.max_iter || f.last_gradient_norm() <= param.epsilon;
+    r.status = r.converged ? "converged" : "stopped at --max-iter " + std::to_string(o.max_iter);
+  } catch (const std::exception& e) {
+    // The line search gives up when rounding hides any further decrease: converged if the gradient is
+    // negligible against the density's scale, a failure otherwise.
+    fx = f(r.x, g);
+    const bool flat = g.norm() <= 1e-4 * std::max(1.0, std::fabs(fx));
+    if (!flat) throw std::runtime_error(std::string("fit failed: ") + e.what());
+    r.converged = true;
+    r.status = "converged (line search at rounding level)";
+  }
+  Eigen::VectorXd final_gradient;
+  r.log_density = problem.log_density_gradient(r.x, final_gradient);
+  r.gradient_norm = final_gradient.norm();
+  r.traffic = c.last_call_traffic();
+  r.iterations = f.iterations();
+  r.gradients = f.gradients();
+  r.ms_per_gradient = 1e3 * f.seconds() / std::max(1, f.gradients());
+
+  std::printf("%s after %d iterations (%d gradients): log density %.8f, |grad| %.3e\n", r.status.c_str(),
+              r.iterations, r.gradients, r.log_density, r.gradient_norm);
+  const auto estimates = problem.estimates(r.x);
+  const auto truth = problem.truth();
+  std::printf("%-16s %14s %14s\n", "parameter", "estimate", truth.empty() ? "" : "true");
+  for (std::size_t k = 0; k < estimates.size(); ++k) {
+    if (truth.size() == estimates.size())
+      std::printf("%-16s %14.6f %14.6f\n", estimates[k].first.c_str(), estimates[k].second, truth[k].second);
+    else
+      std::printf("%-16s %14.6f\n", estimates[k].first.c_str(), estimates[k].second);
+  }
+  std::printf("time per gradient: %.4f ms (mean of %d, %d rank%s)\n", r.ms_per_gradient, r.gradients, c.size(),
+              c.size() == 1 ? "" : "s");
+  if (c.size() > 1)
+    std::printf("bytes per call (root): sent %llu, received %llu\n", static_cast<unsigned long long>(r.traffic.sent),
+                static_cast<unsigned long long>(r.traffic.received));
+  else
+    std::printf("bytes per call: 0 (one rank: calls run in process)\n");
+  std::fflush(stdout);
+  return r;
+}
+
+void write_fit_json(std::ostream& out, const fit_problem& problem, const fit_options& o, const fit_result& r,
+                    int ranks, const std::string& invocation) {
+  out << "{\n";
+  out << "  \"command\": \"fit\",\n";
+  out << "  \"model\": " << json_string(o.model) << ",\n";
+  out << "  \"data\": " << json_string(o.data.empty() ? "embedded" : o.data) << ",\n";
+  out << "  \"description\": " << json_string(problem.description()) << ",\n";
+  out << "  \"ranks\": " << ranks << ",\n";
+  out << "  \"command_line\": " << json_string(invocation) << ",\n";
+  out << "  \"hostname\": " << json_string(host_name()) << ",\n";
+  out << "  \"date\": " << json_string(utc_timestamp()) << ",\n";
+  out << "  \"parameters\": " << problem.size() << ",\n";
+  out << "  \"converged\": " << (r.converged ? "true" : "false") << ",\n";
+  out << "  \"status\": " << json_string(r.status) << ",\n";
+  out << "  \"iterations\": " << r.iterations << ",\n";
+  out << "  \"gradients\": " << r.gradients << ",\n";
+  out << "  \"log_density\": " << json_number(r.log_density) << ",\n";
+  out << "  \"gradient_norm\": " << json_number(r.gradient_norm) << ",\n";
+  out << "  \"gradient_check_max_abs_diff\": " << json_number(r.check_difference) << ",\n";
+  out << "  \"ms_per_gradient\": " << json_number(r.ms_per_gradient) << ",\n";
+  out << "  \"bytes_sent_per_call\": " << r.traffic.sent << ",\n";
+  out << "  \"bytes_received_per_call\": " << r.traffic.received << ",\n";
+  const auto estimates = problem.estimates(r.x);
+  const auto truth = problem.truth();
+  out << "  \"estimates\": [";
+  for (std::size_t k = 0; k < estimates.size(); ++k) {
+    out << (k ? ",\n    " : "\n    ") << "{\"name\": " << json_string(estimates[k].first)
+        << ", \"estimate\": " << json_number(estimates[k].second)
+        << ", \"truth\": " << (truth.size() == estimates.size() ? json_number(truth[k].second) : "null") << "}";
+  }
+  out << "\n  ],\n";
+  out << "  \"x\": [";
+  for (Eigen::Index k = 0; k < r.x.size(); ++k) out << (k ? ", " : "") << json_number(r.x(k));
+  out << "]\n}\n";
+}
+
+}  // namespace
+
+void add_fit_options(CLI::App& app, fit_options& o) {
+  app.add_option("--model", o.model, "model to fit")->check(CLI::IsMember({"logreg", "pk2cmt"}))->capture_default_str();
+  CLI::Option* data = app.add_option("--data", o.data, "CSV with header group,y,x (logreg only); default: embedded data");
+  app.add_option("--jobs", o.jobs, "groups (logreg, default 8) or subjects (pk2cmt, default 16) of the embedded data")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()))
+      ->excludes(data);
+  app.add_option("--points", o.points, "points per group of the embedded logreg data (default 200)")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()))
+      ->excludes(data);
+  app.add_option("--max-iter", o.max_iter, "L-BFGS iteration limit")->check(CLI::Range(1, std::numeric_limits<int>::max()))->capture_default_str();
+  app.add_option("--out", o.out, "write the result as JSON to this file");
+}
+
+int run_fit(const fit_options& o, const std::string& invocation) {
+  // Checks that need no file: the same on every rank, before any communication.
+  if (o.model == "pk2cmt" && !o.data.empty())
+    throw std::invalid_argument("--data reads logreg data (group,y,x); pk2cmt fits its embedded study");
+  if (o.model == "pk2cmt" && o.points > 0)
+    throw std::invalid_argument("--points sets logreg's embedded data; pk2cmt has a fixed sampling schedule");
+
+  // The root reads the data and opens the output; every rank learns whether that worked before the cluster
+  // exists, so a bad file ends all ranks with the same code and no rank waits for work.
+  std::unique_ptr<fit_problem> problem;
+  std::ofstream out;
+  std::string failure;
+  if (world_rank() == 0) {
+    try {
+      problem = make_problem(o);
+      if (!o.out.empty()) {
+        out.open(o.out);
+        if (!out) throw std::runtime_error(o.out + ": cannot write (" + std::string(std::strerror(errno)) + ")");
+      }
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }
+  if (!agree(failure.empty())) {
+    print_error(failure);
+    return 1;
+  }
+
+  int code = 0;
+  {
+    cluster c(MPI_COMM_WORLD);
+    if (!c.is_root()) {
+      c.serve();
+    } else {
+      try {
+        const fit_result r = fit_on_root(*problem, o, c);
+        if (out.is_open()) {
+          write_fit_json(out, *problem, o, r, c.size(), invocation);
+          out.close();
+          if (!out) throw std::runtime_error(o.out + ": write failed");
+        }
+      } catch (const std::exception& e) {
+        print_error(e.what());
+        code = 1;
+      }
+      c.stop();
+    }
+  }
+  return agree(code);
+}
+
+}  // namespace maprect::cli
