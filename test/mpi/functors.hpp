@@ -49,3 +49,17 @@ struct throwing_job {
 };
 
 }  // namespace maprect::test
+
+namespace maprect::test {
+
+/// Calls map_rect itself (on a ragged inner job per data value): a map_rect inside a functor runs in process
+/// on whichever rank runs the outer job.
+struct nested_job {
+  template <class T1, class T2>
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
+                                                                     const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+                                                                     const std::vector<double>& x_r,
+                                                                     const std::vector<int>&, std::ostream*) const;
+};
+
+}  // namespace maprect::test

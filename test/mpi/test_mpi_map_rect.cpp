@@ -4,68 +4,18 @@
 
 #include "support/benchmark_model.hpp"
 #include "support/mpi_test.hpp"
+#include "mpi/compare.hpp"
 #include "mpi/functors.hpp"
 
 using namespace maprect;
 using test::benchmark_data;
+using test::bit_equal;
+using test::check_bit_equal;
+using test::evaluate;
 
 MAPRECT_REGISTER(201, test::logistic_job);
 MAPRECT_REGISTER(202, test::ragged_job);
 
-namespace {
-
-/// Runs f with the cluster's backend switched off, so map_rect runs in process on the root.
-template <class F>
-auto in_process(F&& f) {
-  const detail::remote_call saved = detail::remote_backend;
-  detail::remote_backend = nullptr;
-  auto result = f();
-  detail::remote_backend = saved;
-  return result;
-}
-
-bool bit_equal(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
-/// Values and gradient (shared first, then each job's) of sum(map_rect(...)) for parameters of the given kinds.
-template <int Id, class F, class T_shared, class T_job>
-std::vector<double> evaluate(const Eigen::VectorXd& phi_d, const std::vector<Eigen::VectorXd>& theta_d,
-                             const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i) {
-  Eigen::Matrix<T_shared, Eigen::Dynamic, 1> phi = phi_d.cast<T_shared>();
-  std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>> theta;
-  for (auto& t : theta_d) theta.push_back(t.cast<T_job>());
-  auto out = map_rect<Id, F>(phi, theta, x_r, x_i);
-  std::vector<double> result;
-  for (Eigen::Index k = 0; k < out.size(); ++k) result.push_back(value_of(out(k)));
-  if constexpr (is_var_v<decltype(out.sum())>) {
-    if (out.size() > 0) {
-      var total = out.sum();
-      grad(total);
-      if constexpr (is_var_v<T_shared>)
-        for (Eigen::Index s = 0; s < phi.size(); ++s) result.push_back(phi(s).adj());
-      if constexpr (is_var_v<T_job>)
-        for (auto& t : theta)
-          for (Eigen::Index p = 0; p < t.size(); ++p) result.push_back(t(p).adj());
-    }
-  }
-  recover_memory();
-  return result;
-}
-
-template <int Id, class F, class T_shared, class T_job>
-void check_bit_equal(const Eigen::VectorXd& phi, const std::vector<Eigen::VectorXd>& theta,
-                     const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i) {
-  const auto serial = in_process([&] { return evaluate<Id, F, T_shared, T_job>(phi, theta, x_r, x_i); });
-  for (int repeat = 0; repeat < 3; ++repeat) {  // first call ships data; later ones are steady state
-    const auto distributed = evaluate<Id, F, T_shared, T_job>(phi, theta, x_r, x_i);
-    REQUIRE(distributed.size() == serial.size());
-    for (std::size_t k = 0; k < serial.size(); ++k) {
-      INFO("entry " << k << " repeat " << repeat);
-      CHECK(bit_equal(distributed[k], serial[k]));
-    }
-  }
-}
-
-}  // namespace
 
 TEST_CASE("standard model: cluster equals in process bit for bit, all type combinations") {
   INFO("ranks " << test::the_cluster->size());
@@ -140,4 +90,32 @@ TEST_CASE("calls really cross ranks: traffic per call matches the message plan")
     CHECK(t.sent == 8u * (32 * (R - 1) + 2 * (8 - root_jobs)));
     CHECK(t.received == 8u * (5 * (8 - root_jobs) + 2 * (R - 1)));
   }
+}
+
+MAPRECT_REGISTER(203, test::nested_job);
+MAPRECT_REGISTER(204, test::ragged_job);
+
+template <class T1, class T2>
+Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> test::nested_job::operator()(
+    const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi, const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+    const std::vector<double>& x_r, const std::vector<int>&, std::ostream*) const {
+  std::vector<Eigen::Matrix<T2, Eigen::Dynamic, 1>> inner_theta(x_r.size(), theta);
+  std::vector<std::vector<double>> inner_x_r(x_r.size(), x_r);
+  std::vector<std::vector<int>> inner_x_i(x_r.size(), std::vector<int>{2});
+  const auto inner = map_rect<204, test::ragged_job>(phi, inner_theta, inner_x_r, inner_x_i);
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(2);
+  out(0) = inner.sum();
+  out(1) = inner(0) * x_r[0];
+  return out;
+}
+
+TEST_CASE("a functor that calls map_rect itself: in process inside, bit-equal over the cluster") {
+  std::vector<std::vector<double>> x_r{{0.5, 1.5}, {2.0, -1.0}, {0.25, 0.75}, {3.0, 1.0}, {-2.0, 0.5}};
+  std::vector<std::vector<int>> x_i(5, std::vector<int>{0});
+  Eigen::VectorXd phi(1);
+  phi << 0.3;
+  std::vector<Eigen::VectorXd> theta(5, Eigen::VectorXd(2));
+  for (int j = 0; j < 5; ++j) theta[j] << 0.1 * j, 1.0 - 0.2 * j;
+  check_bit_equal<203, test::nested_job, var, var>(phi, theta, x_r, x_i);
+  check_bit_equal<203, test::nested_job, double, double>(phi, theta, x_r, x_i);
 }

@@ -1,0 +1,61 @@
+#pragma once
+// Comparing a map_rect call over the cluster with the same call in process, bit for bit.
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <maprect/map_rect.hpp>
+#include <vector>
+
+namespace maprect::test {
+
+/// Runs f with the cluster's backend switched off, so map_rect runs in process on the root.
+template <class F>
+auto in_process(F&& f) {
+  const detail::remote_call saved = detail::remote_backend;
+  detail::remote_backend = nullptr;
+  auto result = f();
+  detail::remote_backend = saved;
+  return result;
+}
+
+inline bool bit_equal(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+/// Values and gradient (shared first, then each job's) of sum(map_rect(...)) for parameters of the given kinds.
+template <int Id, class F, class T_shared, class T_job>
+std::vector<double> evaluate(const Eigen::VectorXd& phi_d, const std::vector<Eigen::VectorXd>& theta_d,
+                             const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i) {
+  Eigen::Matrix<T_shared, Eigen::Dynamic, 1> phi = phi_d.cast<T_shared>();
+  std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>> theta;
+  for (auto& t : theta_d) theta.push_back(t.cast<T_job>());
+  auto out = map_rect<Id, F>(phi, theta, x_r, x_i);
+  std::vector<double> result;
+  for (Eigen::Index k = 0; k < out.size(); ++k) result.push_back(value_of(out(k)));
+  if constexpr (is_var_v<decltype(out.sum())>) {
+    if (out.size() > 0) {
+      var total = out.sum();
+      grad(total);
+      if constexpr (is_var_v<T_shared>)
+        for (Eigen::Index s = 0; s < phi.size(); ++s) result.push_back(phi(s).adj());
+      if constexpr (is_var_v<T_job>)
+        for (auto& t : theta)
+          for (Eigen::Index p = 0; p < t.size(); ++p) result.push_back(t(p).adj());
+    }
+  }
+  recover_memory();
+  return result;
+}
+
+template <int Id, class F, class T_shared, class T_job>
+void check_bit_equal(const Eigen::VectorXd& phi, const std::vector<Eigen::VectorXd>& theta,
+                     const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i) {
+  const auto serial = in_process([&] { return evaluate<Id, F, T_shared, T_job>(phi, theta, x_r, x_i); });
+  for (int repeat = 0; repeat < 3; ++repeat) {  // first call ships data; later ones are steady state
+    const auto distributed = evaluate<Id, F, T_shared, T_job>(phi, theta, x_r, x_i);
+    REQUIRE(distributed.size() == serial.size());
+    for (std::size_t k = 0; k < serial.size(); ++k) {
+      INFO("entry " << k << " repeat " << repeat);
+      CHECK(bit_equal(distributed[k], serial[k]));
+    }
+  }
+}
+
+}  // namespace maprect::test
