@@ -6,7 +6,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$MAPRECT_ROOT"
 
-STAGES=(setup ctest)
+STAGES=(setup ctest slurm)
 
 stage_setup() {
   setup
@@ -16,6 +16,12 @@ stage_setup() {
 # own timeout in CMake; --timeout is a backstop for tests that do not.
 stage_ctest() {
   ctest --test-dir "$MAPRECT_BUILD_DIR" --output-on-failure --timeout 300
+}
+
+# The batch scripts in slurm/ on a real single-node SLURM started and stopped by the stage itself (root;
+# installs the SLURM packages if missing). Prints SKIP with the reason where SLURM cannot be installed.
+stage_slurm() {
+  MAPRECT_BUILD_DIR=$MAPRECT_BUILD_DIR "$MAPRECT_ROOT/scripts/test-slurm.sh"
 }
 
 passed=() failed=""
