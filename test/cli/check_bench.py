@@ -1,0 +1,21 @@
+"""check_bench.py BENCH.json RANKS: valid JSON holding records of every backend the rank count calls for."""
+import json
+import sys
+
+path, ranks = sys.argv[1], int(sys.argv[2])
+with open(path) as f:
+    doc = json.load(f)
+assert doc["ranks"] == ranks, f"ranks {doc['ranks']}, expected {ranks}"
+backends = {(r["kernel"], r["backend"]) for r in doc["records"]}
+expected = {("none", "analytic"), ("scalar", "single_tape"), ("scalar", "in_process"), ("vector", "single_tape"),
+            ("vector", "in_process")}
+if ranks > 1:
+    expected |= {("none", "raw_mpi_floor"), ("scalar", "cluster"), ("vector", "cluster")}
+assert backends == expected, f"backends {sorted(backends)}, expected {sorted(expected)}"
+for r in doc["records"]:
+    assert r["ranks"] == ranks and r["median_us"] > 0, r
+    if r["max_abs_diff_vs_analytic"] is not None:
+        assert r["max_abs_diff_vs_analytic"] < 1e-9, r
+for key in ("command_line", "hostname", "date"):
+    assert doc[key], key
+print(f"{path}: {len(doc['records'])} records")
