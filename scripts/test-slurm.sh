@@ -160,6 +160,17 @@ else
   pass "scaling.sbatch, 1/2/4 tasks: bench JSON valid for each"
 fi
 
+# The plots are optional in scaling.sbatch; where they can be made here, they must have been.
+if [[ ! -f scripts/plot-bench.py ]]; then
+  echo "NOTE: plots not checked: no scripts/plot-bench.py"
+elif ! { python3 -c 'import matplotlib' || /usr/bin/python3 -c 'import matplotlib'; } 2>/dev/null; then
+  echo "NOTE: plots not checked: no python3 with matplotlib"
+elif compgen -G "$WORK/scaling/*.png" >/dev/null && grep -q 'plot: PNG files' "$WORK/scaling.log"; then
+  pass "scaling.sbatch: plots $(cd "$WORK/scaling" && echo ./*.png)"
+else
+  fail "scaling.sbatch: no plots although scripts/plot-bench.py and matplotlib are there"; show_log scaling
+fi
+
 if ((failures > 0)); then
   echo "---- SLURM logs ($SLURM_STATE/log) ----"
   tail -n 15 "$SLURM_STATE"/log/slurmctld.log "$SLURM_STATE"/log/slurmd.log 2>/dev/null || true
