@@ -91,9 +91,7 @@ TEST_CASE("matrix_v times vector_v, and both against double operands") {
   }
   SECTION("matrix_v * VectorXd") {
     matrix_v Av = to_var(A);
-    // Eigen's blocked kernels cannot mix var with double (they convert the product's scale factor to
-    // the right operand's scalar type), so mixed products are coefficient-based.
-    vector_v product = Av.lazyProduct(v);
+    vector_v product = Av * v;  // coefficient-based for var x double (see ad/eigen.hpp)
     check_close(value_of(product), A * v);
     var lp = (product.array() * w.array()).sum();
     grad(lp);
@@ -111,7 +109,7 @@ TEST_CASE("matrix_v times vector_v, and both against double operands") {
   SECTION("matrix_v * MatrixXd and the transpose") {
     matrix_v Av = to_var(A);
     const Eigen::MatrixXd B = sample_matrix(3, 2, 0.7);
-    matrix_v C = Av.lazyProduct(B);
+    matrix_v C = Av * B;
     check_close(value_of(C), A * B);
     var lp = C.sum();
     grad(lp);

@@ -73,3 +73,23 @@ Eigen::Matrix<var, Derived::RowsAtCompileTime, Derived::ColsAtCompileTime> to_va
 }
 
 }  // namespace maprect
+
+namespace Eigen::internal {
+
+// Products of a var matrix with a double matrix (either side) are evaluated coefficient by coefficient:
+// Eigen's blocked kernels cannot mix the two scalar types, and converting their scale factor to double
+// would drop its derivative. Other expressions mixing var and double can be multiplied after .eval(), or
+// with lazyProduct().
+#define MAPRECT_COEFFWISE_PRODUCT(LHS_SCALAR, RHS_SCALAR, TAG)                                                   \
+  template <int R1, int C1, int O1, int MR1, int MC1, int R2, int C2, int O2, int MR2, int MC2>                  \
+  struct generic_product_impl<Matrix<LHS_SCALAR, R1, C1, O1, MR1, MC1>, Matrix<RHS_SCALAR, R2, C2, O2, MR2, MC2>, \
+                              DenseShape, DenseShape, TAG>                                                       \
+      : generic_product_impl<Matrix<LHS_SCALAR, R1, C1, O1, MR1, MC1>, Matrix<RHS_SCALAR, R2, C2, O2, MR2, MC2>,  \
+                             DenseShape, DenseShape, CoeffBasedProductMode> {};
+MAPRECT_COEFFWISE_PRODUCT(maprect::var, double, GemvProduct)
+MAPRECT_COEFFWISE_PRODUCT(maprect::var, double, GemmProduct)
+MAPRECT_COEFFWISE_PRODUCT(double, maprect::var, GemvProduct)
+MAPRECT_COEFFWISE_PRODUCT(double, maprect::var, GemmProduct)
+#undef MAPRECT_COEFFWISE_PRODUCT
+
+}  // namespace Eigen::internal
