@@ -102,7 +102,7 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
       const result_segment& seg = res.segments[s];
       int n = 0;
       for (int j = seg.job_begin; j < seg.job_end; ++j) n += res.counts[j];
-      std::memcpy(out.data() + k, seg.blocks, sizeof(double) * static_cast<std::size_t>(n));
+      if (n > 0) std::memcpy(out.data() + k, seg.blocks, sizeof(double) * static_cast<std::size_t>(n));
       k += n;
     }
   } else {
@@ -127,8 +127,11 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
       for (int j = seg.job_begin; j < seg.job_end; ++j) {
         if (res.counts[j] == 0) continue;
         const job_operands* ops = nullptr;
-        if constexpr (is_var_v<T_job>)
+        if constexpr (is_var_v<T_job>) {
+          // A var is exactly its node pointer, so a vector of var reads as its operands.
+          static_assert(std::is_standard_layout_v<var> && sizeof(var) == sizeof(vari*));
           ops = job_operands::make(mem, call, reinterpret_cast<vari* const*>(job_params[j].data()));
+        }
         else
           ops = job_operands::make(mem, call, nullptr);
         for (int c = 0; c < res.counts[j]; ++c, col += res.rows, ++k)

@@ -63,7 +63,7 @@ inline double log_sum_exp(double a, double b) {
   const double m = a > b ? a : b;
   return m + std::log1p(std::exp(-std::fabs(a - b)));
 }
-/// Digamma function psi(x) = d/dx lgamma(x), accurate to about 1e-15 relative.
+/// Digamma function psi(x) = d/dx lgamma(x), accurate to a few 1e-15 relative.
 inline double digamma(double x) {
   if (std::isnan(x)) return x;
   if (x <= 0 && std::floor(x) == x) return std::numeric_limits<double>::quiet_NaN();
