@@ -2,6 +2,7 @@
 // What a cluster holds on each rank. Private to the library.
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <maprect/cluster.hpp>
 #include <maprect/detail/call.hpp>
@@ -39,6 +40,7 @@ class cluster_state {
   bool owns_mpi = false;   ///< this cluster initialised MPI and finalises it
   bool serving = false;    ///< root: workers are in their serve loop
   wait_policy policy = wait_policy::spin;
+  double timeout = 0;      ///< MAPRECT_TIMEOUT as the root has it (seconds; 0: none)
   cluster::traffic last_traffic;
   std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
   double request[wire::request_doubles] = {};
@@ -49,11 +51,17 @@ class cluster_state {
   std::vector<int> own_counts;   ///< output counts of the root's jobs
   std::vector<double> shared_rest;
   remote_call previous_backend = nullptr;
+  std::vector<MPI_Request> done;  ///< with a timeout: per worker, the receive of its "done" message
+  std::chrono::steady_clock::time_point deadline;  ///< with a timeout: when the current call expires
 
   // workers
   std::unordered_map<int, worker_site> cached_sites;
   job_error last_error;          ///< the last job failure on this rank, sent on fetch_error
 };
+
+/// Tag of the empty message a worker sends when its jobs of a call are done (only with a timeout): the
+/// root can then name the ranks that have not answered.
+constexpr int done_tag = 1;
 
 /// Sets up the cluster on a duplicate of `comm`; on a root with workers, installs the remote backend.
 void start_cluster(cluster_state& s, MPI_Comm comm);
@@ -61,6 +69,12 @@ void start_cluster(cluster_state& s, MPI_Comm comm);
 void serve(cluster_state& s);
 /// Root: releases the workers (idempotent).
 void stop_cluster(cluster_state& s);
+/// Until unguard_exit(s), a process exit (std::exit, quick_exit, return from main) aborts the job with a
+/// message naming this rank: the other ranks would wait for it forever, or Open MPI name it only by
+/// process id. Root: while the workers serve; workers: inside serve().
+void guard_exit(cluster_state& s);
+/// Disarms the exit guard if `s` holds it.
+void unguard_exit(cluster_state& s);
 /// Frees the communicator.
 void finish_cluster(cluster_state& s);
 

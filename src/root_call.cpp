@@ -1,5 +1,9 @@
 // The root side of a call: plan a call site, ship its data once, then per call broadcast the header and
 // shared parameters, scatter the job parameters, run the root's own chunk, gather the blocks.
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <maprect/detail/job_runner.hpp>
 #include <stdexcept>
@@ -52,6 +56,45 @@ void send_request(cluster_state& s, const call_request* req) {
     bcast(const_cast<double*>(req->shared) + wire::inline_shared, rest, MPI_DOUBLE, s.comm, s.policy);
     s.last_traffic.sent += sizeof(double) * rest * static_cast<std::uint64_t>(s.size - 1);
   }
+}
+
+/// With a timeout: the call's clock starts now, and a receive is posted for each worker's "done" message.
+void start_timeout(cluster_state& s) {
+  if (s.timeout <= 0) return;
+  s.deadline = std::chrono::steady_clock::now() +
+               std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s.timeout));
+  for (int r = 1; r < s.size; ++r) MPI_Irecv(nullptr, 0, MPI_BYTE, r, done_tag, s.comm, &s.done[r]);
+}
+
+/// The gather that carries a call's answers (root 0, in place). With a timeout, at the deadline the ranks
+/// whose "done" message has not come are named and the job is aborted.
+void gather_answers(cluster_state& s, const call_request& req, MPI_Datatype type, void* recvbuf, const int* counts,
+                    const int* displs) {
+  if (s.timeout <= 0) {
+    gatherv(MPI_IN_PLACE, 0, type, recvbuf, counts, displs, s.comm, s.policy);
+    return;
+  }
+  MPI_Request r;
+  MPI_Igatherv(MPI_IN_PLACE, 0, type, recvbuf, counts, displs, type, 0, s.comm, &r);
+  if (!wait_until(r, s.policy, s.deadline)) {
+    int late = 0;
+    for (int q = 1; q < s.size; ++q) {
+      int answered = 0;
+      MPI_Test(&s.done[q], &answered, MPI_STATUS_IGNORE);
+      if (answered) continue;
+      std::fprintf(stderr, "maprect: rank %d did not answer call %d within %g s (request %llu)\n", q, req.call_id,
+                   s.timeout, static_cast<unsigned long long>(s.sequence));
+      ++late;
+    }
+    if (late > 0) {
+      std::fprintf(stderr, "maprect: aborting the job (MAPRECT_TIMEOUT=%g)\n", s.timeout);
+      std::fflush(stderr);
+      unguard_exit(s);  // this exit is deliberate and explained
+      MPI_Abort(s.comm, 1);
+    }
+    wait(r, s.policy);  // every worker has answered (the root's own jobs were the slow part)
+  }
+  MPI_Waitall(s.size - 1, s.done.data() + 1, MPI_STATUSES_IGNORE);
 }
 
 void scatter_own(cluster_state& s, root_site& site, const call_request& req) {
@@ -130,6 +173,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
 
   fill_request(s, command::first_call, &req, row_real, row_int, 0);
   send_request(s, &req);
+  start_timeout(s);
   rank_layout data;
   if (row_real > 0) {
     data.assign(J, R, row_real);
@@ -158,8 +202,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   gathered[0] = static_cast<int>(root_status.code);
   gathered[1] = root_status.job;
   std::copy(s.own_counts.begin(), s.own_counts.end(), gathered.begin() + 2);
-  gatherv(MPI_IN_PLACE, 0, MPI_INT, gathered.data(), count_layout.counts.data(), count_layout.displs.data(), s.comm,
-          s.policy);
+  gather_answers(s, req, MPI_INT, gathered.data(), count_layout.counts.data(), count_layout.displs.data());
 
   site.counts.resize(static_cast<std::size_t>(J));
   std::vector<rank_status> statuses(static_cast<std::size_t>(R));
@@ -225,6 +268,7 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   const int J = req.n_jobs, R = s.size;
   fill_request(s, command::call, &req, site.row_real, site.row_int, 0);
   send_request(s, &req);
+  start_timeout(s);
   scatter_own(s, site, req);
 
   const int n_root = first_job(1, J, R);
@@ -238,8 +282,7 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   double* buffer = tape::current().memory.allocate_array<double>(static_cast<std::size_t>(total));
   if (root_status.code == wire::status::ok)
     std::memcpy(buffer, s.own_out.data(), sizeof(double) * site.results.counts[0]);
-  gatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, buffer, site.results.counts.data(), site.results.displs.data(), s.comm,
-          s.policy);
+  gather_answers(s, req, MPI_DOUBLE, buffer, site.results.counts.data(), site.results.displs.data());
   s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - site.results.counts[0]);
 
   // The first failure in job order decides: the root's jobs come first, then the ranks in order.
@@ -274,23 +317,61 @@ call_result root_call(const call_request& req) {
   return first_call(s, site, req, row_real, row_int);
 }
 
+std::atomic<cluster_state*> exit_guarded{nullptr};  // the cluster whose rank must not exit quietly
+
+void abort_on_guarded_exit() {
+  cluster_state* s = exit_guarded.exchange(nullptr);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (s == nullptr || finalized) return;
+  if (s->rank == 0)
+    std::fprintf(stderr,
+                 "maprect: rank 0 (the root) exited while its workers serve (cluster neither stopped nor "
+                 "destroyed); aborting the job\n");
+  else
+    std::fprintf(stderr, "maprect: rank %d exited while serving request %llu; aborting the job\n", s->rank,
+                 static_cast<unsigned long long>(s->sequence));
+  std::fflush(stderr);
+  MPI_Abort(s->comm, 1);
+}
+
 }  // namespace
+
+void guard_exit(cluster_state& s) {
+  static const bool registered = [] {
+    std::atexit(&abort_on_guarded_exit);
+    std::at_quick_exit(&abort_on_guarded_exit);
+    return true;
+  }();
+  (void)registered;
+  exit_guarded.store(&s);
+}
+
+void unguard_exit(cluster_state& s) {
+  cluster_state* expected = &s;
+  exit_guarded.compare_exchange_strong(expected, nullptr);
+}
 
 void start_cluster(cluster_state& s, MPI_Comm comm) {
   MPI_Comm_dup(comm, &s.comm);
   MPI_Comm_rank(s.comm, &s.rank);
   MPI_Comm_size(s.comm, &s.size);
-  s.policy = choose_wait_policy(s.comm);
+  const wait_settings w = choose_wait_settings(s.comm);
+  s.policy = w.policy;
+  s.timeout = w.timeout;
   if (s.rank == 0 && s.size > 1) {
+    if (s.timeout > 0) s.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
     s.serving = true;
     s.previous_backend = remote_backend;
     remote_backend = &root_call;
     live_root = &s;
+    guard_exit(s);
   }
 }
 
 void stop_cluster(cluster_state& s) {
   if (!s.serving) return;
+  unguard_exit(s);
   s.serving = false;
   remote_backend = s.previous_backend;
   live_root = nullptr;

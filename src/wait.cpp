@@ -1,4 +1,4 @@
-// Waiting inside collectives: blocking, or polled with sleeps that leave the core to others.
+// Waiting inside collectives: blocking, or polled with yields and sleeps that leave the core to others.
 #include "src/wait.hpp"
 
 #include <algorithm>
@@ -9,15 +9,33 @@
 #include <string>
 #include <thread>
 
+#include <sched.h>
+
 namespace maprect::detail {
 
-wait_policy choose_wait_policy(MPI_Comm comm) {
+namespace {
+// The sleep policy's schedule. The figures come from scripts/bench-oversubscribe.sh.
+constexpr std::chrono::microseconds kYieldWindow{2000};  // polling with sched_yield
+constexpr std::chrono::microseconds kFirstNap{50};       // about the kernel's default timer slack
+constexpr std::chrono::microseconds kLongestNap{1000};
+}  // namespace
+
+wait_settings choose_wait_settings(MPI_Comm comm) {
   int wanted = -1;  // -1: auto
   if (const char* env = std::getenv("MAPRECT_WAIT")) {
     if (std::strcmp(env, "spin") == 0) wanted = static_cast<int>(wait_policy::spin);
     else if (std::strcmp(env, "sleep") == 0) wanted = static_cast<int>(wait_policy::sleep);
     else if (std::strcmp(env, "auto") != 0 && env[0] != '\0')
       throw std::invalid_argument(std::string("MAPRECT_WAIT must be spin, sleep or auto, not '") + env + "'");
+  }
+  // MAPRECT_TIMEOUT=<seconds>: the root aborts the job, naming the late ranks, when a call's workers
+  // have not all answered that long after it started (unset or 0: wait forever).
+  double timeout = 0;
+  if (const char* env = std::getenv("MAPRECT_TIMEOUT"); env != nullptr && env[0] != '\0') {
+    char* end = nullptr;
+    timeout = std::strtod(env, &end);
+    if (*end != '\0' || !(timeout >= 0) || timeout > 1e9)
+      throw std::invalid_argument(std::string("MAPRECT_TIMEOUT must be a number of seconds, not '") + env + "'");
   }
   MPI_Comm node;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
@@ -27,34 +45,55 @@ wait_policy choose_wait_policy(MPI_Comm comm) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int oversubscribed = ranks_on_node > cores ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &oversubscribed, 1, MPI_INT, MPI_MAX, comm);
-  // The root's setting decides, so that every rank agrees even if environments differ.
-  int policy = wanted >= 0 ? wanted : static_cast<int>(oversubscribed ? wait_policy::sleep : wait_policy::spin);
-  MPI_Bcast(&policy, 1, MPI_INT, 0, comm);
-  return static_cast<wait_policy>(policy);
+  wait_policy policy = wanted >= 0 ? static_cast<wait_policy>(wanted)
+                                   : oversubscribed ? wait_policy::sleep : wait_policy::spin;
+  // The root can only give up on a non-blocking collective, and MPI matches a non-blocking collective
+  // only with non-blocking ones: with a timeout every rank polls.
+  if (timeout > 0 && policy == wait_policy::spin) policy = wait_policy::poll;
+  // The root's settings decide, so that every rank agrees even if environments differ.
+  double agreed[2] = {static_cast<double>(policy), timeout};
+  MPI_Bcast(agreed, 2, MPI_DOUBLE, 0, comm);
+  return {static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1]};
+}
+
+bool wait_until(MPI_Request& request, wait_policy policy, std::chrono::steady_clock::time_point deadline) {
+  using clock = std::chrono::steady_clock;
+  int done = 0;
+  if (policy != wait_policy::sleep) {
+    while (true) {
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (done) return true;
+      if (clock::now() >= deadline) return false;
+    }
+  }
+  // First poll, yielding the core between polls: a rank that shares its core with a busy one lets it
+  // run, and one that does not answers within microseconds, as a spin would. Back-to-back calls leave
+  // gaps far shorter than the window. After it the rank is idle: sleeps growing to 1 ms cost almost no
+  // CPU. (A pure spin, even a short one, would hold a shared core away from the rank doing the work.)
+  const auto yield_until = std::min(deadline, clock::now() + kYieldWindow);
+  while (true) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return true;
+    if (clock::now() >= yield_until) break;
+    sched_yield();
+  }
+  auto nap = kFirstNap;
+  while (true) {
+    const auto now = clock::now();
+    if (now >= deadline) return false;
+    std::this_thread::sleep_for(std::min<clock::duration>(nap, deadline - now));
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return true;
+    nap = std::min(nap * 2, kLongestNap);
+  }
 }
 
 void wait(MPI_Request& request, wait_policy policy) {
-  if (policy == wait_policy::spin) {
+  if (policy != wait_policy::sleep) {
     MPI_Wait(&request, MPI_STATUS_IGNORE);
     return;
   }
-  // A short spin keeps back-to-back calls fast; after it, sleeps grow to 1 ms so an idle rank costs
-  // almost no CPU.
-  using clock = std::chrono::steady_clock;
-  const auto spin_until = clock::now() + std::chrono::microseconds(50);
-  int done = 0;
-  while (true) {
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    if (clock::now() >= spin_until) break;
-  }
-  auto nap = std::chrono::microseconds(5);
-  while (true) {
-    std::this_thread::sleep_for(nap);
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    nap = std::min(nap * 2, std::chrono::microseconds(1000));
-  }
+  wait_until(request, policy, std::chrono::steady_clock::time_point::max());
 }
 
 void bcast(void* buffer, int count, MPI_Datatype type, MPI_Comm comm, wait_policy policy) {

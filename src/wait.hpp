@@ -3,19 +3,33 @@
 // blocking collective with a non-blocking one.
 #include <mpi.h>
 
+#include <chrono>
+
 namespace maprect::detail {
 
 /// spin: blocking collectives (lowest latency; a waiting rank keeps its core busy).
-/// sleep: non-blocking collectives polled with a short spin, then sleeps that back off, so idle ranks
-/// leave the CPU to busy ones when there are more ranks than cores.
-enum class wait_policy : int { spin = 0, sleep = 1 };
+/// sleep: non-blocking collectives polled with sched_yield for 2 ms, then with sleeps that back off, so
+/// waiting ranks leave the CPU to busy ones when there are more ranks than cores.
+/// poll: non-blocking collectives polled without sleeping: spin's latency, but the root can give up on a
+/// deadline (used instead of spin when a call timeout is set).
+enum class wait_policy : int { spin = 0, sleep = 1, poll = 2 };
+
+/// How a cluster's ranks wait, agreed by all of them at start-up.
+struct wait_settings {
+  wait_policy policy = wait_policy::spin;  ///< how collectives wait
+  double timeout = 0;                      ///< seconds the root waits for a call's answers; 0: forever
+};
 
 /// The policy from MAPRECT_WAIT (spin | sleep | auto; default auto: sleep when some node runs more ranks
-/// than it has cores). Collective over comm; every rank returns the same policy.
-wait_policy choose_wait_policy(MPI_Comm comm);
+/// than it has cores) and the timeout from MAPRECT_TIMEOUT, both as the root has them. Collective over
+/// comm; every rank returns the same settings.
+wait_settings choose_wait_settings(MPI_Comm comm);
 
 /// Completes `request`, polling as the policy says.
 void wait(MPI_Request& request, wait_policy policy);
+
+/// Like wait(), but gives up at `deadline`: returns false if the request is still pending then.
+bool wait_until(MPI_Request& request, wait_policy policy, std::chrono::steady_clock::time_point deadline);
 
 /// MPI_Bcast under the policy.
 void bcast(void* buffer, int count, MPI_Datatype type, MPI_Comm comm, wait_policy policy);

@@ -67,6 +67,28 @@ int run_jobs(cluster_state& s, worker_site& site, const request_view& v, const d
   return -1;
 }
 
+/// With a timeout, tells the root that this rank's jobs are done (so that it can name the ranks that are
+/// not); the request completes after the gather. Without one: nothing is sent.
+MPI_Request announce_done(cluster_state& s) {
+  MPI_Request done = MPI_REQUEST_NULL;
+  if (s.timeout > 0) MPI_Isend(nullptr, 0, MPI_BYTE, 0, done_tag, s.comm, &done);
+  return done;
+}
+
+/// Completes announce_done()'s message (no-op without a timeout).
+void finish_done(cluster_state& s, MPI_Request& done) {
+  if (s.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
+}
+
+/// Arms the exit guard for the serve loop: a worker that exits inside it aborts the job, naming itself.
+struct serving_scope {
+  cluster_state& s;
+  explicit serving_scope(cluster_state& state) : s(state) { guard_exit(s); }
+  ~serving_scope() { unguard_exit(s); }
+  serving_scope(const serving_scope&) = delete;
+  serving_scope& operator=(const serving_scope&) = delete;
+};
+
 void serve_first_call(cluster_state& s, const request_view& v) {
   const double* shared = receive_shared(s, v);
   worker_site& site = s.cached_sites[v.call_id];
@@ -82,11 +104,13 @@ void serve_first_call(cluster_state& s, const request_view& v) {
   receive_own(s, site, v);
 
   const int failed_job = run_jobs(s, site, v, shared, 0);
+  MPI_Request done = announce_done(s);
   std::vector<int> report(2 + static_cast<std::size_t>(site.n_jobs));
   report[0] = static_cast<int>(failed_job < 0 ? wire::status::ok : wire::status::failed);
   report[1] = failed_job;
   std::copy(site.run_counts.begin(), site.run_counts.end(), report.begin() + 2);
   gatherv(report.data(), static_cast<int>(report.size()), MPI_INT, nullptr, nullptr, nullptr, s.comm, s.policy);
+  finish_done(s, done);
   int go = 0;
   bcast(&go, 1, MPI_INT, s.comm, s.policy);
   if (!go) return;
@@ -101,6 +125,7 @@ void serve_call(cluster_state& s, const request_view& v) {
   worker_site& site = s.cached_sites[v.call_id];
   receive_own(s, site, v);
   const int failed_job = run_jobs(s, site, v, shared, wire::status_doubles);
+  MPI_Request done = announce_done(s);
   wire::status code = wire::status::ok;
   if (failed_job >= 0)
     code = wire::status::failed;
@@ -111,6 +136,7 @@ void serve_call(cluster_state& s, const request_view& v) {
   site.out.data()[0] = static_cast<int>(code);
   site.out.data()[1] = failed_job;
   gatherv(site.out.data(), site.planned_doubles, MPI_DOUBLE, nullptr, nullptr, nullptr, s.comm, s.policy);
+  finish_done(s, done);
 }
 
 void send_error(cluster_state& s) {
@@ -125,6 +151,7 @@ void send_error(cluster_state& s) {
 
 void serve(cluster_state& s) {
   if (s.rank == 0) return;
+  const serving_scope guard(s);
   while (true) {
     bcast(s.request, wire::request_doubles, MPI_DOUBLE, s.comm, s.policy);
     const auto sequence = static_cast<std::uint64_t>(s.request[wire::s_sequence]);
