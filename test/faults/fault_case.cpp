@@ -1,0 +1,108 @@
+// maprect-fault-case <case> [target rank]: an SPMD program that makes map_rect calls and then fails in
+// the way <case> names, for run_fault.sh to check that the job ends promptly and names the rank. One
+// program serves every case so that the map_rect templates compile once.
+//
+// Cases (the target rank defaults to the last rank):
+//   worker-sigkill  the target worker raises SIGKILL inside a functor
+//   worker-abort    the target worker calls abort() inside a functor
+//   worker-exit     the target worker calls std::exit(3) inside a functor
+//   worker-exit0    the target worker calls std::exit(0) inside a functor
+//   worker-hang     the target worker never returns from a functor (run with MAPRECT_TIMEOUT)
+//   worker-hang-first  the same in the call site's first call
+//   root-slow       the root's own jobs take 1.5 s once, its workers answer at once: with MAPRECT_TIMEOUT=1
+//                   the call must still succeed (exit 0), since no worker is late
+//   root-throw      the root throws out of main while the workers serve
+//   root-exit       the root calls std::exit(0) while the workers serve
+//   root-leak       the root returns from main without destroying its cluster
+//   root-sigkill    the root raises SIGKILL while the workers serve
+#include <maprect/maprect.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+std::string fault;   // the case, the same on every rank
+int target = -1;     // the rank that fails
+int this_rank = 0;
+constexpr int kCallsBeforeFault = 3;  // the fault strikes in a steady-state call, not in the first one
+
+void strike() {
+  if (fault == "worker-sigkill") std::raise(SIGKILL);
+  if (fault == "worker-abort") std::abort();
+  if (fault == "worker-exit") std::exit(3);
+  if (fault == "worker-exit0") std::exit(0);
+  if (fault == "worker-hang" || fault == "worker-hang-first")
+    while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+  static bool slept = false;  // once: the timeout is what is tested, not patience
+  if (fault == "root-slow" && !slept) {
+    slept = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  }
+}
+
+/// The first call number that fails.
+int first_failing_call() { return fault == "worker-hang-first" ? 0 : kCallsBeforeFault; }
+
+/// One output per job, sum(phi) * sum(theta) + x_r[0]. phi(1) is the call number: from call
+/// first_failing_call() on, the target rank fails as the case says.
+struct fault_job {
+  template <class T1, class T2>
+  Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(
+      const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi, const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+      const std::vector<double>& x_r, const std::vector<int>&, std::ostream*) const {
+    if (this_rank == target && maprect::value_of(phi(1)) >= first_failing_call()) strike();
+    Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> out(1);
+    out(0) = phi.sum() * theta.sum() + x_r[0];
+    return out;
+  }
+};
+
+}  // namespace
+
+MAPRECT_REGISTER(1, fault_job);
+
+namespace {
+
+/// One call of 8 jobs (every rank has some at np <= 8) carrying `number` in phi(1).
+double one_call(int number) {
+  const int J = 8;
+  Eigen::VectorXd phi(2);
+  phi << 0.5, number;
+  std::vector<Eigen::VectorXd> theta(J, Eigen::VectorXd::Constant(2, 0.25));
+  std::vector<std::vector<double>> x_r(J, std::vector<double>{1.0});
+  std::vector<std::vector<int>> x_i(J, std::vector<int>{0});
+  return maprect::map_rect<1, fault_job>(phi, theta, x_r, x_i).sum();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto* c = new maprect::cluster(argc, argv);  // leaked on purpose by root-leak
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s <case> [target rank]\n", argv[0]);
+    return 2;
+  }
+  fault = argv[1];
+  this_rank = c->rank();
+  target = argc > 2 ? std::atoi(argv[2]) : fault == "root-slow" ? 0 : c->size() - 1;
+  if (!c->is_root()) {
+    c->serve();
+    delete c;
+    return 0;
+  }
+  for (int k = 0; k < kCallsBeforeFault + 2; ++k) one_call(k);
+  if (fault == "root-throw") throw std::runtime_error("fault_case: the root gives up");
+  if (fault == "root-exit") std::exit(0);
+  if (fault == "root-sigkill") std::raise(SIGKILL);
+  if (fault == "root-leak") return 0;
+  delete c;
+  std::printf("fault_case: %s done\n", fault.c_str());
+  return 0;
+}
