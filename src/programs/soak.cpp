@@ -1,0 +1,169 @@
+// maprect-soak: N evaluate-grad-recover cycles of the standard model (J=64 jobs x 10 points, var/var, scalar
+// kernel) over the cluster. Every result (log density and full gradient) must equal the first bit for bit, and
+// the resident memory (VmRSS) of every rank must grow by less than 1% from the end of the warm-up (N/10 cycles)
+// to the end. Exits non-zero otherwise. Usage: mpirun -np 3 maprect-soak [N] (default 100000).
+//
+// Every rank's RSS is sampled by a probe call site: a map_rect call with one job per rank (contiguous chunks,
+// so job r runs on rank r) whose functor reads /proc/self/status on the rank that runs it. The samples are thus
+// taken at the same point of the call sequence on every rank, while the workers are serving.
+#include <maprect/maprect.hpp>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "models/logreg.hpp"
+
+namespace {
+
+constexpr int kJobs = 64;
+constexpr int kPoints = 10;
+constexpr int kSoakCallId = 41;
+constexpr int kProbeCallId = 42;
+constexpr double kMaxGrowth = 0.01;
+constexpr double kTolerance = 1e-9;
+
+/// VmRSS of this process in kB (0 if /proc is unreadable).
+long resident_kb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.compare(0, 6, "VmRSS:") == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+  return 0;
+}
+
+/// Job r of a probe call: outputs (rank in MPI_COMM_WORLD, VmRSS in kB) of the rank that runs it.
+struct rss_probe {
+  template <class T1, class T2>
+  Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(
+      const Eigen::Matrix<T1, Eigen::Dynamic, 1>&, const Eigen::Matrix<T2, Eigen::Dynamic, 1>&,
+      const std::vector<double>&, const std::vector<int>&, std::ostream*) const {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> out(2);
+    out(0) = rank;
+    out(1) = static_cast<double>(resident_kb());
+    return out;
+  }
+};
+
+}  // namespace
+
+MAPRECT_REGISTER(41, maprect::models::logreg_standard_scalar_job);
+MAPRECT_REGISTER(42, rss_probe);
+
+namespace {
+
+/// RSS in kB per rank (index = rank), sampled by one probe call; empty if a job ran on an unexpected rank.
+std::vector<long> sample_rss(int ranks) {
+  const Eigen::VectorXd none(0);
+  const std::vector<Eigen::VectorXd> jobs(static_cast<std::size_t>(ranks), Eigen::VectorXd(0));
+  const std::vector<std::vector<double>> x_r(static_cast<std::size_t>(ranks));
+  const std::vector<std::vector<int>> x_i(static_cast<std::size_t>(ranks));
+  const Eigen::VectorXd out = maprect::map_rect<kProbeCallId, rss_probe>(none, jobs, x_r, x_i);
+  std::vector<long> rss(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    if (static_cast<int>(out(2 * r)) != r) return {};
+    rss[static_cast<std::size_t>(r)] = static_cast<long>(out(2 * r + 1));
+  }
+  return rss;
+}
+
+/// One evaluate-grad-recover cycle; writes (log density, gradient in the packed order) into result.
+void cycle(const maprect::models::logreg_standard_problem& p, std::vector<double>& result) {
+  using maprect::var;
+  const maprect::vector_v phi = maprect::to_var(Eigen::VectorXd(p.params.head(2)));
+  std::vector<maprect::vector_v> theta;
+  theta.reserve(kJobs);
+  for (int j = 0; j < kJobs; ++j) theta.push_back(maprect::to_var(Eigen::VectorXd(p.params.segment(2 + 2 * j, 2))));
+  const var lp =
+      maprect::map_rect<kSoakCallId, maprect::models::logreg_standard_scalar_job>(phi, theta, p.x_r, p.x_i).sum();
+  maprect::grad(lp);
+  result.resize(1 + 2 + 2 * kJobs);
+  result[0] = lp.val();
+  result[1] = phi(0).adj();
+  result[2] = phi(1).adj();
+  for (int j = 0; j < kJobs; ++j) {
+    result[3 + 2 * j] = theta[j](0).adj();
+    result[4 + 2 * j] = theta[j](1).adj();
+  }
+  maprect::recover_memory();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  maprect::cluster c(argc, argv);
+  if (!c.is_root()) {
+    c.serve();
+    return 0;
+  }
+
+  long n = 100000;
+  if (argc > 1) n = std::strtol(argv[1], nullptr, 10);
+  if (n < 10) {
+    std::fprintf(stderr, "maprect-soak: N must be at least 10, got '%s'\n", argc > 1 ? argv[1] : "");
+    c.stop();
+    return 2;
+  }
+  const long warmup = n / 10;
+  const int ranks = c.size();
+  const auto problem = maprect::models::make_logreg_standard_problem(kJobs, kPoints);
+
+  std::vector<double> first, result;
+  cycle(problem, first);
+  // The first result must be right, not only repeatable: against the closed form.
+  Eigen::VectorXd expected;
+  const double expected_lp = maprect::models::logreg_standard_closed_form(problem, problem.params, expected);
+  double max_diff = std::abs(first[0] - expected_lp) / std::max(1.0, std::abs(expected_lp));
+  for (Eigen::Index k = 0; k < expected.size(); ++k)
+    max_diff = std::max(max_diff, std::abs(first[static_cast<std::size_t>(k) + 1] - expected(k)));
+  long mismatches = 0, first_mismatch = -1;
+  std::vector<long> rss_warm, rss_end;
+  sample_rss(ranks);  // the probe call site's first call ships its data: before the warm-up sample
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long i = 1; i < n; ++i) {
+    if (i == warmup) rss_warm = sample_rss(ranks);
+    cycle(problem, result);
+    if (result.size() != first.size() ||
+        std::memcmp(result.data(), first.data(), sizeof(double) * first.size()) != 0) {
+      if (first_mismatch < 0) first_mismatch = i;
+      ++mismatches;
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rss_end = sample_rss(ranks);
+  c.stop();
+
+  std::printf("maprect-soak: standard model J=%d x N=%d, var/var, %d rank(s), %ld cycles (warm-up %ld), %.1f s, "
+              "%.1f us per cycle\n", kJobs, kPoints, ranks, n, warmup, seconds, 1e6 * seconds / static_cast<double>(n - 1));
+  std::printf("log density %a, %zu gradient entries, max |diff| from the closed form %.3g (limit %g)\n", first[0],
+              first.size() - 1, max_diff, kTolerance);
+  bool ok = max_diff <= kTolerance;
+  if (rss_warm.size() != static_cast<std::size_t>(ranks) || rss_end.size() != static_cast<std::size_t>(ranks)) {
+    std::printf("FAILED: an RSS probe job ran on an unexpected rank\n");
+    ok = false;
+  } else {
+    for (int r = 0; r < ranks; ++r) {
+      const long w = rss_warm[r], e = rss_end[r];
+      const double growth = w > 0 ? static_cast<double>(e - w) / static_cast<double>(w) : 1.0;
+      const bool rank_ok = w > 0 && growth < kMaxGrowth;
+      std::printf("rank %d: RSS after warm-up %ld kB, at end %ld kB, growth %+.3f%% %s\n", r, w, e, 100 * growth,
+                  rank_ok ? "ok" : "FAILED (limit 1%)");
+      ok = ok && rank_ok;
+    }
+  }
+  std::printf("results: %ld of %ld differ from the first bit for bit", mismatches, n - 1);
+  if (first_mismatch >= 0) std::printf(" (first at cycle %ld)", first_mismatch);
+  std::printf("\n");
+  ok = ok && mismatches == 0;
+  std::printf("%s\n", ok ? "OK" : "FAILED");
+  return ok ? 0 : 1;
+}
