@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Runs the MPI tests across 3 "hosts" made of network namespaces on this machine, Open MPI over TCP between
+# them (no shared memory), and checks that map_rect's results are the same bit for bit as over shared memory.
+#
+#   scripts/netns-hosts.sh            (stage `multihost` of scripts/test.sh; needs root for `ip netns`)
+#
+# Topology: namespaces mr<pid>h1..h3 (the hosts, UTS host names h1..h3, address $SUBNET.<i>/24 on eth1) joined
+# by a bridge in a fourth namespace mr<pid>sw. Nothing is added to the root namespace, so traffic stays between
+# the namespaces; the per-run names let two runs coexist. mpirun starts in h1 and launches the daemons of h2 and
+# h3 through an rsh agent that enters their namespace.
+#
+# Checks: every test binary in MPI_TESTS passes at np=3 with one rank per host; maprect-results-dump (values and
+# gradients of a fixed set of calls as hex floats) writes the same file across the hosts as over shared memory
+# at np=3 and in process (np=1). Namespaces, bridge and any process left in them are removed on exit, also on
+# failure. Where namespaces cannot be created it prints `SKIP: <reason>` and exits 0.
+#   MAPRECT_BUILD_DIR  build with the tests (default: <repo>/build; the needed targets are built if missing)
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$MAPRECT_ROOT"
+
+N_HOSTS=3
+SUBNET=10.211.0
+PREFIX=mr$$
+MPI_TESTS=(test_mpi_map_rect test_mpi_errors test_mpi_subcomm)
+DUMP=$MAPRECT_BUILD_DIR/test/multihost/maprect-results-dump
+WORK=$(mktemp -d /tmp/maprect-multihost.XXXXXX)
+failures=0
+
+cleanup() {
+  local ns pid
+  for ns in "$PREFIX"sw $(seq -f "${PREFIX}h%g" 1 "$N_HOSTS"); do
+    ip netns list 2>/dev/null | grep -qw "$ns" || continue
+    # Deleting a namespace does not end its processes (a hung rank or daemon): end ours first.
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 143' INT TERM  # so that the EXIT trap runs when CI cancels the stage
+
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# --- the hosts ----------------------------------------------------------------------------------------------
+command -v ip >/dev/null || { echo "SKIP: no ip command (install iproute2)"; exit 0; }
+if ! err=$(ip netns add "${PREFIX}sw" 2>&1); then
+  echo "SKIP: cannot create network namespaces (CAP_NET_ADMIN needed): $err"
+  exit 0
+fi
+ip netns exec "${PREFIX}sw" ip link set lo up
+ip netns exec "${PREFIX}sw" ip link add br0 type bridge
+ip netns exec "${PREFIX}sw" ip link set br0 up
+for i in $(seq 1 "$N_HOSTS"); do
+  h=${PREFIX}h$i
+  ip netns add "$h"
+  # Both ends are created inside their namespaces: the root namespace never sees them.
+  ip link add eth1 netns "$h" type veth peer name "p$i" netns "${PREFIX}sw"
+  ip netns exec "${PREFIX}sw" ip link set "p$i" master br0 up
+  ip netns exec "$h" ip addr add "$SUBNET.$i/24" dev eth1
+  ip netns exec "$h" ip link set eth1 up
+  ip netns exec "$h" ip link set lo up
+  echo "$SUBNET.$i slots=1" >>"$WORK/hostfile"
+done
+log "multihost: $N_HOSTS hosts ${PREFIX}h1..h$N_HOSTS on $SUBNET.0/24"
+
+# rsh agent for Open MPI: "<agent> <host address> <command...>" runs the command in that host's namespace,
+# under its own host name so that Open MPI sees separate nodes (no shared-memory shortcut between them).
+cat >"$WORK/rsh" <<EOF
+#!/bin/sh
+host=\$1; shift
+case \$host in
+  $SUBNET.[0-9]*) i=\${host##*.} ;;
+  *) echo "netns rsh: unknown host \$host" >&2; exit 255 ;;
+esac
+exec ip netns exec "${PREFIX}h\$i" unshare --uts /bin/sh -c "hostname h\$i; \$*"
+EOF
+chmod +x "$WORK/rsh"
+
+# --- what to run ----------------------------------------------------------------------------------------------
+targets=(maprect-results-dump "${MPI_TESTS[@]}")
+missing=()
+for t in "${targets[@]}"; do
+  [ -x "$(find "$MAPRECT_BUILD_DIR" -name "$t" -type f -perm -u+x -print -quit 2>/dev/null)" ] || missing+=("$t")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  log "multihost: building ${missing[*]}"
+  cmake --build "$MAPRECT_BUILD_DIR" -j2 --target "${missing[@]}"
+fi
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# Ranks poll while they wait; three on two cores answer sooner when they yield.
+export OMPI_MCA_mpi_yield_when_idle=1
+unset OMPI_MCA_btl
+
+# np=3 across the hosts, one rank each, TCP only, on the namespaces' subnet only.
+netns_mpirun() {
+  timeout -k 15 180 ip netns exec "${PREFIX}h1" unshare --uts /bin/sh -c 'hostname h1; exec "$0" "$@"' \
+    mpirun -np "$N_HOSTS" --hostfile "$WORK/hostfile" --map-by node \
+    --mca plm_rsh_agent "$WORK/rsh" --mca btl self,tcp \
+    --mca btl_tcp_if_include "$SUBNET.0/24" --mca oob_tcp_if_include "$SUBNET.0/24" "$@"
+}
+# Shared memory on this host, as the CTest tests run.
+shm_mpirun() {
+  timeout -k 15 180 mpirun --mca btl self,vader --mca btl_vader_single_copy_mechanism none "$@"
+}
+
+# --- the MPI tests across the hosts ---------------------------------------------------------------------------
+for t in "${MPI_TESTS[@]}"; do
+  bin=$(find "$MAPRECT_BUILD_DIR/test" -name "$t" -type f -print -quit)
+  start=$SECONDS
+  if netns_mpirun "$bin" --use-colour no >"$WORK/$t.log" 2>&1; then
+    pass "$t np=$N_HOSTS across $N_HOSTS hosts over TCP ($((SECONDS - start)) s): $(grep -E '^(All tests passed|test cases)' "$WORK/$t.log" | tail -1)"
+  else
+    cat "$WORK/$t.log"
+    fail "$t np=$N_HOSTS across $N_HOSTS hosts over TCP"
+  fi
+done
+
+# --- bit equality: across the hosts vs shared memory vs in process ---------------------------------------------
+if netns_mpirun "$DUMP" "$WORK/tcp.txt" >"$WORK/dump-tcp.log" 2>&1 &&
+  shm_mpirun -np "$N_HOSTS" "$DUMP" "$WORK/shm.txt" >"$WORK/dump-shm.log" 2>&1 &&
+  shm_mpirun -np 1 "$DUMP" "$WORK/np1.txt" >"$WORK/dump-np1.log" 2>&1; then
+  hosts=$(sed -n 's/^rank [0-9]* on host //p' "$WORK/dump-tcp.log" | sort -u | tr '\n' ' ')
+  if [ "$(sed -n 's/^rank [0-9]* on host //p' "$WORK/dump-tcp.log" | sort -u | wc -l)" -eq "$N_HOSTS" ]; then
+    pass "results dump ran on $N_HOSTS distinct hosts: $hosts"
+  else
+    cat "$WORK/dump-tcp.log"
+    fail "results dump ran on hosts '$hosts', expected $N_HOSTS distinct ones"
+  fi
+  entries=$(grep -c '^value\|^d_' "$WORK/shm.txt" || true)
+  if cmp "$WORK/tcp.txt" "$WORK/shm.txt"; then
+    pass "TCP across hosts == shared memory, bit for bit ($entries values and gradient entries, $(wc -l <"$WORK/shm.txt") lines)"
+  else
+    diff "$WORK/shm.txt" "$WORK/tcp.txt" | head -20
+    fail "TCP across hosts differs from shared memory"
+  fi
+  if cmp "$WORK/np1.txt" "$WORK/shm.txt"; then
+    pass "shared memory np=$N_HOSTS == in process (np=1), bit for bit"
+  else
+    diff "$WORK/np1.txt" "$WORK/shm.txt" | head -20
+    fail "shared memory np=$N_HOSTS differs from in process"
+  fi
+else
+  cat "$WORK"/dump-*.log
+  fail "maprect-results-dump did not run to the end"
+fi
+
+# The ranks really talked over the bridge: bytes received by every host's interface.
+rx=()
+for i in $(seq 1 "$N_HOSTS"); do
+  rx+=("h$i $(ip netns exec "${PREFIX}h$i" cat /sys/class/net/eth1/statistics/rx_bytes) B")
+done
+echo "traffic received over the bridge: ${rx[*]}"
+
+if [ "$failures" -gt 0 ]; then
+  echo "multihost: $failures check(s) FAILED"
+  exit 1
+fi
+echo "multihost: all checks passed"
