@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# valgrind memcheck over the MPI tests at np=3 (every CTest test labelled `mpi` named *_np3), each rank under
+# valgrind: zero errors and no definite leaks (Open MPI / PMIx internals suppressed, nothing of maprect's).
+#   scripts/valgrind.sh          (stage `valgrind` of scripts/test.sh) on the Release build in build/
+#   MAPRECT_VALGRIND_DEBUG=1 scripts/valgrind.sh
+#                                the same on a RelWithDebInfo build in build-valgrind/, for file:line in the
+#                                reports (costs a second build; CI uses the Release binaries it already has)
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$MAPRECT_ROOT"
+
+NP=3
+BUILD=$MAPRECT_BUILD_DIR
+if [ "${MAPRECT_VALGRIND_DEBUG:-0}" = 1 ]; then
+  BUILD=$MAPRECT_ROOT/build-valgrind
+  cmake -S "$MAPRECT_ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+[ -f "$BUILD/CMakeCache.txt" ] || build
+
+# The np=3 MPI tests and their commands, from CTest: [mpiexec, -n, 3, binary, args...].
+mapfile -t tests < <(ctest --test-dir "$BUILD" --show-only=json-v1 | python3 -c '
+import json, sys
+for t in json.load(sys.stdin)["tests"]:
+    labels = [p["value"] for p in t.get("properties", []) if p["name"] == "LABELS"]
+    if t["name"].endswith("_np3") and labels and "mpi" in labels[0]:
+        print(t["name"], *t["command"], sep="\t")')
+[ "${#tests[@]}" -gt 0 ] || { echo "valgrind: no np=3 MPI tests found in $BUILD"; exit 1; }
+targets=()
+for line in "${tests[@]}"; do
+  IFS=$'\t' read -r -a f <<<"$line"
+  targets+=("$(basename "${f[4]}")")
+done
+cmake --build "$BUILD" -j2 --target "${targets[@]}"
+
+LOGS=$BUILD/valgrind-logs
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Three ranks under valgrind on two cores: polling ranks must yield or every message waits a time slice.
+export OMPI_MCA_mpi_yield_when_idle=1
+VALGRIND=(valgrind --tool=memcheck --error-exitcode=42 --leak-check=full --errors-for-leak-kinds=definite
+  --show-leak-kinds=definite --num-callers=30 --track-origins=yes
+  --suppressions=/usr/share/openmpi/openmpi-valgrind.supp
+  --suppressions="$MAPRECT_ROOT/scripts/sanitizers/valgrind-mpi.supp")
+
+failures=0
+for line in "${tests[@]}"; do
+  IFS=$'\t' read -r -a f <<<"$line"
+  name=${f[0]} mpiexec=${f[1]} binary=${f[4]}
+  start=$SECONDS
+  status=0
+  # The first four fields are name, mpiexec, -n, 3; the binary and its arguments follow.
+  timeout -k 15 300 "$mpiexec" -n "$NP" "${VALGRIND[@]}" --log-file="$LOGS/$name.%p.log" \
+    "$binary" "${f[@]:5}" >"$LOGS/$name.out" 2>&1 || status=$?
+  errors=0 definite=0
+  for l in "$LOGS/$name".*.log; do
+    e=$(sed -n 's/.*ERROR SUMMARY: \([0-9,]*\) errors.*/\1/p' "$l" | tr -d , | tail -1)
+    d=$(sed -n 's/.*definitely lost: \([0-9,]*\) bytes.*/\1/p' "$l" | tr -d , | tail -1)
+    [ -n "$e" ] || e=1  # no summary: the rank did not finish under valgrind
+    errors=$((errors + e)) definite=$((definite + ${d:-0}))
+  done
+  if [ "$status" -eq 0 ] && [ "$errors" -eq 0 ] && [ "$definite" -eq 0 ]; then
+    echo "PASS: $name under valgrind: 0 errors, 0 bytes definitely lost, $NP ranks ($((SECONDS - start)) s)"
+  else
+    cat "$LOGS/$name.out"
+    for l in "$LOGS/$name".*.log; do
+      grep -q 'ERROR SUMMARY: 0 errors' "$l" || { echo "=== $l"; cat "$l"; }
+    done
+    echo "FAIL: $name under valgrind: exit $status, $errors error(s), $definite bytes definitely lost"
+    failures=$((failures + 1))
+  fi
+done
+[ "$failures" -eq 0 ] || { echo "valgrind: $failures test(s) FAILED (logs in $LOGS)"; exit 1; }
+echo "valgrind: all ${#tests[@]} np=$NP MPI tests clean"
