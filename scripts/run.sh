@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds in Release, then runs the main job over MAPRECT_RANKS MPI ranks.
+# Installs what is missing, builds in Release, then runs the main job over MAPRECT_RANKS MPI ranks
+# (default 4): a MAP fit of the embedded logistic-regression data. Arguments go to `maprect fit`.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=setup.sh
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$MAPRECT_ROOT"
 
-MAPRECT_RANKS="${MAPRECT_RANKS:-2}"
+MAPRECT_RANKS="${MAPRECT_RANKS:-4}"
 
 setup
 
@@ -15,5 +16,5 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 
-log "run: maprect-demo on $MAPRECT_RANKS ranks"
-exec mpirun -np "$MAPRECT_RANKS" "$MAPRECT_BUILD_DIR/src/programs/maprect-demo" "$@"
+log "run: maprect fit --model logreg on $MAPRECT_RANKS ranks"
+exec mpirun -np "$MAPRECT_RANKS" "$MAPRECT_BUILD_DIR/src/programs/cli/maprect" fit --model logreg "$@"
