@@ -4,7 +4,9 @@
 # ranks than cores. Builds maprect-bench-wait if needed. Runs are interleaved over ROUNDS rounds and each
 # figure is the best round's median, so that load from other processes skews the comparison less. The
 # workers' CPU time per gradient (from the same run) shows what waiting costs the other processes.
-#   ROUNDS=3 REPEATS=2000 POLICIES="spin sleep auto" RANKS="2 4" scripts/bench-oversubscribe.sh
+# GAP_US=n makes the root compute alone for n us after each gradient (workers idle meanwhile; the time
+# per gradient includes the gap).
+#   ROUNDS=3 REPEATS=2000 GAP_US=0 POLICIES="spin sleep auto" RANKS="2 4" scripts/bench-oversubscribe.sh
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=setup.sh
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -12,6 +14,7 @@ cd "$MAPRECT_ROOT"
 
 ROUNDS="${ROUNDS:-3}"
 REPEATS="${REPEATS:-2000}"
+GAP_US="${GAP_US:-0}"
 read -r -a policies <<<"${POLICIES:-spin sleep auto}"
 read -r -a ranks <<<"${RANKS:-2 4}"
 program="$MAPRECT_BUILD_DIR/src/programs/maprect-bench-wait"
@@ -28,13 +31,14 @@ export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 
 cores=$(nproc)
-log "bench-oversubscribe: $cores cores, ranks ${ranks[*]}, ${ROUNDS} rounds of $REPEATS gradients per run"
+log "bench-oversubscribe: $cores cores, ranks ${ranks[*]}, ${ROUNDS} rounds of $REPEATS gradients per run," \
+  "root alone for ${GAP_US} us after each"
 log "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A best cpu
 for round in $(seq "$ROUNDS"); do
   for policy in "${policies[@]}"; do
     for np in "${ranks[@]}"; do
-      line=$(MAPRECT_WAIT="$policy" mpirun -np "$np" "$program" "$REPEATS")
+      line=$(MAPRECT_WAIT="$policy" mpirun -np "$np" "$program" "$REPEATS" "$GAP_US")
       median=$(sed -n 's/.*median_us=\([0-9.]*\).*/\1/p' <<<"$line")
       workers_cpu=$(sed -n 's/.*workers_cpu_us=\([0-9.]*\).*/\1/p' <<<"$line")
       key="$policy/$np"

@@ -14,8 +14,10 @@
 namespace maprect::detail {
 
 namespace {
-// The sleep policy's schedule. The figures come from scripts/bench-oversubscribe.sh.
-constexpr std::chrono::microseconds kYieldWindow{2000};  // polling with sched_yield
+// The sleep policy's schedule, from scripts/bench-oversubscribe.sh at np=4 on 2 cores: a 200 us window
+// keeps back-to-back gradients as fast as spinning; 2 ms windows cost the root up to 2x when it computes
+// alone for a few ms between calls; no window (naps at once) costs 2x on back-to-back gradients.
+constexpr std::chrono::microseconds kYieldWindow{200};  // polling with sched_yield
 constexpr std::chrono::microseconds kFirstNap{50};       // about the kernel's default timer slack
 constexpr std::chrono::microseconds kLongestNap{1000};
 }  // namespace
@@ -67,9 +69,9 @@ bool wait_until(MPI_Request& request, wait_policy policy, std::chrono::steady_cl
     }
   }
   // First poll, yielding the core between polls: a rank that shares its core with a busy one lets it
-  // run, and one that does not answers within microseconds, as a spin would. Back-to-back calls leave
-  // gaps far shorter than the window. After it the rank is idle: sleeps growing to 1 ms cost almost no
-  // CPU. (A pure spin, even a short one, would hold a shared core away from the rank doing the work.)
+  // run, and one that does not answers within microseconds, as a spin would. Waits inside a call and
+  // between back-to-back calls are shorter than the window. After it the rank is idle: sleeps growing to
+  // 1 ms cost almost no CPU. (A pure spin, even a short one, would hold a shared core away from the rank doing the work.)
   const auto yield_until = std::min(deadline, clock::now() + kYieldWindow);
   while (true) {
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);

@@ -8,7 +8,7 @@
 namespace maprect::detail {
 
 /// spin: blocking collectives (lowest latency; a waiting rank keeps its core busy).
-/// sleep: non-blocking collectives polled with sched_yield for 2 ms, then with sleeps that back off, so
+/// sleep: non-blocking collectives polled with sched_yield for 200 us, then with sleeps that back off, so
 /// waiting ranks leave the CPU to busy ones when there are more ranks than cores.
 /// poll: non-blocking collectives polled without sleeping: spin's latency, but the root can give up on a
 /// deadline (used instead of spin when a call timeout is set).

@@ -1,7 +1,8 @@
-// maprect-bench-wait [repeats]: time per gradient of the standard model (J=64 jobs x N=100 points,
+// maprect-bench-wait [repeats [gap_us]]: time per gradient of the standard model (J=64 jobs x N=100 points,
 // var/var) over the cluster's ranks, under whatever MAPRECT_WAIT says. scripts/bench-oversubscribe.sh runs
 // it at several rank counts and wait policies to show what idle workers cost a root that shares its core.
-// Prints one line: ranks, MAPRECT_WAIT, median and mean microseconds per gradient, and the CPU time the
+// With gap_us, the root computes alone for that long after each gradient (a sampler's own work, during
+// which the workers idle) and the time per gradient includes the gap. Prints one line: ranks, MAPRECT_WAIT, median and mean microseconds per gradient, and the CPU time the
 // workers used per gradient (computing and waiting: what spinning costs the other processes).
 #include <maprect/maprect.hpp>
 #include <mpi.h>
@@ -23,6 +24,15 @@ namespace {
 constexpr int kJobs = 64;
 constexpr int kPoints = 100;
 constexpr int kWarmUp = 20;
+
+/// Keeps the root's core busy for `us` microseconds, as serial work between calls would.
+double busy_for(double us) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(us);
+  double x = 0;
+  while (std::chrono::steady_clock::now() < until)
+    for (int k = 0; k < 100; ++k) x += 1e-9 * k;
+  return x;
+}
 
 /// CPU seconds (user + system) this process has used.
 double cpu_seconds() {
@@ -59,6 +69,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 400;
+  const double gap_us = argc > 2 ? std::max(0.0, std::atof(argv[2])) : 0.0;
   const maprect::test::benchmark_data d(kJobs, kPoints);
   double sink = 0;
   for (int k = 0; k < kWarmUp; ++k) sink += gradient_once(d);
@@ -66,6 +77,7 @@ int main(int argc, char** argv) {
   for (double& t : us) {
     const auto t0 = std::chrono::steady_clock::now();
     sink += gradient_once(d);
+    if (gap_us > 0) sink += busy_for(gap_us);
     t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   }
   c.stop();
@@ -74,8 +86,9 @@ int main(int argc, char** argv) {
   const double mean = std::accumulate(us.begin(), us.end(), 0.0) / repeats;
   std::nth_element(us.begin(), us.begin() + repeats / 2, us.end());
   const char* wait = std::getenv("MAPRECT_WAIT");
-  std::printf("ranks=%d wait=%s median_us=%.1f mean_us=%.1f workers_cpu_us=%.1f repeats=%d check=%.6g\n",
-              c.size(), wait != nullptr && wait[0] != '\0' ? wait : "auto", us[repeats / 2], mean,
-              1e6 * workers_cpu / (repeats + kWarmUp), repeats, sink);
+  std::printf(
+      "ranks=%d wait=%s median_us=%.1f mean_us=%.1f workers_cpu_us=%.1f repeats=%d gap_us=%.0f check=%.6g\n",
+      c.size(), wait != nullptr && wait[0] != '\0' ? wait : "auto", us[repeats / 2], mean,
+      1e6 * workers_cpu / (repeats + kWarmUp), repeats, gap_us, sink);
   return 0;
 }
