@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <maprect/detail/job_runner.hpp>
+#include <maprect/detail/message_limits.hpp>
 #include <stdexcept>
 #include <string>
 
@@ -18,7 +19,7 @@ namespace maprect::detail {
 namespace {
 
 using wire::command;
-constexpr long long int_max = 2147483647;
+constexpr long long int_max = max_message_values;
 
 thread_local cluster_state* live_root = nullptr;  // the cluster whose root side serves this thread
 
@@ -303,12 +304,12 @@ call_result root_call(const call_request& req) {
   cluster_state& s = *live_root;
   s.last_traffic = {};
   root_site& site = s.sites[req.call_id];
+  const long long n_real = static_cast<long long>((*req.x_r)[0].size()) * req.n_jobs;
+  const long long n_int = static_cast<long long>((*req.x_i)[0].size()) * req.n_jobs;
+  if (!fits_one_message(n_real)) throw_too_large_for_message(n_real, "x_r of call id " + std::to_string(req.call_id));
+  if (!fits_one_message(n_int)) throw_too_large_for_message(n_int, "x_i of call id " + std::to_string(req.call_id));
   const int row_real = static_cast<int>((*req.x_r)[0].size());
   const int row_int = static_cast<int>((*req.x_i)[0].size());
-  if (static_cast<long long>(row_real) * req.n_jobs > int_max || static_cast<long long>(row_int) * req.n_jobs > int_max)
-    throw std::invalid_argument("map_rect: x_r/x_i of call id " + std::to_string(req.call_id) + " hold " +
-                                std::to_string(static_cast<long long>(std::max(row_real, row_int)) * req.n_jobs) +
-                                " values in one array, more than 2^31-1 can be shipped in one message");
   if (same_shape(site, req, row_real, row_int) && same_data(site, req)) {
     call_result result;
     if (steady_call(s, site, req, result) == steady_outcome::done) return result;

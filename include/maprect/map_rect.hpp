@@ -12,6 +12,7 @@
 #include "detail/call.hpp"
 #include "detail/job_error.hpp"
 #include "detail/job_runner.hpp"
+#include "detail/message_limits.hpp"
 #include "detail/registry.hpp"
 
 namespace maprect {
@@ -45,11 +46,11 @@ void check_map_rect_arguments(const std::vector<Eigen::Matrix<T_job, Eigen::Dyna
     if (x_i[j].size() != x_i[0].size())
       throw std::invalid_argument(size_mismatch("x_i", j, x_i[j].size(), "the size of x_i[0]", x_i[0].size()));
   }
-  constexpr std::size_t int_max = 2147483647;
-  if (J > 0 && (J > int_max || static_cast<std::size_t>(job_params[0].size()) * J > int_max))
-    throw std::invalid_argument("map_rect: " + std::to_string(J) + " jobs of " +
-                                std::to_string(job_params[0].size()) +
-                                " parameters exceed 2^31-1 values in one call");
+  if (J == 0) return;
+  const long long n_params = static_cast<long long>(job_params[0].size()) * static_cast<long long>(J);
+  if (!fits_one_message(n_params))
+    throw_too_large_for_message(n_params, "job_params (" + std::to_string(J) + " jobs of " +
+                                              std::to_string(job_params[0].size()) + " parameters)");
 }
 
 /// Reusable per-thread buffers of the in-process backend.
