@@ -63,11 +63,12 @@ namespace {
 
 /// RSS in kB per rank (index = rank), sampled by one probe call; empty if a job ran on an unexpected rank.
 std::vector<long> sample_rss(int ranks) {
-  const Eigen::VectorXd none(0);
-  const std::vector<Eigen::VectorXd> jobs(static_cast<std::size_t>(ranks), Eigen::VectorXd(0));
-  const std::vector<std::vector<double>> x_r(static_cast<std::size_t>(ranks));
-  const std::vector<std::vector<int>> x_i(static_cast<std::size_t>(ranks));
-  const Eigen::VectorXd out = maprect::map_rect<kProbeCallId, rss_probe>(none, jobs, x_r, x_i);
+  // One value everywhere (unused): the probe exercises nothing but the plain call path.
+  const Eigen::VectorXd shared = Eigen::VectorXd::Zero(1);
+  const std::vector<Eigen::VectorXd> jobs(static_cast<std::size_t>(ranks), Eigen::VectorXd::Zero(1));
+  const std::vector<std::vector<double>> x_r(static_cast<std::size_t>(ranks), std::vector<double>{0.0});
+  const std::vector<std::vector<int>> x_i(static_cast<std::size_t>(ranks), std::vector<int>{0});
+  const Eigen::VectorXd out = maprect::map_rect<kProbeCallId, rss_probe>(shared, jobs, x_r, x_i);
   std::vector<long> rss(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     if (static_cast<int>(out(2 * r)) != r) return {};
