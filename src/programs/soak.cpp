@@ -30,16 +30,21 @@ constexpr int kProbeCallId = 42;
 constexpr double kMaxGrowth = 0.01;
 constexpr double kTolerance = 1e-9;
 
-/// VmRSS of this process in kB (0 if /proc is unreadable).
-long resident_kb() {
+/// A field of /proc/self/status in kB ("VmRSS", "RssAnon", ...; 0 if unreadable).
+long status_kb(const char* field) {
   std::ifstream status("/proc/self/status");
   std::string line;
+  const std::size_t n = std::strlen(field);
   while (std::getline(status, line))
-    if (line.compare(0, 6, "VmRSS:") == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+    if (line.compare(0, n, field) == 0 && line.size() > n && line[n] == ':')
+      return std::strtol(line.c_str() + n + 1, nullptr, 10);
   return 0;
 }
 
-/// Job r of a probe call: outputs (rank in MPI_COMM_WORLD, VmRSS in kB) of the rank that runs it.
+constexpr int kProbeOutputs = 4;
+
+/// Job r of a probe call: outputs (rank in MPI_COMM_WORLD, VmRSS, RssAnon, RssShmem in kB) of the rank that runs
+/// it. VmRSS is the criterion; the private (anonymous) and shared-memory parts say where a growth comes from.
 struct rss_probe {
   template <class T1, class T2>
   Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(
@@ -47,9 +52,11 @@ struct rss_probe {
       const std::vector<double>&, const std::vector<int>&, std::ostream*) const {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> out(2);
+    Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> out(kProbeOutputs);
     out(0) = rank;
-    out(1) = static_cast<double>(resident_kb());
+    out(1) = static_cast<double>(status_kb("VmRSS"));
+    out(2) = static_cast<double>(status_kb("RssAnon"));
+    out(3) = static_cast<double>(status_kb("RssShmem"));
     return out;
   }
 };
@@ -61,18 +68,24 @@ MAPRECT_REGISTER(42, rss_probe);
 
 namespace {
 
-/// RSS in kB per rank (index = rank), sampled by one probe call; empty if a job ran on an unexpected rank.
-std::vector<long> sample_rss(int ranks) {
+/// Memory of one rank in kB.
+struct rss_sample {
+  long rss = 0, anon = 0, shmem = 0;
+};
+
+/// Memory per rank (index = rank), sampled by one probe call; empty if a job ran on an unexpected rank.
+std::vector<rss_sample> sample_rss(int ranks) {
   // One value everywhere (unused): the probe exercises nothing but the plain call path.
   const Eigen::VectorXd shared = Eigen::VectorXd::Zero(1);
   const std::vector<Eigen::VectorXd> jobs(static_cast<std::size_t>(ranks), Eigen::VectorXd::Zero(1));
   const std::vector<std::vector<double>> x_r(static_cast<std::size_t>(ranks), std::vector<double>{0.0});
   const std::vector<std::vector<int>> x_i(static_cast<std::size_t>(ranks), std::vector<int>{0});
   const Eigen::VectorXd out = maprect::map_rect<kProbeCallId, rss_probe>(shared, jobs, x_r, x_i);
-  std::vector<long> rss(static_cast<std::size_t>(ranks));
+  std::vector<rss_sample> rss(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
-    if (static_cast<int>(out(2 * r)) != r) return {};
-    rss[static_cast<std::size_t>(r)] = static_cast<long>(out(2 * r + 1));
+    const double* o = out.data() + kProbeOutputs * r;
+    if (static_cast<int>(o[0]) != r) return {};
+    rss[static_cast<std::size_t>(r)] = {static_cast<long>(o[1]), static_cast<long>(o[2]), static_cast<long>(o[3])};
   }
   return rss;
 }
@@ -127,7 +140,7 @@ int main(int argc, char** argv) {
   for (Eigen::Index k = 0; k < expected.size(); ++k)
     max_diff = std::max(max_diff, std::abs(first[static_cast<std::size_t>(k) + 1] - expected(k)));
   long mismatches = 0, first_mismatch = -1;
-  std::vector<long> rss_warm, rss_end;
+  std::vector<rss_sample> rss_warm, rss_end;
   sample_rss(ranks);  // the probe call site's first call ships its data: before the warm-up sample
   const auto t0 = std::chrono::steady_clock::now();
   for (long i = 1; i < n; ++i) {
@@ -153,11 +166,13 @@ int main(int argc, char** argv) {
     ok = false;
   } else {
     for (int r = 0; r < ranks; ++r) {
-      const long w = rss_warm[r], e = rss_end[r];
+      const long w = rss_warm[r].rss, e = rss_end[r].rss;
       const double growth = w > 0 ? static_cast<double>(e - w) / static_cast<double>(w) : 1.0;
       const bool rank_ok = w > 0 && growth < kMaxGrowth;
-      std::printf("rank %d: RSS after warm-up %ld kB, at end %ld kB, growth %+.3f%% %s\n", r, w, e, 100 * growth,
-                  rank_ok ? "ok" : "FAILED (limit 1%)");
+      std::printf("rank %d: RSS after warm-up %ld kB, at end %ld kB, growth %+.3f%% %s (private %+ld kB, "
+                  "shared memory %+ld kB)\n",
+                  r, w, e, 100 * growth, rank_ok ? "ok" : "FAILED (limit 1%)", rss_end[r].anon - rss_warm[r].anon,
+                  rss_end[r].shmem - rss_warm[r].shmem);
       ok = ok && rank_ok;
     }
   }
