@@ -1,9 +1,11 @@
 // pk2cmt: the ODE solve against the closed form, gradients against finite differences for all four
-// parameter kinds, map_rect against per-subject calls, deterministic simulation, and the model density.
+// parameter kinds, the job's value against the closed form plus the random-effect density, map_rect against
+// per-subject calls, deterministic simulation, and the model density (centred parameterisation).
 #include <catch2/catch.hpp>
 
 #include <pk2cmt.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <vector>
@@ -48,20 +50,32 @@ double central_difference(const F& f, Eigen::VectorXd x, int k, double h) {
   return (up - down) / (2 * h);
 }
 
+// Sum over k of log Normal(theta_k | mu_k, omega_k) with phi = (mu, log omega, log sigma).
+double random_effect_log_density(const Eigen::VectorXd& phi, const Eigen::VectorXd& theta) {
+  double lp = 0;
+  for (int k = 0; k < 5; ++k) {
+    const double omega = std::exp(phi(5 + k));
+    const double z = (theta(k) - phi(k)) / omega;
+    lp += -0.5 * z * z - std::log(omega * std::sqrt(2 * M_PI));
+  }
+  return lp;
+}
+
 // A subject away from the truth so that the gradient is not near zero.
 struct subject_fixture {
   pk2cmt_data data = simulate_pk2cmt(4);
   Eigen::VectorXd phi = data.true_phi;
-  Eigen::VectorXd eta = data.true_eta[1];
+  Eigen::VectorXd theta = data.true_theta[1];
   subject_fixture() {
     phi(0) += 0.2;
     phi(3) -= 0.1;
     phi(7) += 0.3;
     phi(10) += 0.1;
-    eta(4) += 0.5;
+    theta(1) -= 0.2;
+    theta(4) += 0.5;
   }
-  double value(const Eigen::VectorXd& p, const Eigen::VectorXd& e) const {
-    return pk2cmt_job()(p, e, data.x_r[1], data.x_i[1], nullptr)(0);
+  double value(const Eigen::VectorXd& p, const Eigen::VectorXd& t) const {
+    return pk2cmt_job()(p, t, data.x_r[1], data.x_i[1], nullptr)(0);
   }
 };
 
@@ -71,8 +85,8 @@ TEST_CASE("pk2cmt: the ODE solve matches the closed form, amounts and sensitivit
   const std::vector<double> times = {0.1, 0.25, 0.5, 1, 2, 4, 6, 8, 12, 24, 48, 96};
   const double dose = 100;
   for (const auto& pk : parameter_sets) {
-    const pk2cmt_solution plain = pk2cmt_solve(pk, dose, times, false);
-    const pk2cmt_solution sens = pk2cmt_solve(pk, dose, times, true);
+    const pk2cmt_solution plain = pk2cmt_solve(pk, dose, times, 0);
+    const pk2cmt_solution sens = pk2cmt_solve(pk, dose, times, 1);
     REQUIRE(plain.amounts.size() == times.size());
     REQUIRE(plain.sensitivities.empty());
     REQUIRE(sens.sensitivities.size() == times.size());
@@ -103,16 +117,46 @@ TEST_CASE("pk2cmt: the ODE solve matches the closed form, amounts and sensitivit
   }
 }
 
+TEST_CASE("pk2cmt: second-order sensitivities match differences of the first-order ones") {
+  const std::vector<double> times = {0.25, 1, 4, 12, 24};
+  const double dose = 100, h = 1e-5;
+  for (const auto& pk : parameter_sets) {
+    const pk2cmt_solution two = pk2cmt_solve(pk, dose, times, 2);
+    const pk2cmt_solution one = pk2cmt_solve(pk, dose, times, 1);
+    REQUIRE(two.second_order.size() == times.size());
+    for (int l = 0; l < 5; ++l) {
+      std::array<double, 5> up = pk, down = pk;
+      up[l] *= std::exp(h);
+      down[l] *= std::exp(-h);
+      const pk2cmt_solution s_up = pk2cmt_solve(up, dose, times, 1), s_down = pk2cmt_solve(down, dose, times, 1);
+      for (std::size_t i = 0; i < times.size(); ++i)
+        for (int k = 0; k < 5; ++k)
+          for (int c = 0; c < 3; ++c) {
+            INFO("CL " << pk[0] << " t " << times[i] << " d2/dlog " << k << " dlog " << l << " state " << c);
+            const double fd = (s_up.sensitivities[i][3 * k + c] - s_down.sensitivities[i][3 * k + c]) / (2 * h);
+            const int pair = pk2cmt_pair_index(std::min(k, l), std::max(k, l));
+            CHECK(two.second_order[i][3 * pair + c] == Approx(fd).epsilon(1e-5).margin(1e-5 * dose));
+            CHECK(two.sensitivities[i][3 * k + c] ==
+                  Approx(one.sensitivities[i][3 * k + c]).epsilon(1e-8).margin(1e-8));
+          }
+    }
+  }
+}
+
 TEST_CASE("pk2cmt: gradients match central differences for all four parameter kinds") {
   const subject_fixture f;
   const double h = 1e-5;
-  const double value = f.value(f.phi, f.eta);
-  Eigen::VectorXd fd_phi(pk2cmt_n_shared), fd_eta(pk2cmt_n_pk);
+  const double value = f.value(f.phi, f.theta);
+  Eigen::VectorXd fd_phi(pk2cmt_n_shared), fd_theta(pk2cmt_n_pk);
   for (int k = 0; k < pk2cmt_n_shared; ++k)
-    fd_phi(k) = central_difference([&](const Eigen::VectorXd& p) { return f.value(p, f.eta); }, f.phi, k, h);
+    fd_phi(k) = central_difference([&](const Eigen::VectorXd& p) { return f.value(p, f.theta); }, f.phi, k, h);
   for (int k = 0; k < pk2cmt_n_pk; ++k)
-    fd_eta(k) = central_difference([&](const Eigen::VectorXd& e) { return f.value(f.phi, e); }, f.eta, k, h);
-  CHECK(fd_phi.norm() > 1);  // the point is not a stationary one
+    fd_theta(k) = central_difference([&](const Eigen::VectorXd& t) { return f.value(f.phi, t); }, f.theta, k, h);
+  // Not a stationary point: every group of partials (mu, log omega, log sigma, theta) is far from zero.
+  CHECK(fd_phi.head(5).norm() > 1);
+  CHECK(fd_phi.segment(5, 5).norm() > 1);
+  CHECK(std::fabs(fd_phi(10)) > 1);
+  CHECK(fd_theta.norm() > 1);
 
   const auto check_phi = [&](const vector_v& phi) {
     for (int k = 0; k < pk2cmt_n_shared; ++k) {
@@ -120,10 +164,10 @@ TEST_CASE("pk2cmt: gradients match central differences for all four parameter ki
       CHECK(phi(k).adj() == Approx(fd_phi(k)).epsilon(1e-6).margin(1e-6));
     }
   };
-  const auto check_eta = [&](const vector_v& eta) {
+  const auto check_theta = [&](const vector_v& theta) {
     for (int k = 0; k < pk2cmt_n_pk; ++k) {
-      INFO("d/deta " << k);
-      CHECK(eta(k).adj() == Approx(fd_eta(k)).epsilon(1e-6).margin(1e-6));
+      INFO("d/dtheta " << k);
+      CHECK(theta(k).adj() == Approx(fd_theta(k)).epsilon(1e-6).margin(1e-6));
     }
   };
   const pk2cmt_job job;
@@ -131,23 +175,23 @@ TEST_CASE("pk2cmt: gradients match central differences for all four parameter ki
   const auto& x_i = f.data.x_i[1];
 
   SECTION("double, double") {
-    const Eigen::VectorXd y = job(f.phi, f.eta, x_r, x_i, nullptr);
+    const Eigen::VectorXd y = job(f.phi, f.theta, x_r, x_i, nullptr);
     REQUIRE(y.size() == 1);
-    CHECK(std::isfinite(y(0)));
+    CHECK(y(0) == value);
   }
   SECTION("double, var") {
     nested_tape region;
-    vector_v eta = to_var(f.eta);
-    const vector_v y = job(f.phi, eta, x_r, x_i, nullptr);
+    vector_v theta = to_var(f.theta);
+    const vector_v y = job(f.phi, theta, x_r, x_i, nullptr);
     REQUIRE(y.size() == 1);
     CHECK(y(0).val() == value);  // the same steps whatever the kinds
     grad(y(0));
-    check_eta(eta);
+    check_theta(theta);
   }
   SECTION("var, double") {
     nested_tape region;
     vector_v phi = to_var(f.phi);
-    const vector_v y = job(phi, f.eta, x_r, x_i, nullptr);
+    const vector_v y = job(phi, f.theta, x_r, x_i, nullptr);
     CHECK(y(0).val() == value);  // the same steps whatever the kinds
     grad(y(0));
     check_phi(phi);
@@ -155,21 +199,21 @@ TEST_CASE("pk2cmt: gradients match central differences for all four parameter ki
   SECTION("var, var") {
     nested_tape region;
     vector_v phi = to_var(f.phi);
-    vector_v eta = to_var(f.eta);
-    const vector_v y = job(phi, eta, x_r, x_i, nullptr);
+    vector_v theta = to_var(f.theta);
+    const vector_v y = job(phi, theta, x_r, x_i, nullptr);
     CHECK(y(0).val() == value);  // the same steps whatever the kinds
     grad(y(0));
     check_phi(phi);
-    check_eta(eta);
+    check_theta(theta);
   }
 }
 
-TEST_CASE("pk2cmt: the job's log likelihood is the log-normal density of the observations") {
+TEST_CASE("pk2cmt: the job's value is the observations' density, the random effects' and the Laplace term") {
   const subject_fixture f;
   const auto& x_r = f.data.x_r[1];
   const int width = static_cast<int>(x_r.size() / 2);
   std::array<double, 5> pk;
-  for (int k = 0; k < 5; ++k) pk[k] = std::exp(f.phi(k) + std::exp(f.phi(5 + k)) * f.eta(k));
+  for (int k = 0; k < 5; ++k) pk[k] = std::exp(f.theta(k));
   const double sigma = std::exp(f.phi(10));
   double expected = 0;
   for (int i = 0; i < f.data.x_i[1][0]; ++i) {
@@ -178,37 +222,60 @@ TEST_CASE("pk2cmt: the job's log likelihood is the log-normal density of the obs
     const double z = (std::log(y) - std::log(c)) / sigma;
     expected += -0.5 * z * z - std::log(sigma * y * std::sqrt(2 * M_PI));
   }
-  CHECK(f.value(f.phi, f.eta) == Approx(expected).epsilon(1e-9));
+  expected += random_effect_log_density(f.phi, f.theta);
+  // Laplace term -1/2 log det(diag(1 / omega^2) + G^T G / sigma^2), G = d log C / d theta from the closed
+  // form on the tape.
+  Eigen::MatrixXd h = Eigen::MatrixXd::Zero(5, 5);
+  for (int i = 0; i < f.data.x_i[1][0]; ++i) {
+    nested_tape region;
+    std::array<var, 5> theta_v, pk_v;
+    for (int k = 0; k < 5; ++k) {
+      theta_v[k] = var(f.theta(k));
+      pk_v[k] = exp(theta_v[k]);
+    }
+    const var log_c = log(closed_form_amounts(pk_v, x_r[0], x_r[1 + i])[1] / pk_v[2]);
+    grad(log_c);
+    Eigen::VectorXd g(5);
+    for (int k = 0; k < 5; ++k) g(k) = theta_v[k].adj();
+    h += g * g.transpose() / (sigma * sigma);
+  }
+  for (int k = 0; k < 5; ++k) h(k, k) += std::exp(-2 * f.phi(5 + k));
+  expected -= 0.5 * std::log(h.determinant());
+  CHECK(f.value(f.phi, f.theta) == Approx(expected).epsilon(1e-9));
+  // Without observations H = diag(1 / omega^2): the Laplace term cancels the -log omega of the density.
+  const auto [x_r_none, x_i_none] = pk2cmt_pack_subject(100, {}, {}, 3);
+  CHECK(pk2cmt_job()(f.phi, f.theta, x_r_none, x_i_none, nullptr)(0) ==
+        Approx(random_effect_log_density(f.phi, f.theta) + f.phi.segment(5, 5).sum()).epsilon(1e-14));
 }
 
 TEST_CASE("pk2cmt: map_rect over several subjects equals the per-subject calls") {
   const pk2cmt_data d = simulate_pk2cmt(6);
   Eigen::VectorXd phi = d.true_phi;
   phi(1) += 0.15;
-  std::vector<Eigen::VectorXd> eta = d.true_eta;
-  for (std::size_t j = 0; j < eta.size(); ++j) eta[j](j % 5) -= 0.3;
+  std::vector<Eigen::VectorXd> theta = d.true_theta;
+  for (std::size_t j = 0; j < theta.size(); ++j) theta[j](j % 5) -= 0.3;
   const pk2cmt_job job;
 
-  const Eigen::VectorXd values = map_rect<pk2cmt_call_id, pk2cmt_job>(phi, eta, d.x_r, d.x_i);
+  const Eigen::VectorXd values = map_rect<pk2cmt_call_id, pk2cmt_job>(phi, theta, d.x_r, d.x_i);
   REQUIRE(values.size() == 6);
-  for (int j = 0; j < 6; ++j) CHECK(values(j) == job(phi, eta[j], d.x_r[j], d.x_i[j], nullptr)(0));
+  for (int j = 0; j < 6; ++j) CHECK(values(j) == job(phi, theta[j], d.x_r[j], d.x_i[j], nullptr)(0));
 
   // Gradient of the sum: map_rect against the functor applied job by job on the tape.
   const auto sum_gradient = [&](bool through_map_rect) {
     nested_tape region;
     vector_v phi_v = to_var(phi);
-    std::vector<vector_v> eta_v;
-    for (const auto& e : eta) eta_v.push_back(to_var(e));
+    std::vector<vector_v> theta_v;
+    for (const auto& t : theta) theta_v.push_back(to_var(t));
     var total = 0;
     if (through_map_rect) {
-      total = map_rect<pk2cmt_call_id, pk2cmt_job>(phi_v, eta_v, d.x_r, d.x_i).sum();
+      total = map_rect<pk2cmt_call_id, pk2cmt_job>(phi_v, theta_v, d.x_r, d.x_i).sum();
     } else {
-      for (int j = 0; j < 6; ++j) total += job(phi_v, eta_v[j], d.x_r[j], d.x_i[j], nullptr)(0);
+      for (int j = 0; j < 6; ++j) total += job(phi_v, theta_v[j], d.x_r[j], d.x_i[j], nullptr)(0);
     }
     grad(total);
     Eigen::VectorXd g(pk2cmt_n_shared + 5 * 6);
     g.head(pk2cmt_n_shared) = adjoint_of(phi_v);
-    for (int j = 0; j < 6; ++j) g.segment(pk2cmt_n_shared + 5 * j, 5) = adjoint_of(eta_v[j]);
+    for (int j = 0; j < 6; ++j) g.segment(pk2cmt_n_shared + 5 * j, 5) = adjoint_of(theta_v[j]);
     return std::make_pair(total.val(), g);
   };
   const auto [lp_map, g_map] = sum_gradient(true);
@@ -231,10 +298,8 @@ TEST_CASE("pk2cmt: padded observations are ignored") {
   REQUIRE(x_i_padded[0] == 5);
   x_r_padded[1 + 7] = 99;  // junk in the padding must not matter
   const pk2cmt_job job;
-  CHECK(job(d.true_phi, d.true_eta[0], x_r_short, x_i_short, nullptr)(0) ==
-        job(d.true_phi, d.true_eta[0], x_r_padded, x_i_padded, nullptr)(0));
-  const auto [x_r_none, x_i_none] = pk2cmt_pack_subject(100, {}, {}, 3);
-  CHECK(job(d.true_phi, d.true_eta[0], x_r_none, x_i_none, nullptr)(0) == 0);
+  CHECK(job(d.true_phi, d.true_theta[0], x_r_short, x_i_short, nullptr)(0) ==
+        job(d.true_phi, d.true_theta[0], x_r_padded, x_i_padded, nullptr)(0));
 }
 
 TEST_CASE("pk2cmt: malformed data and parameters are reported through map_rect") {
@@ -243,20 +308,26 @@ TEST_CASE("pk2cmt: malformed data and parameters are reported through map_rect")
   std::vector<std::vector<int>> x_i = d.x_i;
   SECTION("decreasing times") {
     std::swap(x_r[2][3], x_r[2][4]);
-    CHECK_THROWS_AS((map_rect<pk2cmt_call_id, pk2cmt_job>(d.true_phi, d.true_eta, x_r, x_i)), std::invalid_argument);
+    CHECK_THROWS_AS((map_rect<pk2cmt_call_id, pk2cmt_job>(d.true_phi, d.true_theta, x_r, x_i)), std::invalid_argument);
   }
   SECTION("more observations than the row holds") {
     x_i[1][0] = 10;
-    CHECK_THROWS_AS((map_rect<pk2cmt_call_id, pk2cmt_job>(d.true_phi, d.true_eta, x_r, x_i)), std::invalid_argument);
+    CHECK_THROWS_AS((map_rect<pk2cmt_call_id, pk2cmt_job>(d.true_phi, d.true_theta, x_r, x_i)), std::invalid_argument);
   }
   SECTION("wrong number of job parameters") {
-    std::vector<Eigen::VectorXd> eta(3, Eigen::VectorXd::Zero(4));
-    CHECK_THROWS_AS((map_rect<pk2cmt_call_id, pk2cmt_job>(d.true_phi, eta, x_r, x_i)), std::invalid_argument);
+    std::vector<Eigen::VectorXd> theta(3, Eigen::VectorXd::Zero(4));
+    CHECK_THROWS_AS((map_rect<pk2cmt_call_id, pk2cmt_job>(d.true_phi, theta, x_r, x_i)), std::invalid_argument);
   }
   SECTION("non-finite parameters") {
-    Eigen::VectorXd phi = d.true_phi;
-    phi(4) = std::numeric_limits<double>::infinity();
-    CHECK_THROWS_AS((map_rect<pk2cmt_call_id, pk2cmt_job>(phi, d.true_eta, x_r, x_i)), std::domain_error);
+    const double inf = std::numeric_limits<double>::infinity();
+    for (int k : {4, 7}) {  // a median and an omega: neither reaches the ODE solver
+      Eigen::VectorXd phi = d.true_phi;
+      phi(k) = inf;
+      CHECK_THROWS_AS((map_rect<pk2cmt_call_id, pk2cmt_job>(phi, d.true_theta, x_r, x_i)), std::domain_error);
+    }
+    std::vector<Eigen::VectorXd> theta = d.true_theta;
+    theta[1](2) = -inf;
+    CHECK_THROWS_AS((map_rect<pk2cmt_call_id, pk2cmt_job>(d.true_phi, theta, x_r, x_i)), std::domain_error);
   }
 }
 
@@ -267,6 +338,11 @@ TEST_CASE("pk2cmt: the simulated study is deterministic") {
   CHECK(a.x_r == b.x_r);
   CHECK(a.x_i == b.x_i);
   for (int j = 0; j < 20; ++j) CHECK(a.true_eta[j] == b.true_eta[j]);
+  // The subjects' log parameters are the population's shifted by the scaled random effects.
+  REQUIRE(a.true_theta.size() == 20);
+  for (int j = 0; j < 20; ++j)
+    for (int k = 0; k < 5; ++k)
+      CHECK(a.true_theta[j](k) == a.true_phi(k) + pk2cmt_true_omegas[k] * a.true_eta[j](k));
   // The first subjects do not depend on how many are simulated.
   const pk2cmt_data small = simulate_pk2cmt(3);
   for (int j = 0; j < 3; ++j) CHECK(small.x_r[j] == a.x_r[j]);
@@ -310,9 +386,17 @@ TEST_CASE("pk2cmt_model: packing, density at the truth against a perturbed point
   perturbed(2) -= 0.3;   // V1
   perturbed(10) += 0.5;  // sigma
   CHECK(lp_true > model.log_density(perturbed));
-  Eigen::VectorXd shifted_eta = truth;
-  shifted_eta.tail(5 * 16).array() += 0.5;
-  CHECK(lp_true > model.log_density(shifted_eta));
+  Eigen::VectorXd shifted_theta = truth;
+  shifted_theta.tail(5 * 16).array() += 0.3;
+  CHECK(lp_true > model.log_density(shifted_theta));
+  Eigen::VectorXd wide_omega = truth;
+  wide_omega.segment(5, 5).array() += 1.0;  // the failure of the non-centred joint fit: omega far too large
+  CHECK(lp_true > model.log_density(wide_omega));
+
+  // The start: omega 0.5, every subject at the population medians.
+  const Eigen::VectorXd x0 = model.initial();
+  CHECK(std::exp(x0(5)) == Approx(0.5));
+  for (int j = 0; j < 16; ++j) CHECK(x0.segment(11 + 5 * j, 5) == x0.head(5));
 
   Eigen::VectorXd gradient;
   const double lp = model.log_density_gradient(perturbed, gradient);
