@@ -10,13 +10,13 @@ using namespace maprect;
 
 TEST_CASE("pk2cmt over the cluster equals in process bit for bit") {
   const models::pk2cmt_data d = models::simulate_pk2cmt(7);
-  std::vector<Eigen::VectorXd> eta = d.true_eta;
+  const std::vector<Eigen::VectorXd> theta = d.true_theta;  // each subject's own log parameters
   using job = models::pk2cmt_job;
   constexpr int id = models::pk2cmt_call_id;
-  test::check_bit_equal<id, job, var, var>(d.true_phi, eta, d.x_r, d.x_i);
-  test::check_bit_equal<id, job, double, var>(d.true_phi, eta, d.x_r, d.x_i);
-  test::check_bit_equal<id, job, var, double>(d.true_phi, eta, d.x_r, d.x_i);
-  test::check_bit_equal<id, job, double, double>(d.true_phi, eta, d.x_r, d.x_i);
+  test::check_bit_equal<id, job, var, var>(d.true_phi, theta, d.x_r, d.x_i);
+  test::check_bit_equal<id, job, double, var>(d.true_phi, theta, d.x_r, d.x_i);
+  test::check_bit_equal<id, job, var, double>(d.true_phi, theta, d.x_r, d.x_i);
+  test::check_bit_equal<id, job, double, double>(d.true_phi, theta, d.x_r, d.x_i);
 }
 
 TEST_CASE("logreg with ragged groups over the cluster equals in process bit for bit") {
