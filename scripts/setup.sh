@@ -10,6 +10,7 @@ MAPRECT_PACKAGES=(
   libboost-mpi-dev libboost-serialization-dev libboost-dev
   libeigen3-dev catch2 libcli11-dev liblbfgspp-dev
   python3 python3-matplotlib
+  valgrind iproute2
 )
 
 MAPRECT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -6,7 +6,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$MAPRECT_ROOT"
 
-STAGES=(setup ctest slurm)
+STAGES=(setup ctest slurm multihost soak valgrind sanitize)
 
 stage_setup() {
   setup
@@ -22,6 +22,26 @@ stage_ctest() {
 # installs the SLURM packages if missing). Prints SKIP with the reason where SLURM cannot be installed.
 stage_slurm() {
   MAPRECT_BUILD_DIR=$MAPRECT_BUILD_DIR "$MAPRECT_ROOT/scripts/test-slurm.sh"
+}
+
+# MPI tests across 3 network-namespace hosts over TCP, bit-equal to shared memory (SKIP without CAP_NET_ADMIN).
+stage_multihost() {
+  scripts/netns-hosts.sh
+}
+
+# Short soak (the full one is `scripts/soak.sh 100000`): bit-identical results, flat RSS on every rank.
+stage_soak() {
+  scripts/soak.sh 10000
+}
+
+# valgrind memcheck over the np=3 MPI tests: no errors, no definite leaks.
+stage_valgrind() {
+  scripts/valgrind.sh
+}
+
+# ASan + UBSan build of the whole test suite in build-sanitize/: no findings.
+stage_sanitize() {
+  scripts/sanitize.sh
 }
 
 passed=() failed=""
