@@ -96,6 +96,7 @@ unset OMPI_MCA_btl
 
 # np=3 across the hosts, one rank each, TCP only, on the namespaces' subnet only.
 netns_mpirun() {
+  # shellcheck disable=SC2016  # $0 and $@ belong to the inner shell
   timeout -k 15 180 ip netns exec "${PREFIX}h1" unshare --uts /bin/sh -c 'hostname h1; exec "$0" "$@"' \
     mpirun -np "$N_HOSTS" --hostfile "$WORK/hostfile" --map-by node \
     --mca plm_rsh_agent "$WORK/rsh" --mca btl self,tcp \
