@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# valgrind memcheck over the MPI tests at np=3 (every CTest test labelled `mpi` named *_np3), each rank under
-# valgrind: zero errors and no definite leaks (Open MPI / PMIx internals suppressed, nothing of maprect's).
+# valgrind memcheck over the MPI tests at np=3 (every CTest test labelled `mpi` that runs a binary under
+# `mpiexec -n 3`), each rank under valgrind: zero errors and no definite leaks (Open MPI / PMIx internals
+# suppressed, nothing of maprect's).
 #   scripts/valgrind.sh          (stage `valgrind` of scripts/test.sh) on the Release build in build/
 #   MAPRECT_VALGRIND_DEBUG=1 scripts/valgrind.sh
 #                                the same on a RelWithDebInfo build in build-valgrind/, for file:line in the
@@ -22,9 +23,12 @@ fi
 mapfile -t tests < <(ctest --test-dir "$BUILD" --show-only=json-v1 | python3 -c '
 import json, sys
 for t in json.load(sys.stdin)["tests"]:
-    labels = [p["value"] for p in t.get("properties", []) if p["name"] == "LABELS"]
-    if t["name"].endswith("_np3") and labels and "mpi" in labels[0]:
-        print(t["name"], *t["command"], sep="\t")')
+    labels = [l for p in t.get("properties", []) if p["name"] == "LABELS" for l in p["value"]]
+    cmd = t.get("command", [])
+    # Test binaries run by mpiexec directly (not the shell pipelines that compare program outputs).
+    if ("mpi" in labels and len(cmd) > 3 and cmd[0].split("/")[-1] in ("mpiexec", "mpirun")
+            and cmd[1:3] == ["-n", "3"]):
+        print(t["name"], *cmd, sep="\t")')
 [ "${#tests[@]}" -gt 0 ] || { echo "valgrind: no np=3 MPI tests found in $BUILD"; exit 1; }
 targets=()
 for line in "${tests[@]}"; do
