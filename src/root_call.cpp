@@ -1,5 +1,6 @@
 // The root side of a call: plan a call site, ship its data once, then per call broadcast the header and
 // shared parameters, scatter the job parameters, run the root's own chunk, gather the blocks.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -43,8 +44,7 @@ void fill_request(cluster_state& s, command cmd, const call_request* req, int ro
     h[wire::s_n_jobs] = req->n_jobs;
     h[wire::s_row_real] = row_real;
     h[wire::s_row_int] = row_int;
-    std::memcpy(h + wire::header_slots, req->shared,
-                sizeof(double) * static_cast<std::size_t>(std::min(req->n_shared, wire::inline_shared)));
+    std::copy_n(req->shared, std::min(req->n_shared, wire::inline_shared), h + wire::header_slots);
   }
 }
 
@@ -167,9 +167,8 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   site.x_r.resize(static_cast<std::size_t>(J) * row_real);
   site.x_i.resize(static_cast<std::size_t>(J) * row_int);
   for (int j = 0; j < J; ++j) {
-    std::memcpy(site.x_r.data() + static_cast<std::size_t>(j) * row_real, (*req.x_r)[j].data(),
-                sizeof(double) * row_real);
-    std::memcpy(site.x_i.data() + static_cast<std::size_t>(j) * row_int, (*req.x_i)[j].data(), sizeof(int) * row_int);
+    std::copy_n((*req.x_r)[j].data(), row_real, site.x_r.data() + static_cast<std::size_t>(j) * row_real);
+    std::copy_n((*req.x_i)[j].data(), row_int, site.x_i.data() + static_cast<std::size_t>(j) * row_int);
   }
 
   fill_request(s, command::first_call, &req, row_real, row_int, 0);
@@ -243,7 +242,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
 
   // Blocks land where steady-state calls will put them: after each rank's status slots.
   double* buffer = tape::current().memory.allocate_array<double>(static_cast<std::size_t>(total));
-  std::memcpy(buffer + blocks.displs[0], s.own_out.data(), sizeof(double) * blocks.counts[0]);
+  std::copy_n(s.own_out.data(), blocks.counts[0], buffer + blocks.displs[0]);
   gatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, buffer, blocks.counts.data(), blocks.displs.data(), s.comm, s.policy);
   s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - blocks.counts[0] - wire::status_doubles * R);
 
@@ -282,7 +281,7 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   const int total = site.results.displs[R - 1] + site.results.counts[R - 1];
   double* buffer = tape::current().memory.allocate_array<double>(static_cast<std::size_t>(total));
   if (root_status.code == wire::status::ok)
-    std::memcpy(buffer, s.own_out.data(), sizeof(double) * site.results.counts[0]);
+    std::copy_n(s.own_out.data(), site.results.counts[0], buffer);
   gather_answers(s, req, MPI_DOUBLE, buffer, site.results.counts.data(), site.results.displs.data());
   s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - site.results.counts[0]);
 

@@ -2,7 +2,7 @@
 /// \file map_rect: apply a functor to J jobs and return the concatenated outputs, with gradients.
 
 #include <Eigen/Dense>
-#include <cstring>
+#include <algorithm>
 #include <deque>
 #include <stdexcept>
 #include <string>
@@ -103,7 +103,7 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
       const result_segment& seg = res.segments[s];
       int n = 0;
       for (int j = seg.job_begin; j < seg.job_end; ++j) n += res.counts[j];
-      if (n > 0) std::memcpy(out.data() + k, seg.blocks, sizeof(double) * static_cast<std::size_t>(n));
+      std::copy_n(seg.blocks, n, out.data() + k);
       k += n;
     }
   } else {
@@ -122,7 +122,7 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
         std::size_t n = 0;
         for (int j = seg.job_begin; j < seg.job_end; ++j) n += static_cast<std::size_t>(res.counts[j]);
         double* copy = mem.allocate_array<double>(n * res.rows);
-        std::memcpy(copy, col, sizeof(double) * n * res.rows);
+        std::copy_n(col, n * res.rows, copy);
         col = copy;
       }
       for (int j = seg.job_begin; j < seg.job_end; ++j) {
