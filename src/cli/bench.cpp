@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -26,21 +27,33 @@ namespace maprect::cli {
 
 namespace {
 
-/// Sizes per run: each (size, kernel) gets call ids of its own, so its first call is a true first call.
+/// Sizes per run. Each (size, kernel) has a call id for its steady-state calls and `first_call_samples`
+/// more, each used for one first call only, so that every timed first call is a true first call.
 constexpr int max_sizes = 16;
+constexpr int first_call_samples = 5;
 constexpr int scalar_call_base = 100;
 constexpr int vector_call_base = 200;
+constexpr int scalar_first_call_base = 1000;
+constexpr int vector_first_call_base = 2000;
+constexpr int first_call_ids = max_sizes * first_call_samples;
 
 template <class F, std::size_t... I>
 bool register_call_ids(int base, const char* name, std::index_sequence<I...>) {
   (detail::register_functor(base + static_cast<int>(I), detail::make_functor_entry<F>(name)), ...);
   return true;
 }
-// What MAPRECT_REGISTER does, for a range of ids; runs before main on every rank.
-const bool scalar_ids_registered = register_call_ids<models::logreg_standard_scalar_job>(
-    scalar_call_base, "maprect::models::logreg_standard_scalar_job", std::make_index_sequence<max_sizes>{});
-const bool vector_ids_registered = register_call_ids<models::logreg_standard_vector_job>(
-    vector_call_base, "maprect::models::logreg_standard_vector_job", std::make_index_sequence<max_sizes>{});
+// What MAPRECT_REGISTER does, for ranges of ids; runs before main on every rank.
+constexpr const char* scalar_name = "maprect::models::logreg_standard_scalar_job";
+constexpr const char* vector_name = "maprect::models::logreg_standard_vector_job";
+const bool ids_registered =
+    register_call_ids<models::logreg_standard_scalar_job>(scalar_call_base, scalar_name,
+                                                          std::make_index_sequence<max_sizes>{}) &&
+    register_call_ids<models::logreg_standard_vector_job>(vector_call_base, vector_name,
+                                                          std::make_index_sequence<max_sizes>{}) &&
+    register_call_ids<models::logreg_standard_scalar_job>(scalar_first_call_base, scalar_name,
+                                                          std::make_index_sequence<first_call_ids>{}) &&
+    register_call_ids<models::logreg_standard_vector_job>(vector_first_call_base, vector_name,
+                                                          std::make_index_sequence<first_call_ids>{});
 
 enum class kernel { scalar, vector };
 const char* kernel_name(kernel k) { return k == kernel::scalar ? "scalar" : "vector"; }
@@ -99,6 +112,14 @@ void single_tape_gradient(workspace& w) {
 template <int CallId, class F>
 void map_rect_gradient(workspace& w) {
   w.make_leaves();
+  const vector_v outputs = map_rect<CallId, F>(w.phi, w.theta, w.problem->x_r, w.problem->x_i);
+  w.finish(outputs.sum());
+}
+
+/// Like map_rect_gradient, and records what the call added to the root's tape (outside the timings).
+template <int CallId, class F>
+void map_rect_gradient_counted(workspace& w) {
+  w.make_leaves();
   const std::size_t bytes_before = tape_bytes(), nodes_before = tape_size();
   const vector_v outputs = map_rect<CallId, F>(w.phi, w.theta, w.problem->x_r, w.problem->x_i);
   w.call_tape_bytes = tape_bytes() - bytes_before;
@@ -106,15 +127,28 @@ void map_rect_gradient(workspace& w) {
   w.finish(outputs.sum());
 }
 
-template <class F, int Base, std::size_t... I>
-std::array<gradient_fn, max_sizes> map_rect_table(std::index_sequence<I...>) {
+template <class F, int Base, std::size_t N, std::size_t... I>
+std::array<gradient_fn, N> map_rect_table(std::index_sequence<I...>) {
   return {&map_rect_gradient<Base + static_cast<int>(I), F>...};
 }
 
-const std::array<gradient_fn, max_sizes> scalar_map_rect =
-    map_rect_table<models::logreg_standard_scalar_job, scalar_call_base>(std::make_index_sequence<max_sizes>{});
-const std::array<gradient_fn, max_sizes> vector_map_rect =
-    map_rect_table<models::logreg_standard_vector_job, vector_call_base>(std::make_index_sequence<max_sizes>{});
+template <class F, int Base, std::size_t... I>
+std::array<gradient_fn, max_sizes> counted_table(std::index_sequence<I...>) {
+  return {&map_rect_gradient_counted<Base + static_cast<int>(I), F>...};
+}
+
+const auto scalar_map_rect =
+    map_rect_table<models::logreg_standard_scalar_job, scalar_call_base, max_sizes>(std::make_index_sequence<max_sizes>{});
+const auto vector_map_rect =
+    map_rect_table<models::logreg_standard_vector_job, vector_call_base, max_sizes>(std::make_index_sequence<max_sizes>{});
+const auto scalar_counted =
+    counted_table<models::logreg_standard_scalar_job, scalar_call_base>(std::make_index_sequence<max_sizes>{});
+const auto vector_counted =
+    counted_table<models::logreg_standard_vector_job, vector_call_base>(std::make_index_sequence<max_sizes>{});
+const auto scalar_first_calls = map_rect_table<models::logreg_standard_scalar_job, scalar_first_call_base,
+                                               first_call_ids>(std::make_index_sequence<first_call_ids>{});
+const auto vector_first_calls = map_rect_table<models::logreg_standard_vector_job, vector_first_call_base,
+                                               first_call_ids>(std::make_index_sequence<first_call_ids>{});
 
 /// One backend at one size and kernel.
 struct record {
@@ -127,7 +161,8 @@ struct record {
   double median_us = std::numeric_limits<double>::quiet_NaN();
   double min_us = std::numeric_limits<double>::quiet_NaN();
   double mean_us = std::numeric_limits<double>::quiet_NaN();
-  std::optional<double> first_call_us;
+  std::optional<double> first_call_us;            ///< median over first_call_samples fresh call sites
+  std::optional<double> first_call_over_steady;   ///< median of first call / the steady calls right after it
   std::optional<double> max_abs_diff_vs_analytic;
   std::optional<double> log_density;
   std::optional<unsigned long long> bytes_sent, bytes_received;
@@ -136,29 +171,98 @@ struct record {
 };
 
 struct timing {
-  double median_us, min_us, mean_us, first_us;
+  double median_us, min_us, mean_us;
 };
 
-timing measure(gradient_fn f, workspace& w, int repeat) {
-  using clock = std::chrono::steady_clock;
-  auto t0 = clock::now();
-  f(w);
-  const double first_us = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
-  const int warm_up = std::clamp(repeat / 10, 2, 20);
-  for (int i = 0; i < warm_up; ++i) f(w);
-  std::vector<double> us(static_cast<std::size_t>(repeat));
-  for (auto& t : us) {
-    t0 = clock::now();
-    f(w);
-    t = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
-  }
+double median_of(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  const std::size_t n = xs.size();
+  return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
+}
+
+timing summarise_samples(const std::vector<double>& us) {
   double sum = 0;
   for (double t : us) sum += t;
-  std::vector<double> sorted = us;
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t n = sorted.size();
-  const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-  return {median, sorted.front(), sum / static_cast<double>(n), first_us};
+  return {median_of(us), *std::min_element(us.begin(), us.end()), sum / static_cast<double>(us.size())};
+}
+
+/// One backend in a comparison: how it computes a gradient, on which workspace, and whether it must run in
+/// process while a cluster is live.
+struct contender {
+  gradient_fn f;
+  workspace* w;
+  bool in_process;
+  std::vector<double> us;  ///< one sample per round: microseconds per gradient
+
+  contender(gradient_fn fn, workspace* ws, bool local = false) : f(fn), w(ws), in_process(local) {}
+};
+
+void run_gradient(const contender& c) {
+  if (c.in_process) {
+    in_process_scope local;
+    c.f(*c.w);
+  } else {
+    c.f(*c.w);
+  }
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Times the contenders side by side: `repeat` rounds, each timing every contender once (`batch` gradients,
+/// in an order that rotates from round to round). The machine is shared and its speed drifts; interleaving
+/// gives every contender the same drift, and ratios taken within a round cancel it.
+void sample_interleaved(std::vector<contender>& cs, int repeat) {
+  using clock = std::chrono::steady_clock;
+  const int warm_up = std::clamp(repeat / 10, 2, 20);
+  double slowest = 0;  // seconds of one gradient, the slowest contender's
+  for (auto& c : cs) {
+    for (int i = 0; i < warm_up; ++i) run_gradient(c);
+    const auto t0 = clock::now();
+    run_gradient(c);
+    slowest = std::max(slowest, seconds_since(t0));
+  }
+  // Samples of at least ~100 us, so that the clock's resolution and the loop do not count.
+  const int batch = static_cast<int>(std::clamp(std::ceil(100e-6 / std::max(slowest, 1e-9)), 1.0, 1000.0));
+  const std::size_t n = cs.size();
+  for (auto& c : cs) c.us.clear();
+  for (int r = 0; r < repeat; ++r)
+    for (std::size_t i = 0; i < n; ++i) {
+      contender& c = cs[(i + static_cast<std::size_t>(r)) % n];
+      const auto t0 = clock::now();
+      for (int b = 0; b < batch; ++b) run_gradient(c);
+      c.us.push_back(1e6 * seconds_since(t0) / batch);
+    }
+}
+
+/// Median over rounds of a / b, each round's samples against each other.
+double paired_ratio(const contender& a, const contender& b) {
+  std::vector<double> r(a.us.size());
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = a.us[i] / b.us[i];
+  return median_of(r);
+}
+
+/// First calls of `first_calls.size()` fresh call sites, each followed by `steady` calls of the same site:
+/// the median first call, and the median of (first call / median of the steady calls after it).
+std::pair<double, double> sample_first_calls(const std::vector<gradient_fn>& first_calls, workspace& w) {
+  using clock = std::chrono::steady_clock;
+  constexpr int steady = 5;
+  std::vector<double> firsts, ratios;
+  for (gradient_fn f : first_calls) {
+    auto t0 = clock::now();
+    f(w);
+    const double first = seconds_since(t0);
+    std::vector<double> after;
+    for (int i = 0; i < steady; ++i) {
+      t0 = clock::now();
+      f(w);
+      after.push_back(seconds_since(t0));
+    }
+    firsts.push_back(1e6 * first);
+    ratios.push_back(first / median_of(after));
+  }
+  return {median_of(firsts), median_of(ratios)};
 }
 
 record make_record(int J, int N, const std::string& kernel, const std::string& backend, int ranks, int working,
@@ -202,38 +306,14 @@ const record* find(const std::vector<record>& rs, int J, int N, const std::strin
   return nullptr;
 }
 
-/// Ratios of one (size, kernel), as the table shows them.
+/// Ratios of one (size, kernel), as the table shows them: medians over rounds of each round's ratio
+/// (the floor, measured apart, as a ratio of medians).
 struct summary {
   int jobs, points;
   std::string kernel;
   std::optional<double> single_tape_over_analytic, in_process_over_single_tape, cluster_speedup_over_in_process,
-      cluster_over_raw_mpi_floor, in_process_overhead_us_per_job;
+      cluster_over_raw_mpi_floor, in_process_overhead_us_per_job, first_call_over_steady;
 };
-
-std::optional<double> ratio(const record* a, const record* b) {
-  if (!a || !b || !(b->median_us > 0)) return std::nullopt;
-  return a->median_us / b->median_us;
-}
-
-std::vector<summary> summarise(const std::vector<record>& rs, const std::vector<std::pair<int, int>>& sizes) {
-  std::vector<summary> out;
-  for (auto [J, N] : sizes)
-    for (const char* k : {"scalar", "vector"}) {
-      summary s{J, N, k, {}, {}, {}, {}, {}};
-      const record* analytic = find(rs, J, N, "none", "analytic");
-      const record* floor = find(rs, J, N, "none", "raw_mpi_floor");
-      const record* single = find(rs, J, N, k, "single_tape");
-      const record* local = find(rs, J, N, k, "in_process");
-      const record* remote = find(rs, J, N, k, "cluster");
-      s.single_tape_over_analytic = ratio(single, analytic);
-      s.in_process_over_single_tape = ratio(local, single);
-      s.cluster_speedup_over_in_process = ratio(local, remote);
-      s.cluster_over_raw_mpi_floor = ratio(remote, floor);
-      if (local && single) s.in_process_overhead_us_per_job = (local->median_us - single->median_us) / J;
-      out.push_back(s);
-    }
-  return out;
-}
 
 std::string cell(const std::optional<double>& x, const char* format) {
   if (!x) return "-";
@@ -245,10 +325,12 @@ std::string cell(const std::optional<double>& x, const char* format) {
 std::string cell(double x, const char* format) { return cell(std::optional<double>(x), format); }
 
 void print_table(const std::vector<record>& rs, const std::vector<summary>& ss, int ranks) {
-  std::printf("\nmedian time per gradient in us (%d rank%s); ratios of medians\n", ranks, ranks == 1 ? "" : "s");
-  std::printf("%-9s %-6s %9s %9s %9s %9s %9s | %7s %7s %7s %8s | %10s %16s %8s\n", "JxN", "kernel", "analytic",
-              "single", "in_proc", "cluster", "mpi_floor", "st/an", "ip/st", "speedup", "cl/floor", "first_call",
-              "bytes sent/recv", "tape B/o");
+  std::printf("\nmedian time per gradient in us (%d rank%s); ratios: median over rounds of each round's ratio "
+              "(cl/floor: of medians); first: first call / steady\n",
+              ranks, ranks == 1 ? "" : "s");
+  std::printf("%-9s %-6s %9s %9s %9s %9s %9s | %7s %7s %7s %8s %6s | %10s %16s %8s\n", "JxN", "kernel", "analytic",
+              "single", "in_proc", "cluster", "mpi_floor", "st/an", "ip/st", "speedup", "cl/floor", "first",
+              "first_call", "bytes sent/recv", "tape B/o");
   for (const auto& s : ss) {
     const record* analytic = find(rs, s.jobs, s.points, "none", "analytic");
     const record* floor = find(rs, s.jobs, s.points, "none", "raw_mpi_floor");
@@ -261,11 +343,12 @@ void print_table(const std::vector<record>& rs, const std::vector<summary>& ss, 
       bytes = std::to_string(*remote->bytes_sent) + "/" + std::to_string(*remote->bytes_received);
     const record* tape_source = remote ? remote : local;
     const std::string size = std::to_string(s.jobs) + "x" + std::to_string(s.points);
-    std::printf("%-9s %-6s %9s %9s %9s %9s %9s | %7s %7s %7s %8s | %10s %16s %8s\n", size.c_str(), s.kernel.c_str(),
-                us(analytic).c_str(), us(single).c_str(), us(local).c_str(), us(remote).c_str(), us(floor).c_str(),
-                cell(s.single_tape_over_analytic, "%.2f").c_str(), cell(s.in_process_over_single_tape, "%.2f").c_str(),
+    std::printf("%-9s %-6s %9s %9s %9s %9s %9s | %7s %7s %7s %8s %6s | %10s %16s %8s\n", size.c_str(),
+                s.kernel.c_str(), us(analytic).c_str(), us(single).c_str(), us(local).c_str(), us(remote).c_str(),
+                us(floor).c_str(), cell(s.single_tape_over_analytic, "%.2f").c_str(),
+                cell(s.in_process_over_single_tape, "%.2f").c_str(),
                 cell(s.cluster_speedup_over_in_process, "%.2f").c_str(),
-                cell(s.cluster_over_raw_mpi_floor, "%.2f").c_str(),
+                cell(s.cluster_over_raw_mpi_floor, "%.2f").c_str(), cell(s.first_call_over_steady, "%.2f").c_str(),
                 remote && remote->first_call_us ? cell(*remote->first_call_us, "%.1f").c_str() : "-", bytes.c_str(),
                 tape_source ? cell(tape_source->tape_bytes_per_output, "%.0f").c_str() : "-");
   }
@@ -295,6 +378,7 @@ void write_json(std::ostream& out, const std::vector<record>& rs, const std::vec
         << ", \"ranks\": " << r.ranks << ", \"working_ranks\": " << r.working_ranks << ", \"repeats\": " << r.repeats
         << ", \"median_us\": " << json_number(r.median_us) << ", \"min_us\": " << json_number(r.min_us)
         << ", \"mean_us\": " << json_number(r.mean_us) << ", \"first_call_us\": " << opt(r.first_call_us)
+        << ", \"first_call_over_steady\": " << opt(r.first_call_over_steady)
         << ", \"log_density\": " << opt(r.log_density)
         << ", \"max_abs_diff_vs_analytic\": " << opt(r.max_abs_diff_vs_analytic)
         << ", \"bytes_sent\": " << opt(r.bytes_sent) << ", \"bytes_received\": " << opt(r.bytes_received)
@@ -314,7 +398,8 @@ void write_json(std::ostream& out, const std::vector<record>& rs, const std::vec
         << ", \"in_process_over_single_tape\": " << opt(s.in_process_over_single_tape)
         << ", \"cluster_speedup_over_in_process\": " << opt(s.cluster_speedup_over_in_process)
         << ", \"cluster_over_raw_mpi_floor\": " << opt(s.cluster_over_raw_mpi_floor)
-        << ", \"in_process_overhead_us_per_job\": " << opt(s.in_process_overhead_us_per_job) << "}";
+        << ", \"in_process_overhead_us_per_job\": " << opt(s.in_process_overhead_us_per_job)
+        << ", \"first_call_over_steady\": " << opt(s.first_call_over_steady) << "}";
   }
   out << "\n  ],\n";
   out << "  \"ranks\": " << ranks << ",\n";
@@ -323,21 +408,75 @@ void write_json(std::ostream& out, const std::vector<record>& rs, const std::vec
   out << "  \"hostname\": " << json_string(host_name()) << ",\n";
   out << "  \"date\": " << json_string(utc_timestamp()) << ",\n";
   out << "  \"unit\": \"microseconds per gradient\",\n";
+  out << "  \"method\": \"backends timed round-robin, one sample each per round; ratios are medians over rounds of "
+         "each round's ratio\",\n";
   out << "  \"model\": \"standard benchmark model (shared/benchmark-model.md)\"\n";
   out << "}\n";
 }
 
-std::vector<record> bench_on_root(const std::vector<std::pair<int, int>>& sizes, int repeat, const cluster& c,
-                                  const std::vector<double>& floor_seconds) {
+struct bench_results {
+  std::vector<record> records;
+  std::vector<summary> summaries;
+};
+
+/// Median over rounds of (a - b) / J.
+double paired_difference_per_job(const contender& a, const contender& b, int J) {
+  std::vector<double> d(a.us.size());
+  for (std::size_t i = 0; i < d.size(); ++i) d[i] = (a.us[i] - b.us[i]) / J;
+  return median_of(d);
+}
+
+bench_results bench_on_root(const std::vector<std::pair<int, int>>& sizes, int repeat, const cluster& c,
+                            const std::vector<double>& floor_seconds) {
   const int ranks = c.size();
-  std::vector<record> rs;
+  bench_results out;
+  std::vector<record>& rs = out.records;
   for (std::size_t s = 0; s < sizes.size(); ++s) {
     const auto [J, N] = sizes[s];
     std::printf("size %dx%d ...\n", J, N);
     std::fflush(stdout);
     const models::logreg_standard_problem problem = models::make_logreg_standard_problem(J, N);
+
+    // Every backend of this size, both kernels, in one interleaved comparison; a workspace each.
     workspace exact(problem);
-    record analytic = make_record(J, N, "none", "analytic", ranks, 1, repeat, measure(&analytic_gradient, exact, repeat));
+    std::vector<contender> cs{{&analytic_gradient, &exact}};
+    struct per_kernel {
+      kernel k;
+      std::unique_ptr<workspace> single, local, remote;
+      std::size_t single_at = 0, local_at = 0, remote_at = 0;  // indices in cs
+    };
+    std::vector<per_kernel> ks;
+    for (kernel k : {kernel::scalar, kernel::vector}) {
+      per_kernel pk{k, std::make_unique<workspace>(problem), std::make_unique<workspace>(problem),
+                    std::make_unique<workspace>(problem)};
+      const gradient_fn single = k == kernel::scalar ? &single_tape_gradient<models::logreg_standard_scalar_job>
+                                                     : &single_tape_gradient<models::logreg_standard_vector_job>;
+      const gradient_fn distributed = (k == kernel::scalar ? scalar_map_rect : vector_map_rect)[s];
+      pk.single_at = cs.size();
+      cs.push_back({single, pk.single.get()});
+      pk.local_at = cs.size();
+      cs.push_back({distributed, pk.local.get(), true});
+      if (ranks > 1) {
+        pk.remote_at = cs.size();
+        cs.push_back({distributed, pk.remote.get()});
+      }
+      ks.push_back(std::move(pk));
+    }
+
+    // First calls before anything else of this size runs over the cluster; each on a fresh call site.
+    std::vector<std::pair<double, double>> first(ks.size());
+    if (ranks > 1)
+      for (std::size_t k = 0; k < ks.size(); ++k) {
+        const auto& table = ks[k].k == kernel::scalar ? scalar_first_calls : vector_first_calls;
+        std::vector<gradient_fn> fs(table.begin() + static_cast<std::ptrdiff_t>(s * first_call_samples),
+                                    table.begin() + static_cast<std::ptrdiff_t>((s + 1) * first_call_samples));
+        workspace w(problem);
+        first[k] = sample_first_calls(fs, w);
+      }
+
+    sample_interleaved(cs, repeat);
+
+    record analytic = make_record(J, N, "none", "analytic", ranks, 1, repeat, summarise_samples(cs[0].us));
     analytic.log_density = exact.value;
     rs.push_back(analytic);
     if (ranks > 1) {
@@ -351,38 +490,51 @@ std::vector<record> bench_on_root(const std::vector<std::pair<int, int>>& sizes,
       floor.median_us = 1e6 * floor_seconds[s];
       rs.push_back(floor);
     }
-    for (kernel k : {kernel::scalar, kernel::vector}) {
-      const std::string name = kernel_name(k);
-      workspace w(problem);
-      auto checked = [&](record r) {
+    for (std::size_t k = 0; k < ks.size(); ++k) {
+      const per_kernel& pk = ks[k];
+      const std::string name = kernel_name(pk.k);
+      auto checked = [&](record r, const workspace& w) {
         r.log_density = w.value;
         r.max_abs_diff_vs_analytic = max_abs_diff(w.gradient, exact.gradient);
         return r;
       };
-      const gradient_fn single = k == kernel::scalar ? &single_tape_gradient<models::logreg_standard_scalar_job>
-                                                     : &single_tape_gradient<models::logreg_standard_vector_job>;
-      const gradient_fn distributed = (k == kernel::scalar ? scalar_map_rect : vector_map_rect)[s];
-      rs.push_back(checked(make_record(J, N, name, "single_tape", ranks, 1, repeat, measure(single, w, repeat))));
-      {
-        in_process_scope local;
-        record r = checked(make_record(J, N, name, "in_process", ranks, 1, repeat, measure(distributed, w, repeat)));
-        add_tape_breakdown(r, w, J);
-        rs.push_back(r);
-      }
+      const contender& single = cs[pk.single_at];
+      const contender& local = cs[pk.local_at];
+      // The tape footprint of one more call of each kind, untimed.
+      const gradient_fn counted = (pk.k == kernel::scalar ? scalar_counted : vector_counted)[s];
+      run_gradient(contender(counted, pk.local.get(), true));
+      if (ranks > 1) run_gradient(contender(counted, pk.remote.get()));
+      rs.push_back(checked(make_record(J, N, name, "single_tape", ranks, 1, repeat, summarise_samples(single.us)),
+                           *pk.single));
+      record lr = checked(make_record(J, N, name, "in_process", ranks, 1, repeat, summarise_samples(local.us)),
+                          *pk.local);
+      add_tape_breakdown(lr, *pk.local, J);
+      rs.push_back(lr);
+
+      summary sm{J, N, name, {}, {}, {}, {}, {}, {}};
+      sm.single_tape_over_analytic = paired_ratio(single, cs[0]);
+      sm.in_process_over_single_tape = paired_ratio(local, single);
+      sm.in_process_overhead_us_per_job = paired_difference_per_job(local, single, J);
       if (ranks > 1) {
-        // The first call of this call id ships the data and plans the call: timed on its own.
-        const timing t = measure(distributed, w, repeat);
-        record r = checked(make_record(J, N, name, "cluster", ranks, ranks, repeat, t));
-        r.first_call_us = t.first_us;
+        const contender& remote = cs[pk.remote_at];
+        record r = checked(make_record(J, N, name, "cluster", ranks, ranks, repeat, summarise_samples(remote.us)),
+                           *pk.remote);
+        r.first_call_us = first[k].first;
+        r.first_call_over_steady = first[k].second;
+        // The traffic of this kernel's last call (the counted one just above).
         const cluster::traffic traffic = c.last_call_traffic();
         r.bytes_sent = traffic.sent;
         r.bytes_received = traffic.received;
-        add_tape_breakdown(r, w, J);
+        add_tape_breakdown(r, *pk.remote, J);
         rs.push_back(r);
+        sm.cluster_speedup_over_in_process = paired_ratio(local, remote);
+        if (floor_seconds[s] > 0) sm.cluster_over_raw_mpi_floor = r.median_us / (1e6 * floor_seconds[s]);
+        sm.first_call_over_steady = first[k].second;
       }
+      out.summaries.push_back(sm);
     }
   }
-  return rs;
+  return out;
 }
 
 }  // namespace
@@ -457,11 +609,10 @@ int run_bench(const bench_options& o, const std::string& invocation) {
       try {
         std::printf("maprect bench: standard model, %zu size%s, %d rank%s, %d repeats\n", sizes.size(),
                     sizes.size() == 1 ? "" : "s", c.size(), c.size() == 1 ? "" : "s", o.repeat);
-        const std::vector<record> rs = bench_on_root(sizes, o.repeat, c, floor_seconds);
-        const std::vector<summary> ss = summarise(rs, sizes);
-        print_table(rs, ss, c.size());
+        const bench_results results = bench_on_root(sizes, o.repeat, c, floor_seconds);
+        print_table(results.records, results.summaries, c.size());
         if (out.is_open()) {
-          write_json(out, rs, ss, c.size(), o.repeat, invocation);
+          write_json(out, results.records, results.summaries, c.size(), o.repeat, invocation);
           out.close();
           if (!out) throw std::runtime_error(o.json + ": write failed");
           std::printf("wrote %s\n", o.json.c_str());
