@@ -3,7 +3,6 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
-#include <deque>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -37,20 +36,23 @@ void check_map_rect_arguments(const std::vector<Eigen::Matrix<T_job, Eigen::Dyna
   if (x_i.size() != J)
     throw std::invalid_argument("map_rect: x_i has " + std::to_string(x_i.size()) + " rows but job_params has " +
                                 std::to_string(J) + " jobs (one row per job)");
+  if (J == 0) return;
+  const Eigen::Index n_params = job_params[0].size();
+  const std::size_t n_real = x_r[0].size(), n_int = x_i[0].size();
   for (std::size_t j = 1; j < J; ++j) {
-    if (job_params[j].size() != job_params[0].size())
+    // One test per job on the common path; which size differs is worked out only for the error.
+    if (job_params[j].size() == n_params && x_r[j].size() == n_real && x_i[j].size() == n_int) continue;
+    if (job_params[j].size() != n_params)
       throw std::invalid_argument(size_mismatch("job_params", j, job_params[j].size(), "the size of job_params[0]",
                                                 job_params[0].size()));
-    if (x_r[j].size() != x_r[0].size())
-      throw std::invalid_argument(size_mismatch("x_r", j, x_r[j].size(), "the size of x_r[0]", x_r[0].size()));
-    if (x_i[j].size() != x_i[0].size())
-      throw std::invalid_argument(size_mismatch("x_i", j, x_i[j].size(), "the size of x_i[0]", x_i[0].size()));
+    if (x_r[j].size() != n_real)
+      throw std::invalid_argument(size_mismatch("x_r", j, x_r[j].size(), "the size of x_r[0]", n_real));
+    throw std::invalid_argument(size_mismatch("x_i", j, x_i[j].size(), "the size of x_i[0]", n_int));
   }
-  if (J == 0) return;
-  const long long n_params = static_cast<long long>(job_params[0].size()) * static_cast<long long>(J);
-  if (!fits_one_message(n_params))
-    throw_too_large_for_message(n_params, "job_params (" + std::to_string(J) + " jobs of " +
-                                              std::to_string(job_params[0].size()) + " parameters)");
+  const long long n_values = static_cast<long long>(n_params) * static_cast<long long>(J);
+  if (!fits_one_message(n_values) || !fits_one_message(static_cast<long long>(J)))
+    throw_too_large_for_message(n_values, "job_params (" + std::to_string(J) + " jobs of " +
+                                              std::to_string(n_params) + " parameters)");
 }
 
 /// Reusable per-thread buffers of the in-process backend.
@@ -63,11 +65,7 @@ struct local_buffers {
 };
 
 /// The buffers for the current functor depth (a functor may itself call map_rect).
-inline local_buffers& thread_local_buffers() {
-  static thread_local std::deque<local_buffers> by_depth;
-  while (by_depth.size() <= static_cast<std::size_t>(functor_depth)) by_depth.emplace_back();
-  return by_depth[static_cast<std::size_t>(functor_depth)];
-}
+inline local_buffers& thread_local_buffers() { return per_depth<local_buffers>(functor_depth); }
 
 /// Runs the whole call in this process through the same job runner the workers use.
 inline call_result run_in_process(const call_request& req) {
@@ -83,9 +81,13 @@ inline call_result run_in_process(const call_request& req) {
     throw_job_error(current_job_error(), cursor, -1);
   }
   b.segment = {b.blocks.data(), 0, req.n_jobs};
-  int n_outputs = 0;
+  long long n_outputs = 0;
   for (int c : b.counts) n_outputs += c;
-  return {&b.segment, 1, b.counts.data(), rows_per_output(req.kinds, req.n_shared, req.n_own), n_outputs};
+  if (!fits_one_message(n_outputs))
+    throw std::length_error("map_rect: call id " + std::to_string(req.call_id) + " returns " +
+                            std::to_string(n_outputs) + " outputs, more than 2^31-1 in one call");
+  return {&b.segment, 1, b.counts.data(), rows_per_output(req.kinds, req.n_shared, req.n_own),
+          static_cast<int>(n_outputs)};
 }
 
 /// Turns result blocks into the outputs: values, or one job_output_vari per output whose operands are
@@ -110,10 +112,17 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
     arena& mem = tape::current().memory;
     const int S = is_var_v<T_shared> ? static_cast<int>(shared_params.size()) : 0;
     const int P = job_params.empty() || !is_var_v<T_job> ? 0 : static_cast<int>(job_params[0].size());
-    vari** shared_ops = mem.allocate_array<vari*>(static_cast<std::size_t>(S));
-    if constexpr (is_var_v<T_shared>)
-      for (int s = 0; s < S; ++s) shared_ops[s] = shared_params(s).vi_;
-    auto* call = new (mem.allocate(sizeof(call_operands))) call_operands{shared_ops, S, P};
+    // A var is exactly its node pointer, so a vector of var reads as its operands.
+    static_assert(std::is_standard_layout_v<var> && sizeof(var) == sizeof(vari*));
+    // The call's operand record and those of the jobs with outputs, in one allocation.
+    std::size_t jobs_with_outputs = 0;
+    for (int j = 0, J = static_cast<int>(job_params.size()); j < J; ++j) jobs_with_outputs += res.counts[j] > 0;
+    const std::size_t call_bytes = call_operands::bytes(S), record_bytes = job_operands::bytes(P);
+    char* records = static_cast<char*>(mem.allocate(call_bytes + record_bytes * jobs_with_outputs));
+    vari* const* shared_nodes = nullptr;
+    if constexpr (is_var_v<T_shared>) shared_nodes = reinterpret_cast<vari* const*>(shared_params.data());
+    const call_operands* call = call_operands::make(records, shared_nodes, S, P);
+    records += call_bytes;
     int k = 0;
     for (int s = 0; s < res.n_segments; ++s) {
       const result_segment& seg = res.segments[s];
@@ -129,14 +138,13 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
         if (res.counts[j] == 0) continue;
         const job_operands* ops = nullptr;
         if constexpr (is_var_v<T_job>) {
-          // A var is exactly its node pointer, so a vector of var reads as its operands.
-          static_assert(std::is_standard_layout_v<var> && sizeof(var) == sizeof(vari*));
-          ops = job_operands::make(mem, call, reinterpret_cast<vari* const*>(job_params[j].data()));
+          ops = job_operands::make(records, call, reinterpret_cast<vari* const*>(job_params[j].data()));
+        } else {
+          ops = job_operands::make(records, call, nullptr);
         }
-        else
-          ops = job_operands::make(mem, call, nullptr);
+        records += record_bytes;
         for (int c = 0; c < res.counts[j]; ++c, col += res.rows, ++k)
-          out(k) = var(new job_output_vari(col[0], col + 1, ops));
+          out.coeffRef(k) = var(new job_output_vari(col[0], col + 1, ops));
       }
     }
   }

@@ -223,16 +223,16 @@ void check_ragged(const ragged_data& d) {
       CHECK(tape::current().stack[stack_before + k] == out(k).vi_);
       CHECK(dynamic_cast<const detail::job_output_vari*>(out(k).vi_) != nullptr);
     }
-    // Memory: the shared operand list and its record, per job with outputs a record with its own
-    // operands, the partials and the nodes, each rounded up to the arena's alignment; the job's own
-    // graph would be far larger and is not there.
+    // Memory: the call's record with its shared operands and, per job with outputs, a record with its
+    // own operands (one allocation), the partials and the nodes, each rounded up to the arena's
+    // alignment; the job's own graph would be far larger and is not there.
     const std::size_t S = shared_var ? 2 : 0, P = job_var ? 2 : 0, rows = 1 + S + P;
     auto rounded = [](std::size_t b) { return (b + arena::alignment - 1) / arena::alignment * arena::alignment; };
-    std::size_t bound = rounded(S * sizeof(vari*)) + rounded(sizeof(detail::call_operands)) +
-                        rounded(n_outputs * rows * sizeof(double)) +
-                        n_outputs * rounded(sizeof(detail::job_output_vari));
+    std::size_t records = sizeof(detail::call_operands) + S * sizeof(vari*);
     for (int c : d.counts)
-      if (c > 0) bound += rounded(sizeof(detail::job_operands) + P * sizeof(vari*));
+      if (c > 0) records += sizeof(detail::job_operands) + P * sizeof(vari*);
+    const std::size_t bound = rounded(records) + rounded(n_outputs * rows * sizeof(double)) +
+                              n_outputs * rounded(sizeof(detail::job_output_vari));
     CHECK(tape_bytes() - bytes_before <= bound);
     CHECK(tape_bytes() - bytes_before >= n_outputs * sizeof(detail::job_output_vari));
   }

@@ -23,7 +23,7 @@ TEST_CASE("logreg with ragged groups over the cluster equals in process bit for 
   const models::logreg_data d = models::simulate_logreg(9, 13);
   Eigen::VectorXd phi(2);
   phi << 0.2, -0.4;
-  std::vector<Eigen::VectorXd> theta(9, Eigen::VectorXd(2));
+  std::vector<Eigen::VectorXd> theta(9, Eigen::VectorXd::Zero(2));
   for (int j = 0; j < 9; ++j) theta[j] << 0.01 * j, -0.02 * j;
   using job = models::logreg_job;
   constexpr int id = models::logreg_call_id;

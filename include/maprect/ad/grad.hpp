@@ -7,14 +7,20 @@
 
 namespace maprect {
 
+namespace detail {
+/// Seeds dy/dy = 1 and runs chain() over t's nodes from the newest down to position `begin`.
+inline void sweep(tape& t, const var& y, std::size_t begin) {
+  y.vi_->adj_ = 1.0;
+  vari* const* stack = t.stack.data();
+  for (std::size_t i = t.stack.size(); i-- > begin;) stack[i]->chain();
+}
+}  // namespace detail
+
 /// Reverse sweep from y: seeds dy/dy = 1 and runs chain() over the innermost open region (the whole
 /// tape when no nested_tape is open); afterwards x.adj() holds dy/dx for every x on that region.
 inline void grad(const var& y) {
   tape& t = tape::current();
-  y.vi_->adj_ = 1.0;
-  const std::size_t begin = t.region_begin().stack_size;
-  vari* const* stack = t.stack.data();
-  for (std::size_t i = t.stack.size(); i-- > begin;) stack[i]->chain();
+  detail::sweep(t, y, t.nests.empty() ? 0 : t.nests.back().stack_size);
 }
 
 /// Zeroes the adjoint of every node on the thread's tape.

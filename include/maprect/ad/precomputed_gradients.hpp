@@ -13,11 +13,28 @@ namespace maprect {
 
 namespace detail {
 
-/// Operands every job of a call shares.
+/// Operands every job of a call shares: the shared parameters' n_shared node pointers are stored right
+/// after this header (build with make()).
 struct call_operands {
-  vari* const* shared;  ///< the shared parameters' nodes (none when they are double)
-  int n_shared;         ///< how many shared operands
-  int n_own;            ///< how many operands each job has of its own
+  int n_shared;  ///< how many shared operands (none when they are double)
+  int n_own;     ///< how many operands each job has of its own
+
+  /// The shared parameters' nodes.
+  vari* const* shared() const { return reinterpret_cast<vari* const*>(this + 1); }
+
+  /// Bytes of a record with n_shared shared operands.
+  static constexpr std::size_t bytes(int n_shared) {
+    return sizeof(call_operands) + sizeof(vari*) * static_cast<std::size_t>(n_shared);
+  }
+
+  /// Builds, at `where` (bytes(n_shared) of arena memory), the record of a call whose shared operands are
+  /// `shared` (n_shared of them) and whose jobs have n_own operands each.
+  static const call_operands* make(void* where, vari* const* shared, int n_shared, int n_own) {
+    auto* record = new (where) call_operands{n_shared, n_own};
+    vari** slots = reinterpret_cast<vari**>(record + 1);
+    for (int k = 0; k < n_shared; ++k) new (slots + k) vari*(shared[k]);
+    return record;
+  }
 };
 
 /// Operands of every output of one job: the call's, then the job's own, whose n_own node pointers are
@@ -28,10 +45,15 @@ struct job_operands {
   /// The job's own operands.
   vari* const* own() const { return reinterpret_cast<vari* const*>(this + 1); }
 
-  /// A record on `mem` for a job whose own operands are `own` (n_own of them, from `call`).
-  static const job_operands* make(arena& mem, const call_operands* call, vari* const* own) {
-    void* p = mem.allocate(sizeof(job_operands) + sizeof(vari*) * static_cast<std::size_t>(call->n_own));
-    auto* record = new (p) job_operands{call};
+  /// Bytes of a record with n_own own operands.
+  static constexpr std::size_t bytes(int n_own) {
+    return sizeof(job_operands) + sizeof(vari*) * static_cast<std::size_t>(n_own);
+  }
+
+  /// Builds, at `where` (bytes(call->n_own) of arena memory), the record of a job whose own operands are
+  /// `own` (call->n_own of them; null when the job's parameters are double).
+  static const job_operands* make(void* where, const call_operands* call, vari* const* own) {
+    auto* record = new (where) job_operands{call};
     vari** slots = reinterpret_cast<vari**>(record + 1);
     for (int k = 0; k < call->n_own; ++k) new (slots + k) vari*(own[k]);
     return record;
@@ -46,12 +68,14 @@ class job_output_vari final : public vari {
   job_output_vari(double value, const double* partials, const job_operands* operands)
       : vari(value), partials_(partials), operands_(operands) {}
   void chain() override {
+    const double a = adj_;  // a local: the operands' adjoints cannot alias it
     const call_operands& call = *operands_->call;
     const double* d = partials_;
-    for (int k = 0; k < call.n_shared; ++k) call.shared[k]->adj_ += adj_ * d[k];
+    vari* const* shared = call.shared();
+    for (int k = 0, n = call.n_shared; k < n; ++k) shared[k]->adj_ += a * d[k];
     d += call.n_shared;
     vari* const* own = operands_->own();
-    for (int k = 0; k < call.n_own; ++k) own[k]->adj_ += adj_ * d[k];
+    for (int k = 0, n = call.n_own; k < n; ++k) own[k]->adj_ += a * d[k];
   }
 
  private:

@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 #include <ostream>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -104,17 +105,75 @@ struct functor_scope {
   functor_scope& operator=(const functor_scope&) = delete;
 };
 
-/// A parameter vector kept per thread and functor depth (slot 0: shared, 1: own), so that a call does not
-/// allocate it again; the depth keeps a map_rect inside a functor from reusing its caller's vector.
+/// The calling thread's T for functor depth `depth`, made on first use and kept until the thread ends: a
+/// map_rect inside a functor must not reuse its caller's buffers. A lookup is one thread-local load.
 template <class T>
-Eigen::Matrix<T, Eigen::Dynamic, 1>& scratch_vector(int slot, int n) {
-  static thread_local std::deque<Eigen::Matrix<T, Eigen::Dynamic, 1>> by_depth;
-  const std::size_t i = 2 * static_cast<std::size_t>(functor_depth) + static_cast<std::size_t>(slot);
-  while (by_depth.size() <= i) by_depth.emplace_back();
-  Eigen::Matrix<T, Eigen::Dynamic, 1>& v = by_depth[i];
-  if (v.size() != n) v.resize(n);
-  return v;
+T& per_depth(int depth) {
+  static thread_local std::vector<std::unique_ptr<T>>* slots = nullptr;  // constant-initialised: no TLS wrapper
+  const auto d = static_cast<std::size_t>(depth);
+  if (__builtin_expect(slots != nullptr && d < slots->size(), 1)) return *(*slots)[d];
+  static thread_local std::unique_ptr<std::vector<std::unique_ptr<T>>> owner;  // frees them with the thread
+  if (!owner) owner = std::make_unique<std::vector<std::unique_ptr<T>>>();
+  while (owner->size() <= d) owner->push_back(std::make_unique<T>());
+  slots = owner.get();
+  return *(*slots)[d];
 }
+
+/// The job runner's parameter vectors, reused by every chunk at one functor depth. With var parameters
+/// their nodes are leaves kept here rather than on the tape: each job only sets their values.
+class runner_vectors {
+ public:
+  /// A leaf that is not on any tape: sweeps never visit leaves, and the runner zeroes its adjoint.
+  struct kept_leaf final : vari {
+    kept_leaf() : vari(0.0) {}
+  };
+
+  /// Makes room for n kept leaves; call before shared() and own(), whose leaves it may replace.
+  void keep_leaves(int n) {
+    if (n <= n_nodes_) return;
+    // New nodes: the vectors' entries point at the old ones, so both are emptied.
+    nodes_ = std::make_unique<kept_leaf[]>(static_cast<std::size_t>(n));
+    n_nodes_ = n;
+    shared_v_.resize(0);
+    own_v_.resize(0);
+  }
+  /// The shared vector of scalar type T, sized n; var entries are kept leaves.
+  template <class T>
+  Eigen::Matrix<T, Eigen::Dynamic, 1>& shared(int n) {
+    if constexpr (is_var_v<T>) return leaves(shared_v_, n, 0);
+    else return sized(shared_d_, n);
+  }
+  /// The job vector of scalar type T, sized n; var entries are kept leaves (after the shared ones).
+  template <class T>
+  Eigen::Matrix<T, Eigen::Dynamic, 1>& own(int n, int after) {
+    if constexpr (is_var_v<T>) return leaves(own_v_, n, after);
+    else return sized(own_d_, n);
+  }
+  /// The kept leaves from index `first` on (those shared() and own() hand out).
+  kept_leaf* kept(int first) { return nodes_.get() + first; }
+
+ private:
+
+  template <class V>
+  static V& sized(V& v, int n) {
+    if (v.size() != n) v.resize(n);
+    return v;
+  }
+
+  /// v sized n, its entries the kept leaves [first, first + n) (within keep_leaves()).
+  Eigen::Matrix<var, Eigen::Dynamic, 1>& leaves(Eigen::Matrix<var, Eigen::Dynamic, 1>& v, int n, int first) {
+    if (v.size() != n || (n > 0 && v(0).vi_ != &nodes_[first])) {
+      v.resize(n);
+      for (int i = 0; i < n; ++i) v(i).vi_ = &nodes_[first + i];
+    }
+    return v;
+  }
+
+  std::unique_ptr<kept_leaf[]> nodes_;
+  int n_nodes_ = 0;
+  Eigen::Matrix<var, Eigen::Dynamic, 1> shared_v_, own_v_;
+  Eigen::VectorXd shared_d_, own_d_;
+};
 
 /// The chunk runner of functor F for one combination of parameter kinds.
 template <class F, param_kinds Kinds>
@@ -128,13 +187,22 @@ void run_chunk(const chunk_input& in, block_buffer& out, int* counts, int& curso
   const int P = in.n_own;
   const int rows = rows_per_output(Kinds, S, P);
   const F f{};
+  runner_vectors& vectors = per_depth<runner_vectors>(functor_depth);
   functor_scope scope;
 
-  // Parameter vectors are reused across the chunk's jobs. With var parameters the whole chunk is one
-  // nested region: shared-parameter nodes are made once, each job's nodes are freed after the job.
-  Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared = scratch_vector<T_shared>(0, S);
-  Eigen::Matrix<T_job, Eigen::Dynamic, 1>& own = scratch_vector<T_job>(1, P);
-  if constexpr (!shared_var) shared = Eigen::Map<const Eigen::VectorXd>(in.shared, S);
+  // Parameter vectors are reused across the chunk's jobs (and chunks). With var parameters the whole
+  // chunk is one nested region, and each job's nodes are freed after the job.
+  vectors.keep_leaves((shared_var ? S : 0) + (job_var ? P : 0));
+  Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared = vectors.shared<T_shared>(S);
+  Eigen::Matrix<T_job, Eigen::Dynamic, 1>& own = vectors.own<T_job>(P, shared_var ? S : 0);
+  // The parameters' leaves, as one array: shared ones (if var), then own ones (if var).
+  runner_vectors::kept_leaf* const leaves = vectors.kept(0);
+  const int n_shared_leaves = shared_var ? S : 0, n_leaves = n_shared_leaves + (job_var ? P : 0);
+  if constexpr (shared_var) {
+    for (int s = 0; s < S; ++s) leaves[s].val_ = in.shared[s];
+  } else {
+    shared = Eigen::Map<const Eigen::VectorXd>(in.shared, S);
+  }
   out.reserve(out.size() + static_cast<std::size_t>(in.n_jobs) * rows);
 
   if constexpr (!shared_var && !job_var) {
@@ -148,33 +216,26 @@ void run_chunk(const chunk_input& in, block_buffer& out, int* counts, int& curso
   } else {
     nested_tape chunk_region;
     tape& t = tape::current();
-    if constexpr (shared_var)
-      for (int s = 0; s < S; ++s) shared(s) = var(in.shared[s]);
     const tape_mark job_start = t.mark();
     for (int j = 0; j < in.n_jobs; ++j) {
       cursor = j;
       const double* own_values = in.own + static_cast<std::ptrdiff_t>(j) * P;
-      if constexpr (job_var)
-        for (int p = 0; p < P; ++p) own(p) = var(own_values[p]);
-      else
+      if constexpr (job_var) {
+        for (int p = 0; p < P; ++p) leaves[n_shared_leaves + p].val_ = own_values[p];
+      } else {
         own = Eigen::Map<const Eigen::VectorXd>(own_values, P);
+      }
       const Eigen::Matrix<R, Eigen::Dynamic, 1> y = f(shared, own, in.x_r[j], in.x_i[j], in.msgs);
       const int K = static_cast<int>(y.size());
       counts[j] = K;
       double* col = out.extend(static_cast<std::size_t>(K) * rows);
       for (int k = 0; k < K; ++k, col += rows) {
         col[0] = y(k).val();
-        if (k > 0) {
-          set_zero_nested_adjoints();
-        } else if constexpr (shared_var) {
-          for (int s = 0; s < S; ++s) shared(s).vi_->adj_ = 0;  // the earlier jobs' sweeps reached them
-        }
-        grad(y(k));
-        double* d = col + 1;
-        if constexpr (shared_var)
-          for (int s = 0; s < S; ++s) *d++ = shared(s).adj();
-        if constexpr (job_var)
-          for (int p = 0; p < P; ++p) *d++ = own(p).adj();
+        // The parameters' leaves carry the previous sweep's adjoints; the job's nodes do after its first.
+        for (int i = 0; i < n_leaves; ++i) leaves[i].adj_ = 0;
+        if (k > 0) set_zero_nested_adjoints();
+        detail::sweep(t, y(k), job_start.stack_size);
+        for (int i = 0; i < n_leaves; ++i) col[1 + i] = leaves[i].adj_;
       }
       t.rewind(job_start);
     }
