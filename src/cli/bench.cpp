@@ -212,7 +212,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 /// Times the contenders side by side: `repeat` rounds, each timing every contender once (`batch` gradients,
 /// in an order that rotates from round to round). The machine is shared and its speed drifts; interleaving
-/// gives every contender the same drift, and ratios taken within a round cancel it.
+/// gives every contender the same drift, and ratios taken within a round cancel it. A sample of short
+/// gradients follows one untimed gradient of the same contender, so that each is timed as one of a stream
+/// of gradients (as in a fit), not cold after the other contenders' turns.
 void sample_interleaved(std::vector<contender>& cs, int repeat) {
   using clock = std::chrono::steady_clock;
   const int warm_up = std::clamp(repeat / 10, 2, 20);
@@ -225,11 +227,13 @@ void sample_interleaved(std::vector<contender>& cs, int repeat) {
   }
   // Samples of at least ~100 us, so that the clock's resolution and the loop do not count.
   const int batch = static_cast<int>(std::clamp(std::ceil(100e-6 / std::max(slowest, 1e-9)), 1.0, 1000.0));
+  const bool lead_in = slowest < 5e-3;
   const std::size_t n = cs.size();
   for (auto& c : cs) c.us.clear();
   for (int r = 0; r < repeat; ++r)
     for (std::size_t i = 0; i < n; ++i) {
       contender& c = cs[(i + static_cast<std::size_t>(r)) % n];
+      if (lead_in) run_gradient(c);
       const auto t0 = clock::now();
       for (int b = 0; b < batch; ++b) run_gradient(c);
       c.us.push_back(1e6 * seconds_since(t0) / batch);
