@@ -1,26 +1,49 @@
 #pragma once
-// Which jobs each rank runs: contiguous and balanced, the root first.
+// Which jobs each rank runs: contiguous, the root first with a share of its own, the workers splitting the
+// rest evenly.
 #include <vector>
 
 namespace maprect::detail {
 
-/// First job of rank r when J jobs go to `ranks` ranks (rank r gets jobs [first_job(r), first_job(r+1))).
-inline int first_job(int r, int n_jobs, int ranks) {
-  return static_cast<int>(static_cast<long long>(n_jobs) * r / ranks);
-}
+/// J jobs over `ranks` ranks: the root runs jobs [0, root_jobs), and the workers the rest, balanced and in
+/// rank order. The root's share starts at an even split and moves with the root's extra work (see
+/// root_call.cpp).
+struct chunk_plan {
+  int n_jobs = 0;
+  int ranks = 1;
+  int root_jobs = 0;
+
+  /// The even split: the root runs J / ranks jobs (rounded down), like every worker.
+  static chunk_plan even(int n_jobs, int ranks) { return {n_jobs, ranks, n_jobs / ranks}; }
+
+  /// First job of rank r (rank r runs jobs [first(r), first(r + 1))); first(ranks) is J.
+  int first(int r) const {
+    if (r <= 0) return 0;
+    if (r >= ranks) return n_jobs;
+    const long long rest = n_jobs - root_jobs;
+    return root_jobs + static_cast<int>(rest * (r - 1) / (ranks - 1));
+  }
+  /// Jobs of rank r.
+  int jobs(int r) const { return first(r + 1) - first(r); }
+};
 
 /// Element counts and displacements for a scatter/gather of `per_job` values per job.
 struct rank_layout {
   std::vector<int> counts;
   std::vector<int> displs;
-  void assign(int n_jobs, int ranks, long long per_job) {
-    counts.resize(ranks);
-    displs.resize(ranks);
-    for (int r = 0; r < ranks; ++r) {
-      const int b = first_job(r, n_jobs, ranks), e = first_job(r + 1, n_jobs, ranks);
-      displs[r] = static_cast<int>(b * per_job);
-      counts[r] = static_cast<int>((e - b) * per_job);
+  void assign(const chunk_plan& plan, long long per_job) {
+    counts.resize(plan.ranks);
+    displs.resize(plan.ranks);
+    for (int r = 0; r < plan.ranks; ++r) {
+      displs[r] = static_cast<int>(plan.first(r) * per_job);
+      counts[r] = static_cast<int>(plan.jobs(r) * per_job);
     }
+  }
+  /// The workers' part only, as a buffer that starts at the first worker job (the root's count is 0).
+  void assign_workers(const chunk_plan& plan, long long per_job) {
+    assign(plan, per_job);
+    counts[0] = 0;
+    for (int r = 1; r < plan.ranks; ++r) displs[r] -= static_cast<int>(plan.root_jobs * per_job);
   }
 };
 

@@ -10,26 +10,31 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/balance.hpp"
 #include "src/chunk_plan.hpp"
 #include "src/wait.hpp"
 #include "workers/call_site_cache.hpp"
 
 namespace maprect::detail {
 
-/// The root's plan of one call site: the sizes it was planned for, a copy of the data the workers hold
-/// (to notice changes), output counts per job, and the message layouts of a steady-state call.
+/// The root's plan of one call site: the sizes it was planned for, who runs which jobs, a copy of the data
+/// the workers hold (to notice changes), output counts per job, and the message layouts of a steady-state
+/// call.
 struct root_site {
   bool planned = false;
   param_kinds kinds = param_kinds::dd;
-  int n_shared = 0, n_own = 0, n_jobs = 0, row_real = 0, row_int = 0;
-  std::vector<double> x_r;  ///< J x row_real, as shipped
-  std::vector<int> x_i;     ///< J x row_int, as shipped
+  int n_shared = 0, n_own = 0, row_real = 0, row_int = 0;
+  chunk_plan plan;          ///< J, the ranks, the root's share
+  std::vector<double> x_r;  ///< the workers' rows (jobs plan.root_jobs to J - 1) x row_real, as shipped
+  std::vector<int> x_i;     ///< the workers' rows x row_int, as shipped
   std::vector<int> counts;  ///< outputs per job
   int rows = 1;             ///< rows per output block
   int n_outputs = 0;        ///< sum of counts
   rank_layout own;          ///< job parameters per rank (doubles)
   rank_layout results;      ///< status + blocks per rank (doubles)
   std::vector<result_segment> segments;  ///< one per rank; blocks set per call
+  share_tuner tuner;        ///< proposes a better root share from the steady-state calls
+  int next_root_jobs = -1;  ///< a root share to plan at the next call, or -1
 };
 
 class cluster_state {
@@ -41,6 +46,7 @@ class cluster_state {
   bool serving = false;    ///< root: workers are in their serve loop
   wait_policy policy = wait_policy::spin;
   double timeout = 0;      ///< MAPRECT_TIMEOUT as the root has it (seconds; 0: none)
+  bool tune_shares = true; ///< root: tune its share of each call site's jobs (MAPRECT_BALANCE)
   cluster::traffic last_traffic;
   std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
   double request[wire::request_doubles] = {};

@@ -17,11 +17,12 @@ inline bool values_equal(const T* a, const T* b, std::size_t n) {
   return true;
 }
 
-/// True when every row of `rows` equals the matching row of `flat` (rows of `width` values, back to back).
+/// True when every row in [first, last) equals the matching row of `flat` (rows of `width` values, back to
+/// back).
 template <class T>
-bool rows_equal(const std::vector<std::vector<T>>& rows, const T* flat, int width) {
-  for (const auto& row : rows) {
-    if (!values_equal(row.data(), flat, static_cast<std::size_t>(width))) return false;
+bool rows_equal(const std::vector<T>* first, const std::vector<T>* last, const T* flat, int width) {
+  for (; first != last; ++first) {
+    if (!values_equal(first->data(), flat, static_cast<std::size_t>(width))) return false;
     flat += width;
   }
   return true;

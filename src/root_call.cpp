@@ -143,57 +143,63 @@ rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int 
 
 bool same_shape(const root_site& site, const call_request& req, int row_real, int row_int) {
   return site.planned && site.kinds == req.kinds && site.n_shared == req.n_shared && site.n_own == req.n_own &&
-         site.n_jobs == req.n_jobs && site.row_real == row_real && site.row_int == row_int;
+         site.plan.n_jobs == req.n_jobs && site.row_real == row_real && site.row_int == row_int;
 }
 
-/// True when every row equals the copy the workers hold, bit for bit.
+/// True when the workers' rows equal the copy they hold, bit for bit. The root's own jobs read the caller's
+/// rows, so only the workers' can be stale.
 bool same_data(const root_site& site, const call_request& req) {
-  return rows_equal(*req.x_r, site.x_r.data(), site.row_real) && rows_equal(*req.x_i, site.x_i.data(), site.row_int);
+  const std::size_t w = static_cast<std::size_t>(site.plan.root_jobs);
+  return rows_equal(req.x_r->data() + w, req.x_r->data() + site.plan.n_jobs, site.x_r.data(), site.row_real) &&
+         rows_equal(req.x_i->data() + w, req.x_i->data() + site.plan.n_jobs, site.x_i.data(), site.row_int);
 }
 
-/// First call of a call site (or of new data or sizes): ship each rank its rows, run, learn the output
-/// counts, gather the blocks, and keep the plan for steady-state calls.
-call_result first_call(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int) {
+/// First call of a call site (or of new data, sizes or root share): ship each worker its rows, run, learn
+/// the output counts, gather the blocks, and keep the plan for steady-state calls.
+call_result first_call(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
+                       int root_jobs) {
   const int J = req.n_jobs, R = s.size;
   site.planned = false;
+  site.next_root_jobs = -1;
   site.kinds = req.kinds;
   site.n_shared = req.n_shared;
   site.n_own = req.n_own;
-  site.n_jobs = J;
   site.row_real = row_real;
   site.row_int = row_int;
   site.rows = rows_per_output(req.kinds, req.n_shared, req.n_own);
-  site.own.assign(J, R, req.n_own);
-  site.x_r.resize(static_cast<std::size_t>(J) * row_real);
-  site.x_i.resize(static_cast<std::size_t>(J) * row_int);
-  for (int j = 0; j < J; ++j) {
-    std::copy_n((*req.x_r)[j].data(), row_real, site.x_r.data() + static_cast<std::size_t>(j) * row_real);
-    std::copy_n((*req.x_i)[j].data(), row_int, site.x_i.data() + static_cast<std::size_t>(j) * row_int);
+  site.plan = {J, R, root_jobs};
+  site.own.assign(site.plan, req.n_own);
+  const int w0 = site.plan.root_jobs;  // the first worker job: the root keeps no copy of its own rows
+  site.x_r.resize(static_cast<std::size_t>(J - w0) * row_real);
+  site.x_i.resize(static_cast<std::size_t>(J - w0) * row_int);
+  for (int j = w0; j < J; ++j) {
+    std::copy_n((*req.x_r)[j].data(), row_real, site.x_r.data() + static_cast<std::size_t>(j - w0) * row_real);
+    std::copy_n((*req.x_i)[j].data(), row_int, site.x_i.data() + static_cast<std::size_t>(j - w0) * row_int);
   }
 
   fill_request(s, command::first_call, &req, row_real, row_int, 0);
+  s.request[wire::s_root_jobs] = root_jobs;
   send_request(s, &req);
   start_timeout(s);
   rank_layout data;
   if (row_real > 0) {
-    data.assign(J, R, row_real);
+    data.assign_workers(site.plan, row_real);
     scatterv(site.x_r.data(), data.counts.data(), data.displs.data(), MPI_DOUBLE, MPI_IN_PLACE, 0, s.comm, s.policy);
-    s.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(site.x_r.size() - data.counts[0]);
+    s.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(site.x_r.size());
   }
   if (row_int > 0) {
-    data.assign(J, R, row_int);
+    data.assign_workers(site.plan, row_int);
     scatterv(site.x_i.data(), data.counts.data(), data.displs.data(), MPI_INT, MPI_IN_PLACE, 0, s.comm, s.policy);
-    s.last_traffic.sent += sizeof(int) * static_cast<std::uint64_t>(site.x_i.size() - data.counts[0]);
+    s.last_traffic.sent += sizeof(int) * static_cast<std::uint64_t>(site.x_i.size());
   }
   scatter_own(s, site, req);
 
-  const int n_root = first_job(1, J, R);
   job_error root_error;
-  const rank_status root_status = run_own_chunk(s, req, n_root, 0, root_error);
+  const rank_status root_status = run_own_chunk(s, req, site.plan.root_jobs, 0, root_error);
 
   // Status and output counts of every rank: [status, failing job, counts of its jobs...].
   rank_layout count_layout;
-  count_layout.assign(J, R, 1);
+  count_layout.assign(site.plan, 1);
   for (int r = 0; r < R; ++r) {
     count_layout.displs[r] += 2 * r;
     count_layout.counts[r] += 2;
@@ -216,7 +222,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
     const int* g = gathered.data() + count_layout.displs[r];
     statuses[r] = {static_cast<wire::status>(g[0]), g[1]};
     all_ok = all_ok && statuses[r].code == wire::status::ok;
-    const int b = first_job(r, J, R), e = first_job(r + 1, J, R);
+    const int b = site.plan.first(r), e = site.plan.first(r + 1);
     long long outputs = 0;
     for (int j = b; j < e; ++j) {
       site.counts[j] = g[2 + j - b];
@@ -255,44 +261,76 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   for (int r = 0; r < R; ++r) {
     site.results.displs[r] = blocks.displs[r] - wire::status_doubles;
     site.results.counts[r] = wire::status_doubles + blocks.counts[r];
-    site.segments[r] = {buffer + blocks.displs[r], first_job(r, J, R), first_job(r + 1, J, R)};
+    site.segments[r] = {buffer + blocks.displs[r], site.plan.first(r), site.plan.first(r + 1)};
   }
   site.planned = true;
   return {site.segments.data(), R, site.counts.data(), site.rows, site.n_outputs};
 }
 
-enum class steady_outcome { done, replan };
+/// How a steady-state call ended.
+enum class steady_outcome {
+  done,            ///< the results are in
+  data_changed,    ///< the workers' rows differ from the caller's: plan the call again with the new data
+  counts_changed,  ///< a job returned a different number of outputs than planned: plan the call again
+};
+
+double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 
 /// A steady-state call: one broadcast, one scatter, one gather.
 steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result) {
-  const int J = req.n_jobs, R = s.size;
+  using clock = std::chrono::steady_clock;
+  const int R = s.size;
   fill_request(s, command::call, &req, site.row_real, site.row_int, 0);
   send_request(s, &req);
   start_timeout(s);
   scatter_own(s, site, req);
+  const auto sent = clock::now();
 
-  const int n_root = first_job(1, J, R);
+  // The workers run from their copies of the data; meanwhile the root checks that those still equal the
+  // caller's rows. If not, their answers are gathered (every rank joins every collective) and dropped.
+  const bool data_unchanged = same_data(site, req);
+  const auto checked = clock::now();
   job_error root_error;
-  rank_status root_status = run_own_chunk(s, req, n_root, wire::status_doubles, root_error);
-  if (root_status.code == wire::status::ok &&
-      !std::equal(s.own_counts.begin(), s.own_counts.end(), site.counts.begin()))
-    root_status.code = wire::status::counts_changed;
+  rank_status root_status;
+  if (data_unchanged) {
+    root_status = run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, root_error);
+    if (root_status.code == wire::status::ok &&
+        !std::equal(s.own_counts.begin(), s.own_counts.end(), site.counts.begin()))
+      root_status.code = wire::status::counts_changed;
+  }
+  const auto own_done = clock::now();
 
   const int total = site.results.displs[R - 1] + site.results.counts[R - 1];
   double* buffer = tape::current().memory.allocate_array<double>(static_cast<std::size_t>(total));
-  if (root_status.code == wire::status::ok)
+  if (data_unchanged && root_status.code == wire::status::ok)
     std::copy_n(s.own_out.data(), site.results.counts[0], buffer);
   gather_answers(s, req, MPI_DOUBLE, buffer, site.results.counts.data(), site.results.displs.data());
+  const auto arrived = clock::now();
   s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - site.results.counts[0]);
+  if (!data_unchanged) return steady_outcome::data_changed;
 
   // The first failure in job order decides: the root's jobs come first, then the ranks in order.
   if (root_status.code == wire::status::failed) throw_job_error(root_error, root_status.job, 0);
-  if (root_status.code == wire::status::counts_changed) return steady_outcome::replan;
+  if (root_status.code == wire::status::counts_changed) return steady_outcome::counts_changed;
   for (int r = 1; r < R; ++r) {
     const double* st = buffer + site.results.displs[r];
     const auto code = static_cast<wire::status>(static_cast<int>(st[0]));
     if (code == wire::status::failed) throw_remote_error(s, r, static_cast<int>(st[1]));
-    if (code == wire::status::counts_changed) return steady_outcome::replan;
+    if (code == wire::status::counts_changed) return steady_outcome::counts_changed;
+  }
+
+  if (s.tune_shares) {
+    call_timing t;
+    t.check = seconds_between(sent, checked);
+    t.own = seconds_between(checked, own_done);
+    t.arrival = seconds_between(sent, arrived);
+    t.waited = seconds_between(own_done, arrived);
+    t.worker_busy.resize(static_cast<std::size_t>(R));
+    for (int r = 1; r < R; ++r) t.worker_busy[r] = buffer[site.results.displs[r] + 2];
+    site.tuner.record(site.plan, t);
+    site.next_root_jobs = site.tuner.proposal(site.plan);
   }
   for (int r = 0; r < R; ++r) site.segments[r].blocks = buffer + site.results.displs[r] + wire::status_doubles;
   result = {site.segments.data(), R, site.counts.data(), site.rows, site.n_outputs};
@@ -309,12 +347,23 @@ call_result root_call(const call_request& req) {
   if (!fits_one_message(n_int)) throw_too_large_for_message(n_int, "x_i of call id " + std::to_string(req.call_id));
   const int row_real = static_cast<int>((*req.x_r)[0].size());
   const int row_int = static_cast<int>((*req.x_i)[0].size());
-  if (same_shape(site, req, row_real, row_int) && same_data(site, req)) {
-    call_result result;
-    if (steady_call(s, site, req, result) == steady_outcome::done) return result;
-    // A job's output count changed since the plan: the same call again, re-planned.
-  }
-  return first_call(s, site, req, row_real, row_int);
+  // A new plan: on the first call, for new sizes or data, for changed output counts, or for a better
+  // root share. Its time tells the share tuner what re-planning costs.
+  auto plan_anew = [&](int root_jobs, bool fresh_data) {
+    const auto start = std::chrono::steady_clock::now();
+    const call_result result = first_call(s, site, req, row_real, row_int, root_jobs);
+    site.tuner.restart(seconds_between(start, std::chrono::steady_clock::now()), fresh_data);
+    return result;
+  };
+  const int asked = site.next_root_jobs >= 0 ? std::min(site.next_root_jobs, req.n_jobs) : -1;
+  if (!same_shape(site, req, row_real, row_int))
+    return plan_anew(asked >= 0 ? asked : chunk_plan::even(req.n_jobs, s.size).root_jobs, true);
+  if (asked >= 0) return plan_anew(asked, false);
+  call_result result;
+  const steady_outcome outcome = steady_call(s, site, req, result);
+  if (outcome == steady_outcome::done) return result;
+  // New data, or a job's output count changed: the same call again, planned anew with the same share.
+  return plan_anew(site.plan.root_jobs, outcome == steady_outcome::data_changed);
 }
 
 std::atomic<cluster_state*> exit_guarded{nullptr};  // the cluster whose rank must not exit quietly
@@ -336,6 +385,10 @@ void abort_on_guarded_exit() {
 }
 
 }  // namespace
+
+void plan_root_share(int call_id, int root_jobs) {
+  if (live_root != nullptr) live_root->sites[call_id].next_root_jobs = std::max(0, root_jobs);
+}
 
 void guard_exit(cluster_state& s) {
   static const bool registered = [] {
@@ -359,6 +412,12 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   const wait_settings w = choose_wait_settings(s.comm);
   s.policy = w.policy;
   s.timeout = w.timeout;
+  // MAPRECT_BALANCE=even keeps every call site on an even split. Ranks that share cores (the sleep policy)
+  // time their jobs with the scheduler's noise, so they keep it too.
+  const char* balance = std::getenv("MAPRECT_BALANCE");
+  if (balance != nullptr && balance[0] != '\0' && std::strcmp(balance, "even") != 0 && std::strcmp(balance, "auto") != 0)
+    throw std::invalid_argument(std::string("MAPRECT_BALANCE must be auto or even, not '") + balance + "'");
+  s.tune_shares = s.policy != wait_policy::sleep && !(balance != nullptr && std::strcmp(balance, "even") == 0);
   if (s.rank == 0 && s.size > 1) {
     if (s.timeout > 0) s.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
     s.serving = true;

@@ -1,5 +1,6 @@
 // The worker side: wait for a request, run this rank's chunk of the call, send the blocks back; repeat
 // until the root releases the cluster. Every branch joins exactly the collectives the root joins.
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <maprect/detail/job_runner.hpp>
@@ -18,7 +19,7 @@ using wire::command;
 
 /// The call's sizes, read from the request header.
 struct request_view {
-  int call_id, n_shared, n_own, n_jobs, row_real, row_int;
+  int call_id, n_shared, n_own, n_jobs, row_real, row_int, root_jobs;
   param_kinds kinds;
   explicit request_view(const double* h)
       : call_id(static_cast<int>(h[wire::s_call_id])),
@@ -27,6 +28,7 @@ struct request_view {
         n_jobs(static_cast<int>(h[wire::s_n_jobs])),
         row_real(static_cast<int>(h[wire::s_row_real])),
         row_int(static_cast<int>(h[wire::s_row_int])),
+        root_jobs(static_cast<int>(h[wire::s_root_jobs])),
         kinds(static_cast<param_kinds>(static_cast<int>(h[wire::s_kinds]))) {}
 };
 
@@ -92,8 +94,9 @@ struct serving_scope {
 void serve_first_call(cluster_state& s, const request_view& v) {
   const double* shared = receive_shared(s, v);
   worker_site& site = s.cached_sites[v.call_id];
-  site.job_begin = first_job(s.rank, v.n_jobs, s.size);
-  site.n_jobs = first_job(s.rank + 1, v.n_jobs, s.size) - site.job_begin;
+  const chunk_plan plan{v.n_jobs, s.size, v.root_jobs};
+  site.job_begin = plan.first(s.rank);
+  site.n_jobs = plan.jobs(s.rank);
   std::vector<double> real(static_cast<std::size_t>(site.n_jobs) * v.row_real);
   std::vector<int> ints(static_cast<std::size_t>(site.n_jobs) * v.row_int);
   if (v.row_real > 0)
@@ -124,7 +127,9 @@ void serve_call(cluster_state& s, const request_view& v) {
   const double* shared = receive_shared(s, v);
   worker_site& site = s.cached_sites[v.call_id];
   receive_own(s, site, v);
+  const auto start = std::chrono::steady_clock::now();
   const int failed_job = run_jobs(s, site, v, shared, wire::status_doubles);
+  const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   MPI_Request done = announce_done(s);
   wire::status code = wire::status::ok;
   if (failed_job >= 0)
@@ -135,6 +140,7 @@ void serve_call(cluster_state& s, const request_view& v) {
   site.out.resize(static_cast<std::size_t>(site.planned_doubles));
   site.out.data()[0] = static_cast<int>(code);
   site.out.data()[1] = failed_job;
+  site.out.data()[2] = busy;
   gatherv(site.out.data(), site.planned_doubles, MPI_DOUBLE, nullptr, nullptr, nullptr, s.comm, s.policy);
   finish_done(s, done);
 }

@@ -16,8 +16,9 @@ double raw_mpi_floor(MPI_Comm comm, int n_shared, int n_own, int n_jobs, int out
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   detail::rank_layout own, results;
-  own.assign(n_jobs, size, n_own);
-  results.assign(n_jobs, size, static_cast<long long>(outputs_per_job) * rows_per_output);
+  const detail::chunk_plan plan = detail::chunk_plan::even(n_jobs, size);
+  own.assign(plan, n_own);
+  results.assign(plan, static_cast<long long>(outputs_per_job) * rows_per_output);
   for (int r = 0; r < size; ++r) {
     results.counts[r] += wire::status_doubles;
     results.displs[r] += wire::status_doubles * r;

@@ -15,6 +15,7 @@ using test::evaluate;
 
 MAPRECT_REGISTER(201, test::logistic_job);
 MAPRECT_REGISTER(202, test::ragged_job);
+MAPRECT_REGISTER(205, test::logistic_job);
 
 
 TEST_CASE("standard model: cluster equals in process bit for bit, all type combinations") {
@@ -86,9 +87,10 @@ TEST_CASE("calls really cross ranks: traffic per call matches the message plan")
     CHECK(t.received == 0);
   } else {
     const int root_jobs = 8 / R;  // contiguous balanced chunks, the root first
-    // Request broadcast to each worker, the workers' job parameters, their (1 + 2 + 2)-row blocks + status.
+    // Request broadcast to each worker, the workers' job parameters, their (1 + 2 + 2)-row blocks and three
+    // status values (status, failing job, busy seconds).
     CHECK(t.sent == 8u * (32 * (R - 1) + 2 * (8 - root_jobs)));
-    CHECK(t.received == 8u * (5 * (8 - root_jobs) + 2 * (R - 1)));
+    CHECK(t.received == 8u * (5 * (8 - root_jobs) + 3 * (R - 1)));
   }
 }
 
@@ -118,4 +120,29 @@ TEST_CASE("a functor that calls map_rect itself: in process inside, bit-equal ov
   for (int j = 0; j < 5; ++j) theta[j] << 0.1 * j, 1.0 - 0.2 * j;
   check_bit_equal<203, test::nested_job, var, var>(phi, theta, x_r, x_i);
   check_bit_equal<203, test::nested_job, double, double>(phi, theta, x_r, x_i);
+}
+
+TEST_CASE("any root share gives the in-process bits, and the messages of that share") {
+  // The root's share of the jobs is tuned at run time; every share must give the same results.
+  const int J = 9;
+  benchmark_data d(J, 6);
+  const int R = test::the_cluster->size();
+  const auto serial = test::in_process([&] { return evaluate<205, test::logistic_job, var, var>(d.phi, d.theta, d.x_r, d.x_i); });
+  for (int root_jobs : {0, 1, 4, 8, 9, 20}) {
+    INFO("root share " << root_jobs << ", ranks " << R);
+    detail::plan_root_share(205, root_jobs);
+    for (int call = 0; call < 2; ++call) {  // planned with that share, then a steady-state call
+      const auto distributed = evaluate<205, test::logistic_job, var, var>(d.phi, d.theta, d.x_r, d.x_i);
+      REQUIRE(distributed.size() == serial.size());
+      for (std::size_t k = 0; k < serial.size(); ++k) {
+        INFO("entry " << k << ", call " << call);
+        CHECK(bit_equal(distributed[k], serial[k]));
+      }
+    }
+    if (R > 1) {
+      // The steady call: the workers sent back the (1 + 2 + 2)-row blocks of the jobs the root did not run.
+      const int worker_jobs = J - std::min(root_jobs, J);
+      CHECK(test::the_cluster->last_call_traffic().received == 8u * (5 * worker_jobs + 3 * (R - 1)));
+    }
+  }
 }

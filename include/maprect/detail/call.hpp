@@ -46,4 +46,8 @@ using remote_call = call_result (*)(const call_request&);
 /// it; null otherwise (calls run in process).
 inline thread_local remote_call remote_backend = nullptr;
 
+/// For tests: the next call of `call_id` on this thread's live cluster is planned anew with the root
+/// running min(root_jobs, J) jobs, as a tuned share would be. No effect without a live cluster.
+void plan_root_share(int call_id, int root_jobs);
+
 }  // namespace maprect::detail

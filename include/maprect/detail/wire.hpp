@@ -15,8 +15,8 @@ enum class command : int {
 
 /// Fixed-size broadcast that opens every request: a header, then the shared parameters when they fit.
 /// Fixed so that workers can post the broadcast before they know the sizes.
-constexpr int header_slots = 10;
-constexpr int inline_shared = 22;                                 ///< shared parameters carried inline
+constexpr int header_slots = 11;
+constexpr int inline_shared = 21;                                 ///< shared parameters carried inline
 constexpr int request_doubles = header_slots + inline_shared;     ///< doubles in the opening broadcast
 
 /// Header slots (doubles holding exact integers).
@@ -31,10 +31,12 @@ enum slot : int {
   s_row_int,      ///< length of every x_i row
   s_arg,          ///< command argument (fetch_error: the rank)
   s_sequence,     ///< call number, checked by workers
+  s_root_jobs,    ///< first_call: how many jobs the root keeps (the workers split the rest evenly)
 };
 
-/// Per rank, the gathered results begin with this many status doubles: status code, failing local job.
-constexpr int status_doubles = 2;
+/// Per rank, the results of a steady-state call begin with this many status doubles: status code, failing
+/// job, and the seconds the rank spent on its jobs (the root balances its share with them).
+constexpr int status_doubles = 3;
 
 /// Status codes of a rank's part of a call.
 enum class status : int {

@@ -1,0 +1,81 @@
+// Tuning the root's share of a call site's jobs from the timings of its steady-state calls.
+#include "src/balance.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace maprect::detail {
+
+namespace {
+
+double median(std::vector<double> xs) {
+  std::nth_element(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(xs.size() / 2), xs.end());
+  return xs[xs.size() / 2];
+}
+
+}  // namespace
+
+void share_tuner::restart(double replan_seconds, bool fresh_data) {
+  warmed_ = false;
+  candidate_ = -1;
+  if (fresh_data) proposals_ = 0;
+  replan_seconds_ = replan_seconds;
+  for (auto* xs : {&check_, &own_per_job_, &worker_per_job_, &latency_, &arrival_}) xs->clear();
+}
+
+void share_tuner::record(const chunk_plan& plan, const call_timing& t) {
+  if (proposals_ >= max_proposals) return;
+  if (!warmed_) {
+    warmed_ = true;
+    return;
+  }
+  check_.push_back(t.check);
+  arrival_.push_back(t.arrival);
+  if (plan.root_jobs > 0) own_per_job_.push_back(t.own / plan.root_jobs);
+  double busy = 0, slowest = 0;
+  int jobs = 0;
+  for (int r = 1; r < plan.ranks; ++r) {
+    busy += t.worker_busy[r];
+    slowest = std::max(slowest, t.worker_busy[r]);
+    jobs += plan.jobs(r);
+  }
+  if (jobs > 0) worker_per_job_.push_back(busy / jobs);
+  // Only when the root waited does the answers' arrival tell how long the messages took.
+  if (t.waited > 1e-6 && t.arrival > slowest) latency_.push_back(t.arrival - slowest);
+}
+
+int share_tuner::proposal(const chunk_plan& plan) {
+  if (static_cast<int>(check_.size()) < window || plan.ranks < 2) return -1;
+  auto least = [](const std::vector<double>& xs) { return *std::min_element(xs.begin(), xs.end()); };
+  const bool root_known = !own_per_job_.empty(), workers_known = !worker_per_job_.empty();
+  const double check = least(check_);
+  const double root_job = root_known ? least(own_per_job_) : workers_known ? least(worker_per_job_) : 0;
+  const double worker_job = workers_known ? least(worker_per_job_) : root_job;
+  const double latency = latency_.empty() ? 0.0 : least(latency_);
+  const double call = median(arrival_);
+  for (auto* xs : {&check_, &own_per_job_, &worker_per_job_, &latency_, &arrival_}) xs->clear();
+  const int J = plan.n_jobs, workers = plan.ranks - 1;
+  // The call ends when the slower side does: the root with its check and jobs, or the most loaded worker
+  // plus the messages' time.
+  auto predicted = [&](int root_jobs) {
+    const int most = (J - root_jobs + workers - 1) / workers;
+    return std::max(check + root_jobs * root_job, latency + most * worker_job);
+  };
+  const double now = predicted(plan.root_jobs);
+  int best = plan.root_jobs;
+  for (int n = 0; n <= J; ++n) {
+    const double p = predicted(n), b = predicted(best);
+    if (p < b || (p == b && std::abs(n - plan.root_jobs) < std::abs(best - plan.root_jobs))) best = n;
+  }
+  const double gain = now - predicted(best);
+  // Re-planning costs what a first call costs beyond a steady one.
+  const double replan_cost = std::max(0.0, replan_seconds_ - call);
+  const bool worth = best != plan.root_jobs && gain >= min_gain * now && gain * horizon >= replan_cost;
+  const int previous = candidate_;
+  candidate_ = worth ? best : -1;
+  if (!worth || best != previous) return -1;  // a second window in a row must agree
+  ++proposals_;
+  return best;
+}
+
+}  // namespace maprect::detail

@@ -1,0 +1,52 @@
+#pragma once
+// The root's share of a call site's jobs, tuned to its steady-state calls. With an even split the root is
+// the slowest rank: besides its jobs it checks the call's data, sends the messages and, after the gather,
+// builds the output nodes. The tuner watches every few calls and predicts the call time of each possible
+// root share from the fastest times it saw: what it corrects is that standing imbalance, not the moments a
+// shared machine slows one rank down, which no split can foresee. It proposes a share when two windows in a
+// row agree on it and its saving over the next calls pays for shipping the data again. Where jobs run never
+// changes a result: each job is computed alone, in the same code on every rank.
+#include <vector>
+
+#include "src/chunk_plan.hpp"
+
+namespace maprect::detail {
+
+/// Timings of one steady-state call, in seconds, all taken on the root except the workers' busy times.
+struct call_timing {
+  double check = 0;   ///< the root's data check (after the request is sent)
+  double own = 0;     ///< the root's own jobs
+  double arrival = 0;  ///< from the request sent to the last answer received
+  double waited = 0;   ///< of which the root waited for answers after its own jobs
+  std::vector<double> worker_busy;  ///< per rank (0: unused): seconds spent on its jobs
+};
+
+/// Proposes a better root share for one call site from the timings of its calls.
+class share_tuner {
+ public:
+  /// Calls per decision; the first call after a plan is not measured (it warms up).
+  static constexpr int window = 6;
+  /// Calls over which a new share must save more than re-shipping the data costs.
+  static constexpr int horizon = 50;
+  /// A proposal must also save this share of the predicted call time.
+  static constexpr double min_gain = 0.004;
+  /// Proposals per version of a call site's data.
+  static constexpr int max_proposals = 4;
+
+  /// Forgets the timings of the old plan; `replan_seconds` is what making the new one took, and
+  /// `fresh_data` renews the proposal budget.
+  void restart(double replan_seconds, bool fresh_data);
+  /// Records one steady-state call of `plan`.
+  void record(const chunk_plan& plan, const call_timing& t);
+  /// A better root share than plan.root_jobs, or -1; decided once per window.
+  int proposal(const chunk_plan& plan);
+
+ private:
+  bool warmed_ = false;
+  int proposals_ = 0;
+  int candidate_ = -1;  ///< the previous window's best share, if it differed from the plan's
+  double replan_seconds_ = 0;
+  std::vector<double> check_, own_per_job_, worker_per_job_, latency_, arrival_;
+};
+
+}  // namespace maprect::detail

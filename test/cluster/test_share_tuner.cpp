@@ -1,0 +1,142 @@
+// Chunk plans and the share tuner: who runs which jobs, and when the root's share moves.
+#include <catch2/catch.hpp>
+
+#include "src/balance.hpp"
+#include "src/chunk_plan.hpp"
+
+using maprect::detail::call_timing;
+using maprect::detail::chunk_plan;
+using maprect::detail::rank_layout;
+using maprect::detail::share_tuner;
+
+TEST_CASE("a plan gives the root its share and splits the rest evenly, in rank order") {
+  const chunk_plan even = chunk_plan::even(10, 3);
+  CHECK(even.root_jobs == 3);
+  CHECK(even.first(0) == 0);
+  CHECK(even.first(1) == 3);
+  CHECK(even.first(2) == 6);
+  CHECK(even.first(3) == 10);
+  CHECK(even.jobs(2) == 4);
+
+  const chunk_plan lean{10, 3, 1};  // the root keeps one job; 9 go to two workers
+  CHECK(lean.jobs(0) == 1);
+  CHECK(lean.jobs(1) == 4);
+  CHECK(lean.jobs(2) == 5);
+  const chunk_plan all{5, 4, 5};  // the root runs everything
+  for (int r = 1; r < 4; ++r) CHECK(all.jobs(r) == 0);
+  const chunk_plan none{5, 2, 0};
+  CHECK(none.jobs(1) == 5);
+  const chunk_plan fewer_jobs_than_ranks = chunk_plan::even(2, 4);
+  int total = 0;
+  for (int r = 0; r < 4; ++r) total += fewer_jobs_than_ranks.jobs(r);
+  CHECK(total == 2);
+}
+
+TEST_CASE("a layout for the workers' rows starts at the first worker job") {
+  rank_layout l;
+  l.assign_workers(chunk_plan{10, 3, 2}, 4);  // 4 values per job; jobs 2..5 and 6..9 on the workers
+  CHECK(l.counts == std::vector<int>{0, 16, 16});
+  CHECK(l.displs == std::vector<int>{0, 0, 16});
+}
+
+namespace {
+
+/// Timings of a call of `plan` whose jobs cost `root_job` s on the root and `worker_job` s on each
+/// worker, with `check` s of data check and `latency` s of messages.
+call_timing timing(const chunk_plan& plan, double check, double root_job, double worker_job, double latency) {
+  call_timing t;
+  t.check = check;
+  t.own = plan.root_jobs * root_job;
+  t.worker_busy.assign(plan.ranks, 0.0);
+  double slowest = 0;
+  for (int r = 1; r < plan.ranks; ++r) slowest = std::max(slowest, t.worker_busy[r] = plan.jobs(r) * worker_job);
+  const double root_done = check + t.own, answers = latency + slowest;
+  t.arrival = std::max(root_done, answers);
+  t.waited = std::max(0.0, answers - root_done);
+  return t;
+}
+
+/// Feeds `windows` windows of identical calls (plus the warm-up call) and returns the last proposal.
+int feed(share_tuner& tuner, const chunk_plan& plan, int windows, double check, double root_job, double worker_job,
+         double latency) {
+  int proposal = -1;
+  tuner.record(plan, timing(plan, check, root_job, worker_job, latency));  // the warm-up call: not counted
+  for (int w = 0; w < windows; ++w)
+    for (int c = 0; c < share_tuner::window; ++c) {
+      tuner.record(plan, timing(plan, check, root_job, worker_job, latency));
+      const int p = tuner.proposal(plan);
+      if (c < share_tuner::window - 1) CHECK(p == -1);  // decided once per window
+      proposal = p;
+    }
+  return proposal;
+}
+
+}  // namespace
+
+TEST_CASE("balanced ranks keep the even split") {
+  share_tuner tuner;
+  tuner.restart(1e-3, true);
+  const chunk_plan plan = chunk_plan::even(64, 2);
+  CHECK(feed(tuner, plan, 3, 0, 4e-6, 4e-6, 0) == -1);
+}
+
+TEST_CASE("a root slowed by its data check hands jobs to the workers, once two windows agree") {
+  share_tuner tuner;
+  tuner.restart(1e-3, true);  // re-planning took 1 ms
+  const chunk_plan plan = chunk_plan::even(256, 2);
+  // 55 us per job everywhere, 220 us of data check on the root: moving 2 jobs balances 218 us against 220.
+  CHECK(feed(tuner, plan, 1, 220e-6, 55e-6, 55e-6, 0) == -1);  // the first window only names a candidate
+  share_tuner again;
+  again.restart(1e-3, true);
+  CHECK(feed(again, plan, 2, 220e-6, 55e-6, 55e-6, 0) == 126);
+}
+
+TEST_CASE("slow messages to tiny jobs give the root more of them") {
+  share_tuner tuner;
+  tuner.restart(100e-6, true);
+  const chunk_plan plan = chunk_plan::even(512, 2);
+  // 0.1 us per job, 4 us of messages: the root should run 20 more jobs than the worker.
+  const int proposal = feed(tuner, plan, 2, 0, 0.1e-6, 0.1e-6, 4e-6);
+  CHECK(proposal == 276);
+}
+
+TEST_CASE("a gain that cannot pay for re-shipping the data is no proposal") {
+  share_tuner tuner;
+  tuner.restart(1.0, true);  // re-planning took a second: 50 calls of the gain below do not pay for it
+  const chunk_plan plan = chunk_plan::even(256, 2);
+  CHECK(feed(tuner, plan, 3, 220e-6, 55e-6, 55e-6, 0) == -1);
+}
+
+TEST_CASE("proposals stop after their budget until the data are new") {
+  share_tuner tuner;
+  tuner.restart(1e-3, true);
+  chunk_plan plan = chunk_plan::even(256, 2);
+  int made = 0;
+  for (int round = 0; round < 10; ++round) {
+    // Every round the worker looks slower, so that every round wants a new share.
+    const int p = feed(tuner, plan, 2, 0, 50e-6, (60 + 10 * round) * 1e-6, 0);
+    if (p < 0) continue;
+    ++made;
+    plan.root_jobs = p;
+    tuner.restart(1e-3, false);
+  }
+  CHECK(made == share_tuner::max_proposals);
+  tuner.restart(1e-3, true);
+  CHECK(feed(tuner, plan, 2, 0, 50e-6, 200e-6, 0) > plan.root_jobs);
+}
+
+TEST_CASE("the fastest timings decide: a rank slowed for a moment does not move the share") {
+  share_tuner tuner;
+  tuner.restart(1e-3, true);
+  const chunk_plan plan = chunk_plan::even(64, 2);
+  tuner.record(plan, timing(plan, 0, 4e-6, 4e-6, 0));  // warm-up
+  int proposal = -1;
+  for (int c = 0; c < 2 * share_tuner::window; ++c) {
+    // Every third call the worker's core is taken from it for a while.
+    const double worker_job = c % 3 == 0 ? 12e-6 : 4e-6;
+    tuner.record(plan, timing(plan, 0, 4e-6, worker_job, 0));
+    const int p = tuner.proposal(plan);
+    if (p >= 0) proposal = p;
+  }
+  CHECK(proposal == -1);
+}
