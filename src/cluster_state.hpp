@@ -44,6 +44,7 @@ class cluster_state {
   int size = 1;
   bool owns_mpi = false;   ///< this cluster initialised MPI and finalises it
   bool serving = false;    ///< root: workers are in their serve loop
+  bool mid_call = false;   ///< root: a call's messages are under way (leaving now would strand the workers)
   wait_policy policy = wait_policy::spin;
   double timeout = 0;      ///< MAPRECT_TIMEOUT as the root has it (seconds; 0: none)
   bool tune_shares = true; ///< root: tune its share of each call site's jobs (MAPRECT_BALANCE)

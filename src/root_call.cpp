@@ -83,7 +83,7 @@ void gather_answers(cluster_state& s, const call_request& req, MPI_Datatype type
       int answered = 0;
       MPI_Test(&s.done[q], &answered, MPI_STATUS_IGNORE);
       if (answered) continue;
-      std::fprintf(stderr, "maprect: rank %d did not answer call %d within %g s (request %llu)\n", q, req.call_id,
+      std::fprintf(stderr, "maprect: rank %d did not answer call id %d within %g s (request %llu)\n", q, req.call_id,
                    s.timeout, static_cast<unsigned long long>(s.sequence));
       ++late;
     }
@@ -123,6 +123,7 @@ rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int 
 
 /// Fetches the message of `rank`'s failure and throws it on the root.
 [[noreturn]] void throw_remote_error(cluster_state& s, int rank, int job) {
+  s.mid_call = true;
   fill_request(s, command::fetch_error, nullptr, 0, 0, rank);
   send_request(s, nullptr);
   MPI_Status st;
@@ -138,6 +139,7 @@ rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int 
     e.type = static_cast<error_type>(type);
     e.message = buffer.substr(sizeof(int));
   }
+  s.mid_call = false;
   throw_job_error(e, job, rank);
 }
 
@@ -177,6 +179,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
     std::copy_n((*req.x_i)[j].data(), row_int, site.x_i.data() + static_cast<std::size_t>(j - w0) * row_int);
   }
 
+  s.mid_call = true;
   fill_request(s, command::first_call, &req, row_real, row_int, 0);
   s.request[wire::s_root_jobs] = root_jobs;
   send_request(s, &req);
@@ -239,6 +242,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   bcast(&go, 1, MPI_INT, s.comm, s.policy);
   s.last_traffic.received += sizeof(int) * static_cast<std::uint64_t>(gathered.size() - count_layout.counts[0]);
 
+  s.mid_call = false;  // every rank has joined every collective so far; with go = 0 they all stop here
   if (root_status.code != wire::status::ok) throw_job_error(root_error, root_status.job, 0);
   for (int r = 1; r < R; ++r)
     if (statuses[r].code != wire::status::ok) throw_remote_error(s, r, statuses[r].job);
@@ -247,6 +251,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
                             std::to_string(total) + " result values, more than 2^31-1 in one call");
 
   // Blocks land where steady-state calls will put them: after each rank's status slots.
+  s.mid_call = true;
   double* buffer = tape::current().memory.allocate_array<double>(static_cast<std::size_t>(total));
   std::copy_n(s.own_out.data(), blocks.counts[0], buffer + blocks.displs[0]);
   gatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, buffer, blocks.counts.data(), blocks.displs.data(), s.comm, s.policy);
@@ -264,6 +269,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
     site.segments[r] = {buffer + blocks.displs[r], site.plan.first(r), site.plan.first(r + 1)};
   }
   site.planned = true;
+  s.mid_call = false;
   return {site.segments.data(), R, site.counts.data(), site.rows, site.n_outputs};
 }
 
@@ -282,6 +288,7 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result) {
   using clock = std::chrono::steady_clock;
   const int R = s.size;
+  s.mid_call = true;
   fill_request(s, command::call, &req, site.row_real, site.row_int, 0);
   send_request(s, &req);
   start_timeout(s);
@@ -309,6 +316,7 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   gather_answers(s, req, MPI_DOUBLE, buffer, site.results.counts.data(), site.results.displs.data());
   const auto arrived = clock::now();
   s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - site.results.counts[0]);
+  s.mid_call = false;
   if (!data_unchanged) return steady_outcome::data_changed;
 
   // The first failure in job order decides: the root's jobs come first, then the ranks in order.
@@ -337,8 +345,7 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   return steady_outcome::done;
 }
 
-call_result root_call(const call_request& req) {
-  cluster_state& s = *live_root;
+call_result plan_or_call(cluster_state& s, const call_request& req) {
   s.last_traffic = {};
   root_site& site = s.sites[req.call_id];
   const long long n_real = static_cast<long long>((*req.x_r)[0].size()) * req.n_jobs;
@@ -364,6 +371,30 @@ call_result root_call(const call_request& req) {
   if (outcome == steady_outcome::done) return result;
   // New data, or a job's output count changed: the same call again, planned anew with the same share.
   return plan_anew(site.plan.root_jobs, outcome == steady_outcome::data_changed);
+}
+
+/// The root cannot take back messages it has sent: if it fails between a call's collectives (memory
+/// runs out, say), the workers would wait for the rest forever. The job ends instead, with the reason.
+[[noreturn]] void abort_mid_call(cluster_state& s, const call_request& req, const char* what) {
+  std::fprintf(stderr, "maprect: the root failed during call id %d, request %llu (%s); aborting the job\n",
+               req.call_id, static_cast<unsigned long long>(s.sequence), what);
+  std::fflush(stderr);
+  unguard_exit(s);  // this exit is deliberate and explained
+  MPI_Abort(s.comm, 1);
+  std::abort();  // MPI_Abort does not return
+}
+
+call_result root_call(const call_request& req) {
+  cluster_state& s = *live_root;
+  try {
+    return plan_or_call(s, req);
+  } catch (const std::exception& e) {
+    if (s.mid_call) abort_mid_call(s, req, e.what());
+    throw;
+  } catch (...) {
+    if (s.mid_call) abort_mid_call(s, req, "unknown exception");
+    throw;
+  }
 }
 
 std::atomic<cluster_state*> exit_guarded{nullptr};  // the cluster whose rank must not exit quietly
@@ -409,15 +440,17 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   MPI_Comm_dup(comm, &s.comm);
   MPI_Comm_rank(s.comm, &s.rank);
   MPI_Comm_size(s.comm, &s.size);
-  const wait_settings w = choose_wait_settings(s.comm);
-  s.policy = w.policy;
-  s.timeout = w.timeout;
-  // MAPRECT_BALANCE=even keeps every call site on an even split. Ranks that share cores (the sleep policy)
-  // time their jobs with the scheduler's noise, so they keep it too.
-  const char* balance = std::getenv("MAPRECT_BALANCE");
-  if (balance != nullptr && balance[0] != '\0' && std::strcmp(balance, "even") != 0 && std::strcmp(balance, "auto") != 0)
-    throw std::invalid_argument(std::string("MAPRECT_BALANCE must be auto or even, not '") + balance + "'");
-  s.tune_shares = s.policy != wait_policy::sleep && !(balance != nullptr && std::strcmp(balance, "even") == 0);
+  cluster_settings settings;
+  try {
+    settings = choose_cluster_settings(s.comm);
+  } catch (...) {
+    MPI_Comm_free(&s.comm);
+    throw;
+  }
+  s.policy = settings.policy;
+  s.timeout = settings.timeout;
+  // Ranks that share cores (the sleep policy) time their jobs with the scheduler's noise: even split.
+  s.tune_shares = settings.tune_shares && s.policy != wait_policy::sleep;
   if (s.rank == 0 && s.size > 1) {
     if (s.timeout > 0) s.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
     s.serving = true;

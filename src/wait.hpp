@@ -14,16 +14,18 @@ namespace maprect::detail {
 /// deadline (used instead of spin when a call timeout is set).
 enum class wait_policy : int { spin = 0, sleep = 1, poll = 2 };
 
-/// How a cluster's ranks wait, agreed by all of them at start-up.
-struct wait_settings {
+/// How a cluster's ranks wait and plan, agreed by all of them at start-up.
+struct cluster_settings {
   wait_policy policy = wait_policy::spin;  ///< how collectives wait
   double timeout = 0;                      ///< seconds the root waits for a call's answers; 0: forever
+  bool tune_shares = true;                 ///< the root tunes its share of each call site's jobs
 };
 
-/// The policy from MAPRECT_WAIT (spin | sleep | auto; default auto: sleep when some node runs more ranks
-/// than it has cores) and the timeout from MAPRECT_TIMEOUT, both as the root has them. Collective over
-/// comm; every rank returns the same settings.
-wait_settings choose_wait_settings(MPI_Comm comm);
+/// The settings from the environment as the root has it: MAPRECT_WAIT (spin | sleep | auto; default auto:
+/// sleep when some node runs more ranks than the CPUs they may use), MAPRECT_TIMEOUT (seconds) and
+/// MAPRECT_BALANCE (auto | even). Collective over comm: every rank returns the same settings, or every rank
+/// throws std::invalid_argument naming the variable and a rank where its value is invalid.
+cluster_settings choose_cluster_settings(MPI_Comm comm);
 
 /// Completes `request`, polling as the policy says.
 void wait(MPI_Request& request, wait_policy policy);

@@ -15,16 +15,35 @@
 //   root-exit       the root calls std::exit(0) while the workers serve
 //   root-leak       the root returns from main without destroying its cluster
 //   root-sigkill    the root raises SIGKILL while the workers serve
+//   root-oom-mid-call  memory runs out on the root between the collectives of a call site's first call (one
+//                   allocation made to fail): the job must end, naming the call, not leave the workers waiting
 #include <maprect/maprect.hpp>
 
 #include <chrono>
 #include <csignal>
+#include <new>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
+
+namespace {
+std::size_t fail_allocation_of = 0;  // root-oom-mid-call: the next allocation of exactly this many bytes fails
+}  // namespace
+
+// Every allocation of the program goes through here, so that one can be made to fail.
+void* operator new(std::size_t bytes) {
+  if (bytes != 0 && bytes == fail_allocation_of) {
+    fail_allocation_of = 0;
+    throw std::bad_alloc();
+  }
+  if (void* p = std::malloc(bytes != 0 ? bytes : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -67,18 +86,19 @@ struct fault_job {
 }  // namespace
 
 MAPRECT_REGISTER(1, fault_job);
+MAPRECT_REGISTER(2, fault_job);
 
 namespace {
 
-/// One call of 8 jobs (every rank has some at np <= 8) carrying `number` in phi(1).
-double one_call(int number) {
-  const int J = 8;
+/// One call of J jobs (every rank has some at np <= J) carrying `number` in phi(1).
+template <int CallId = 1>
+double one_call(int number, int J = 8) {
   Eigen::VectorXd phi(2);
   phi << 0.5, number;
   std::vector<Eigen::VectorXd> theta(J, Eigen::VectorXd::Constant(2, 0.25));
   std::vector<std::vector<double>> x_r(J, std::vector<double>{1.0});
   std::vector<std::vector<int>> x_i(J, std::vector<int>{0});
-  return maprect::map_rect<1, fault_job>(phi, theta, x_r, x_i).sum();
+  return maprect::map_rect<CallId, fault_job>(phi, theta, x_r, x_i).sum();
 }
 
 }  // namespace
@@ -102,6 +122,13 @@ int main(int argc, char** argv) {
   if (fault == "root-exit") std::exit(0);
   if (fault == "root-sigkill") std::raise(SIGKILL);
   if (fault == "root-leak") return 0;
+  if (fault == "root-oom-mid-call") {
+    // The first call of call site 2 gathers every rank's status and output counts into J + 2 R ints,
+    // after the data and parameters are sent: that allocation fails.
+    const int J = 37;
+    fail_allocation_of = sizeof(int) * static_cast<std::size_t>(J + 2 * c->size());
+    one_call<2>(0, J);
+  }
   delete c;
   std::printf("fault_case: %s done\n", fault.c_str());
   return 0;
