@@ -18,6 +18,21 @@ struct ragged_job {
   }
 };
 
+/// Job j returns theta(0) outputs (its value, rounded down; the data play no part): output k is
+/// (k + 1) * theta(1) * exp(phi(0)) + x_r[j][0].
+struct parameter_count_job {
+  template <class T1, class T2>
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
+                                                                     const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+                                                                     const std::vector<double>& x_r,
+                                                                     const std::vector<int>&, std::ostream*) const {
+    const int n = static_cast<int>(value_of(theta(0)));
+    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(n);
+    for (int k = 0; k < n; ++k) out(k) = (k + 1.0) * theta(1) * exp(phi(0)) + x_r[0];
+    return out;
+  }
+};
+
 /// Throws the exception named by x_i[j][0] (0: none, 1: domain_error, 2: invalid_argument, 3: out_of_range,
 /// 4: range_error, 5: overflow_error, 6: underflow_error, 7: length_error, 8: logic_error, 9: runtime_error,
 /// 10: a non-standard exception) with message "boom at <x_i[j][1]>"; otherwise one output.

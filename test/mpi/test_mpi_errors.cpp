@@ -2,6 +2,7 @@
 // message, the job and the rank; the cluster stays in step and the next call works.
 #include <catch2/catch.hpp>
 
+#include "mpi/compare.hpp"
 #include "mpi/functors.hpp"
 #include "support/benchmark_model.hpp"
 #include "support/matchers.hpp"
@@ -143,7 +144,7 @@ TEST_CASE("the number of jobs and the output counts may change between calls of 
     CHECK(phi(1).adj() == Approx(expected(1)).epsilon(1e-12));
     recover_memory();
   }
-  // Same data, but a job's output count depends on its parameters: re-planned transparently.
+  // New data that change a job's output count: shipped and re-planned.
   std::vector<std::vector<double>> x_r(6, std::vector<double>{0.5});
   std::vector<std::vector<int>> x_i(6, std::vector<int>{1});
   for (int outputs : {1, 3, 0, 2}) {
@@ -159,6 +160,31 @@ TEST_CASE("the number of jobs and the output counts may change between calls of 
   }
 }
 MAPRECT_REGISTER(214, test::ragged_job);
+MAPRECT_REGISTER(215, test::parameter_count_job);
+
+TEST_CASE("output counts that change with the parameters alone are re-planned, bit-equal to in process") {
+  // The data stay the same; each job's output count is its first parameter. The first job is the root's,
+  // the last a worker's.
+  const int J = 7;
+  const std::vector<std::vector<double>> x_r(J, std::vector<double>{0.25});
+  const std::vector<std::vector<int>> x_i(J, std::vector<int>{});
+  Eigen::VectorXd phi(1);
+  phi << 0.3;
+  const std::vector<std::vector<int>> patterns{
+      {2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 3}, {0, 2, 2, 2, 2, 2, 3}, {1, 1, 1, 1, 1, 1, 1}, {0, 0, 0, 0, 0, 0, 4}};
+  for (const auto& counts : patterns) {
+    std::vector<Eigen::VectorXd> theta;
+    for (int j = 0; j < J; ++j) theta.push_back(Eigen::Vector2d(counts[j], 0.1 * (j + 1)));
+    int outputs = 0;
+    for (int c : counts) outputs += c;
+    INFO("counts " << ::Catch::Detail::stringify(counts) << ", ranks " << test::the_cluster->size());
+    CHECK(test::evaluate<215, test::parameter_count_job, double, double>(phi, theta, x_r, x_i).size() ==
+          static_cast<std::size_t>(outputs));
+    test::check_bit_equal<215, test::parameter_count_job, var, var>(phi, theta, x_r, x_i);
+    test::check_bit_equal<215, test::parameter_count_job, double, var>(phi, theta, x_r, x_i);
+    test::check_bit_equal<215, test::parameter_count_job, double, double>(phi, theta, x_r, x_i);
+  }
+}
 
 TEST_CASE("a call id registered on the root only is a clear error, and the cluster goes on") {
   static const bool registered =
