@@ -172,11 +172,14 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   site.plan = {J, R, root_jobs};
   site.own.assign(site.plan, req.n_own);
   const int w0 = site.plan.root_jobs;  // the first worker job: the root keeps no copy of its own rows
-  site.x_r.resize(static_cast<std::size_t>(J - w0) * row_real);
-  site.x_i.resize(static_cast<std::size_t>(J - w0) * row_int);
+  // Appended row by row: one pass over fresh memory, not a zero fill and then a copy.
+  site.x_r.clear();
+  site.x_i.clear();
+  site.x_r.reserve(static_cast<std::size_t>(J - w0) * row_real);
+  site.x_i.reserve(static_cast<std::size_t>(J - w0) * row_int);
   for (int j = w0; j < J; ++j) {
-    std::copy_n((*req.x_r)[j].data(), row_real, site.x_r.data() + static_cast<std::size_t>(j - w0) * row_real);
-    std::copy_n((*req.x_i)[j].data(), row_int, site.x_i.data() + static_cast<std::size_t>(j - w0) * row_int);
+    site.x_r.insert(site.x_r.end(), (*req.x_r)[j].begin(), (*req.x_r)[j].end());
+    site.x_i.insert(site.x_i.end(), (*req.x_i)[j].begin(), (*req.x_i)[j].end());
   }
 
   s.mid_call = true;

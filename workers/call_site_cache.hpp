@@ -1,6 +1,6 @@
 #pragma once
-// A worker's copy of one call site: its rows of x_r/x_i (shipped once) and the output counts the root
-// planned for its jobs.
+// A worker's copy of one call site: its rows of x_r/x_i (shipped once, received straight into these rows)
+// and the output counts the root planned for its jobs.
 #include <maprect/detail/job_runner.hpp>
 #include <vector>
 
@@ -18,9 +18,6 @@ struct worker_site {
   std::vector<double> own;                 ///< job parameters of this rank (P x n_jobs)
   block_buffer out;                        ///< status + blocks
   std::vector<int> run_counts;             ///< outputs per local job, this call
-
-  /// Stores rows [job_begin, job_begin + n_jobs) from flat buffers with fixed row lengths.
-  void store_rows(const double* real, int row_real, const int* ints, int row_int);
 };
 
 }  // namespace maprect::detail

@@ -41,6 +41,24 @@ const double* receive_shared(cluster_state& s, const request_view& v) {
   return s.shared_rest.data();
 }
 
+/// Receives this rank's part of the scatter of a call site's rows straight into `rows` (allocated, of equal
+/// length): the root sends one flat buffer, and a datatype of the rows' addresses spreads it over them.
+template <class T>
+void receive_rows(cluster_state& s, std::vector<std::vector<T>>& rows, MPI_Datatype type) {
+  if (rows.empty()) {
+    scatterv(nullptr, nullptr, nullptr, type, nullptr, 0, s.comm, s.policy);
+    return;
+  }
+  std::vector<MPI_Aint> at(rows.size());
+  for (std::size_t j = 0; j < rows.size(); ++j) MPI_Get_address(rows[j].data(), &at[j]);
+  MPI_Datatype spread;
+  MPI_Type_create_hindexed_block(static_cast<int>(rows.size()), static_cast<int>(rows[0].size()), at.data(), type,
+                                 &spread);
+  MPI_Type_commit(&spread);
+  scatterv_typed(nullptr, nullptr, nullptr, type, MPI_BOTTOM, 1, spread, s.comm, s.policy);
+  MPI_Type_free(&spread);
+}
+
 void receive_own(cluster_state& s, worker_site& site, const request_view& v) {
   site.own.resize(static_cast<std::size_t>(v.n_own) * site.n_jobs);
   if (static_cast<long long>(v.n_own) * v.n_jobs == 0) return;
@@ -97,13 +115,10 @@ void serve_first_call(cluster_state& s, const request_view& v) {
   const chunk_plan plan{v.n_jobs, s.size, v.root_jobs};
   site.job_begin = plan.first(s.rank);
   site.n_jobs = plan.jobs(s.rank);
-  std::vector<double> real(static_cast<std::size_t>(site.n_jobs) * v.row_real);
-  std::vector<int> ints(static_cast<std::size_t>(site.n_jobs) * v.row_int);
-  if (v.row_real > 0)
-    scatterv(nullptr, nullptr, nullptr, MPI_DOUBLE, real.data(), static_cast<int>(real.size()), s.comm, s.policy);
-  if (v.row_int > 0)
-    scatterv(nullptr, nullptr, nullptr, MPI_INT, ints.data(), static_cast<int>(ints.size()), s.comm, s.policy);
-  site.store_rows(real.data(), v.row_real, ints.data(), v.row_int);
+  site.x_r.assign(static_cast<std::size_t>(site.n_jobs), std::vector<double>(static_cast<std::size_t>(v.row_real)));
+  site.x_i.assign(static_cast<std::size_t>(site.n_jobs), std::vector<int>(static_cast<std::size_t>(v.row_int)));
+  if (v.row_real > 0) receive_rows(s, site.x_r, MPI_DOUBLE);
+  if (v.row_int > 0) receive_rows(s, site.x_i, MPI_INT);
   receive_own(s, site, v);
 
   const int failed_job = run_jobs(s, site, v, shared, 0);
