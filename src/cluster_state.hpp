@@ -49,6 +49,7 @@ class cluster_state {
   double timeout = 0;      ///< MAPRECT_TIMEOUT as the root has it (seconds; 0: none)
   bool tune_shares = true; ///< root: tune its share of each call site's jobs (MAPRECT_BALANCE)
   cluster::traffic last_traffic;
+  cluster::profile last_profile;
   std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
   double request[wire::request_doubles] = {};
 

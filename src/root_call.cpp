@@ -332,14 +332,19 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
     if (code == wire::status::counts_changed) return steady_outcome::counts_changed;
   }
 
+  call_timing t;
+  t.check = seconds_between(sent, checked);
+  t.own = seconds_between(checked, own_done);
+  t.arrival = seconds_between(sent, arrived);
+  t.waited = seconds_between(own_done, arrived);
+  t.worker_busy.resize(static_cast<std::size_t>(R));
+  cluster::profile& p = s.last_profile;
+  p = {site.plan.root_jobs, 0, t.own, 0, t.check};
+  for (int r = 1; r < R; ++r) {
+    t.worker_busy[r] = buffer[site.results.displs[r] + 2];
+    if (t.worker_busy[r] >= p.worker_seconds) p = {p.root_jobs, site.plan.jobs(r), p.root_seconds, t.worker_busy[r], p.check_seconds};
+  }
   if (s.tune_shares) {
-    call_timing t;
-    t.check = seconds_between(sent, checked);
-    t.own = seconds_between(checked, own_done);
-    t.arrival = seconds_between(sent, arrived);
-    t.waited = seconds_between(own_done, arrived);
-    t.worker_busy.resize(static_cast<std::size_t>(R));
-    for (int r = 1; r < R; ++r) t.worker_busy[r] = buffer[site.results.displs[r] + 2];
     site.tuner.record(site.plan, t);
     site.next_root_jobs = site.tuner.proposal(site.plan);
   }
@@ -389,6 +394,7 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
 
 call_result root_call(const call_request& req) {
   cluster_state& s = *live_root;
+  s.last_profile = {};
   try {
     return plan_or_call(s, req);
   } catch (const std::exception& e) {

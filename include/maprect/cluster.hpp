@@ -44,6 +44,17 @@ class cluster {
   /// Traffic of the root's last map_rect call.
   traffic last_call_traffic() const;
 
+  /// Where the root's last map_rect call spent its time, if it was a steady-state call (zeros otherwise).
+  struct profile {
+    int root_jobs = 0;          ///< jobs the root ran
+    int worker_jobs = 0;        ///< jobs the busiest worker ran
+    double root_seconds = 0;    ///< seconds the root spent on its jobs
+    double worker_seconds = 0;  ///< seconds the busiest worker spent on its jobs
+    double check_seconds = 0;   ///< seconds the root spent checking the workers' data
+  };
+  /// Profile of the root's last map_rect call.
+  profile last_call_profile() const;
+
  private:
   std::unique_ptr<detail::cluster_state> state_;
 };

@@ -163,6 +163,8 @@ struct record {
   double mean_us = std::numeric_limits<double>::quiet_NaN();
   std::optional<double> first_call_us;            ///< median over first_call_samples fresh call sites
   std::optional<double> first_call_over_steady;   ///< median of first call / the steady calls right after it
+  std::optional<double> root_us_per_job, worker_us_per_job;  ///< cluster: medians of the calls' profiles
+  std::optional<int> root_jobs;                   ///< cluster: the root's share in the last call
   std::optional<double> max_abs_diff_vs_analytic;
   std::optional<double> log_density;
   std::optional<unsigned long long> bytes_sent, bytes_received;
@@ -193,6 +195,8 @@ struct contender {
   workspace* w;
   bool in_process;
   std::vector<double> us;  ///< one sample per round: microseconds per gradient
+  const cluster* remote = nullptr;                   ///< the cluster, for calls that use it
+  std::vector<double> root_us_per_job, worker_us_per_job;  ///< per round, from the last call's profile
 
   contender(gradient_fn fn, workspace* ws, bool local = false) : f(fn), w(ws), in_process(local) {}
 };
@@ -229,7 +233,11 @@ void sample_interleaved(std::vector<contender>& cs, int repeat) {
   const int batch = static_cast<int>(std::clamp(std::ceil(100e-6 / std::max(slowest, 1e-9)), 1.0, 1000.0));
   const bool lead_in = slowest < 5e-3;
   const std::size_t n = cs.size();
-  for (auto& c : cs) c.us.clear();
+  for (auto& c : cs) {
+    c.us.clear();
+    c.root_us_per_job.clear();
+    c.worker_us_per_job.clear();
+  }
   for (int r = 0; r < repeat; ++r)
     for (std::size_t i = 0; i < n; ++i) {
       contender& c = cs[(i + static_cast<std::size_t>(r)) % n];
@@ -237,6 +245,11 @@ void sample_interleaved(std::vector<contender>& cs, int repeat) {
       const auto t0 = clock::now();
       for (int b = 0; b < batch; ++b) run_gradient(c);
       c.us.push_back(1e6 * seconds_since(t0) / batch);
+      if (c.remote != nullptr) {
+        const cluster::profile p = c.remote->last_call_profile();
+        if (p.root_jobs > 0) c.root_us_per_job.push_back(1e6 * p.root_seconds / p.root_jobs);
+        if (p.worker_jobs > 0) c.worker_us_per_job.push_back(1e6 * p.worker_seconds / p.worker_jobs);
+      }
     }
 }
 
@@ -332,9 +345,9 @@ void print_table(const std::vector<record>& rs, const std::vector<summary>& ss, 
   std::printf("\nmedian time per gradient in us (%d rank%s); ratios: median over rounds of each round's ratio "
               "(cl/floor: of medians); first: first call / steady\n",
               ranks, ranks == 1 ? "" : "s");
-  std::printf("%-9s %-6s %9s %9s %9s %9s %9s | %7s %7s %7s %8s %6s | %10s %16s %8s\n", "JxN", "kernel", "analytic",
-              "single", "in_proc", "cluster", "mpi_floor", "st/an", "ip/st", "speedup", "cl/floor", "first",
-              "first_call", "bytes sent/recv", "tape B/o");
+  std::printf("%-9s %-6s %9s %9s %9s %9s %9s | %7s %7s %7s %8s %6s | %10s %16s %8s | %15s\n", "JxN", "kernel",
+              "analytic", "single", "in_proc", "cluster", "mpi_floor", "st/an", "ip/st", "speedup", "cl/floor",
+              "first", "first_call", "bytes sent/recv", "tape B/o", "us/job root|wkr");
   for (const auto& s : ss) {
     const record* analytic = find(rs, s.jobs, s.points, "none", "analytic");
     const record* floor = find(rs, s.jobs, s.points, "none", "raw_mpi_floor");
@@ -347,14 +360,17 @@ void print_table(const std::vector<record>& rs, const std::vector<summary>& ss, 
       bytes = std::to_string(*remote->bytes_sent) + "/" + std::to_string(*remote->bytes_received);
     const record* tape_source = remote ? remote : local;
     const std::string size = std::to_string(s.jobs) + "x" + std::to_string(s.points);
-    std::printf("%-9s %-6s %9s %9s %9s %9s %9s | %7s %7s %7s %8s %6s | %10s %16s %8s\n", size.c_str(),
+    std::string per_job = "-";
+    if (remote && remote->root_us_per_job && remote->worker_us_per_job)
+      per_job = cell(remote->root_us_per_job, "%.3g") + "|" + cell(remote->worker_us_per_job, "%.3g");
+    std::printf("%-9s %-6s %9s %9s %9s %9s %9s | %7s %7s %7s %8s %6s | %10s %16s %8s | %15s\n", size.c_str(),
                 s.kernel.c_str(), us(analytic).c_str(), us(single).c_str(), us(local).c_str(), us(remote).c_str(),
                 us(floor).c_str(), cell(s.single_tape_over_analytic, "%.2f").c_str(),
                 cell(s.in_process_over_single_tape, "%.2f").c_str(),
                 cell(s.cluster_speedup_over_in_process, "%.2f").c_str(),
                 cell(s.cluster_over_raw_mpi_floor, "%.2f").c_str(), cell(s.first_call_over_steady, "%.2f").c_str(),
                 remote && remote->first_call_us ? cell(*remote->first_call_us, "%.1f").c_str() : "-", bytes.c_str(),
-                tape_source ? cell(tape_source->tape_bytes_per_output, "%.0f").c_str() : "-");
+                tape_source ? cell(tape_source->tape_bytes_per_output, "%.0f").c_str() : "-", per_job.c_str());
   }
   for (const auto& s : ss)
     if (s.jobs == 512 && s.points == 1 && s.in_process_overhead_us_per_job)
@@ -383,6 +399,9 @@ void write_json(std::ostream& out, const std::vector<record>& rs, const std::vec
         << ", \"median_us\": " << json_number(r.median_us) << ", \"min_us\": " << json_number(r.min_us)
         << ", \"mean_us\": " << json_number(r.mean_us) << ", \"first_call_us\": " << opt(r.first_call_us)
         << ", \"first_call_over_steady\": " << opt(r.first_call_over_steady)
+        << ", \"root_us_per_job\": " << opt(r.root_us_per_job)
+        << ", \"worker_us_per_job\": " << opt(r.worker_us_per_job)
+        << ", \"root_jobs\": " << (r.root_jobs ? std::to_string(*r.root_jobs) : std::string("null"))
         << ", \"log_density\": " << opt(r.log_density)
         << ", \"max_abs_diff_vs_analytic\": " << opt(r.max_abs_diff_vs_analytic)
         << ", \"bytes_sent\": " << opt(r.bytes_sent) << ", \"bytes_received\": " << opt(r.bytes_received)
@@ -463,6 +482,7 @@ bench_results bench_on_root(const std::vector<std::pair<int, int>>& sizes, int r
       if (ranks > 1) {
         pk.remote_at = cs.size();
         cs.push_back({distributed, pk.remote.get()});
+        cs.back().remote = &c;
       }
       ks.push_back(std::move(pk));
     }
@@ -525,6 +545,9 @@ bench_results bench_on_root(const std::vector<std::pair<int, int>>& sizes, int r
                            *pk.remote);
         r.first_call_us = first[k].first;
         r.first_call_over_steady = first[k].second;
+        if (!remote.root_us_per_job.empty()) r.root_us_per_job = median_of(remote.root_us_per_job);
+        if (!remote.worker_us_per_job.empty()) r.worker_us_per_job = median_of(remote.worker_us_per_job);
+        r.root_jobs = c.last_call_profile().root_jobs;
         // The traffic of this kernel's last call (the counted one just above).
         const cluster::traffic traffic = c.last_call_traffic();
         r.bytes_sent = traffic.sent;

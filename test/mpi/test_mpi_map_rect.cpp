@@ -139,10 +139,20 @@ TEST_CASE("any root share gives the in-process bits, and the messages of that sh
         CHECK(bit_equal(distributed[k], serial[k]));
       }
     }
+    const cluster::profile p = test::the_cluster->last_call_profile();
     if (R > 1) {
       // The steady call: the workers sent back the (1 + 2 + 2)-row blocks of the jobs the root did not run.
       const int worker_jobs = J - std::min(root_jobs, J);
       CHECK(test::the_cluster->last_call_traffic().received == 8u * (5 * worker_jobs + 3 * (R - 1)));
+      // Its profile: the root's share, and the busiest worker's (the workers split the rest evenly).
+      CHECK(p.root_jobs == std::min(root_jobs, J));
+      CHECK(p.worker_jobs == (worker_jobs + R - 2) / (R - 1));
+      CHECK(p.root_seconds >= 0);
+      CHECK(p.worker_seconds >= 0);
+      if (p.worker_jobs > 0) CHECK(p.worker_seconds > 0);
+    } else {
+      CHECK(p.root_jobs == 0);  // in process: no cluster call to profile
+      CHECK(p.worker_seconds == 0);
     }
   }
 }
