@@ -60,6 +60,7 @@ class cluster_state {
   std::vector<double> shared_rest;
   remote_call previous_backend = nullptr;
   std::vector<MPI_Request> done;  ///< with a timeout: per worker, the receive of its "done" message
+  call_timing timing;             ///< the last steady-state call's timings (kept: no allocation per call)
   std::chrono::steady_clock::time_point deadline;  ///< with a timeout: when the current call expires
 
   // workers

@@ -332,18 +332,19 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
     if (code == wire::status::counts_changed) return steady_outcome::counts_changed;
   }
 
-  call_timing t;
+  call_timing& t = s.timing;
   t.check = seconds_between(sent, checked);
   t.own = seconds_between(checked, own_done);
   t.arrival = seconds_between(sent, arrived);
   t.waited = seconds_between(own_done, arrived);
   t.worker_busy.resize(static_cast<std::size_t>(R));
-  cluster::profile& p = s.last_profile;
-  p = {site.plan.root_jobs, 0, t.own, 0, t.check};
+  int busiest = 0;
   for (int r = 1; r < R; ++r) {
     t.worker_busy[r] = buffer[site.results.displs[r] + 2];
-    if (t.worker_busy[r] >= p.worker_seconds) p = {p.root_jobs, site.plan.jobs(r), p.root_seconds, t.worker_busy[r], p.check_seconds};
+    if (busiest == 0 || t.worker_busy[r] > t.worker_busy[busiest]) busiest = r;
   }
+  s.last_profile = {site.plan.root_jobs, busiest > 0 ? site.plan.jobs(busiest) : 0, t.own,
+                    busiest > 0 ? t.worker_busy[busiest] : 0.0, t.check};
   if (s.tune_shares) {
     site.tuner.record(site.plan, t);
     site.next_root_jobs = site.tuner.proposal(site.plan);

@@ -192,12 +192,12 @@ void run_chunk(const chunk_input& in, block_buffer& out, int* counts, int& curso
 
   // Parameter vectors are reused across the chunk's jobs (and chunks). With var parameters the whole
   // chunk is one nested region, and each job's nodes are freed after the job.
-  vectors.keep_leaves((shared_var ? S : 0) + (job_var ? P : 0));
-  Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared = vectors.shared<T_shared>(S);
-  Eigen::Matrix<T_job, Eigen::Dynamic, 1>& own = vectors.own<T_job>(P, shared_var ? S : 0);
   // The parameters' leaves, as one array: shared ones (if var), then own ones (if var).
-  runner_vectors::kept_leaf* const leaves = vectors.kept(0);
   const int n_shared_leaves = shared_var ? S : 0, n_leaves = n_shared_leaves + (job_var ? P : 0);
+  vectors.keep_leaves(n_leaves);
+  Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared = vectors.shared<T_shared>(S);
+  Eigen::Matrix<T_job, Eigen::Dynamic, 1>& own = vectors.own<T_job>(P, n_shared_leaves);
+  runner_vectors::kept_leaf* const leaves = vectors.kept(0);
   if constexpr (shared_var) {
     for (int s = 0; s < S; ++s) leaves[s].val_ = in.shared[s];
   } else {
