@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Time per gradient of the standard model (J=64 x N=100, var/var) at 2 and 4 ranks under each wait
 # policy, and the ratio np4/np2: what idle workers cost a root that shares their cores when there are more
-# ranks than cores. Builds maprect-bench-wait if needed. Runs are interleaved over ROUNDS rounds and each
-# figure is the best round's median, so that load from other processes skews the comparison less. The
+# ranks than cores. Builds maprect-bench-wait if needed. Runs are interleaved over ROUNDS rounds; the table
+# shows each configuration's best round, and the lines after it the ratios taken within each round (whose
+# runs follow each other) with their median, the figure least skewed by the machine's drift. The
 # workers' CPU time per gradient (from the same run) shows what waiting costs the other processes.
 # GAP_US=n makes the root compute alone for n us after each gradient (workers idle meanwhile; the time
 # per gradient includes the gap).
@@ -34,7 +35,7 @@ cores=$(nproc)
 log "bench-oversubscribe: $cores cores, ranks ${ranks[*]}, ${ROUNDS} rounds of $REPEATS gradients per run," \
   "root alone for ${GAP_US} us after each"
 log "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-declare -A best cpu
+declare -A best cpu ratios
 for round in $(seq "$ROUNDS"); do
   for policy in "${policies[@]}"; do
     for np in "${ranks[@]}"; do
@@ -47,6 +48,12 @@ for round in $(seq "$ROUNDS"); do
         cpu[$key]=$workers_cpu
       fi
       log "round $round: MAPRECT_WAIT=$policy np=$np median ${median} us, workers' CPU ${workers_cpu} us"
+      # The runs of one round and policy follow each other: their ratio is the least disturbed by drift.
+      if [ "$np" != "${ranks[0]}" ]; then
+        ratios[$policy/$np]+=" $(awk -v a="$median" -v b="$first_median" 'BEGIN { printf "%.3f", a / b }')"
+      else
+        first_median=$median
+      fi
     done
   done
 done
@@ -67,6 +74,14 @@ for policy in "${policies[@]}"; do
   done
   for np in "${ranks[@]}"; do row+=$(printf ' %14s' "${cpu[$policy/$np]}"); done
   echo "$row"
+done
+# The same ratios taken within each round, and their median: the figure to compare with a target.
+for policy in "${policies[@]}"; do
+  for np in "${ranks[@]:1}"; do
+    read -r -a rs <<<"${ratios[$policy/$np]}"
+    median=$(printf '%s\n' "${rs[@]}" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')
+    echo "$policy np$np/np${ranks[0]} per round: ${rs[*]}; median $median"
+  done
 done
 if [ "$cores" -lt "${ranks[-1]}" ]; then
   echo "auto waits as spin where ranks <= cores and as sleep where ranks > cores ($cores cores here)."
