@@ -144,9 +144,11 @@ TEST_CASE("any root share gives the in-process bits, and the messages of that sh
       // The steady call: the workers sent back the (1 + 2 + 2)-row blocks of the jobs the root did not run.
       const int worker_jobs = J - std::min(root_jobs, J);
       CHECK(test::the_cluster->last_call_traffic().received == 8u * (5 * worker_jobs + 3 * (R - 1)));
-      // Its profile: the root's share, and the busiest worker's (the workers split the rest evenly).
+      // Its profile: the root's share, and the busiest worker's, which is one of the even split's shares
+      // of the rest (the one that took longest, not always the larger).
       CHECK(p.root_jobs == std::min(root_jobs, J));
-      CHECK(p.worker_jobs == (worker_jobs + R - 2) / (R - 1));
+      const int fewer = worker_jobs / (R - 1), more = (worker_jobs + R - 2) / (R - 1);
+      CHECK((p.worker_jobs == fewer || p.worker_jobs == more));
       CHECK(p.root_seconds >= 0);
       CHECK(p.worker_seconds >= 0);
       if (p.worker_jobs > 0) CHECK(p.worker_seconds > 0);
