@@ -20,7 +20,7 @@ inline void sweep(tape& t, const var& y, std::size_t begin) {
 /// tape when no nested_tape is open); afterwards x.adj() holds dy/dx for every x on that region.
 inline void grad(const var& y) {
   tape& t = tape::current();
-  detail::sweep(t, y, t.nests.empty() ? 0 : t.nests.back().stack_size);
+  detail::sweep(t, y, t.region_begin().stack_size);
 }
 
 /// Zeroes the adjoint of every node on the thread's tape.
