@@ -15,12 +15,16 @@ double median(std::vector<double> xs) {
 
 }  // namespace
 
+void share_tuner::forget_window() {
+  for (auto* xs : {&check_, &own_per_job_, &worker_per_job_, &latency_, &arrival_}) xs->clear();
+}
+
 void share_tuner::restart(double replan_seconds, bool fresh_data) {
   warmed_ = false;
   candidate_ = -1;
   if (fresh_data) proposals_ = 0;
   replan_seconds_ = replan_seconds;
-  for (auto* xs : {&check_, &own_per_job_, &worker_per_job_, &latency_, &arrival_}) xs->clear();
+  forget_window();
 }
 
 void share_tuner::record(const chunk_plan& plan, const call_timing& t) {
@@ -53,7 +57,7 @@ int share_tuner::proposal(const chunk_plan& plan) {
   const double worker_job = workers_known ? least(worker_per_job_) : root_job;
   const double latency = latency_.empty() ? 0.0 : least(latency_);
   const double call = median(arrival_);
-  for (auto* xs : {&check_, &own_per_job_, &worker_per_job_, &latency_, &arrival_}) xs->clear();
+  forget_window();
   const int J = plan.n_jobs, workers = plan.ranks - 1;
   // The call ends when the slower side does: the root with its check and jobs, or the most loaded worker
   // plus the messages' time.
@@ -63,11 +67,15 @@ int share_tuner::proposal(const chunk_plan& plan) {
   };
   const double now = predicted(plan.root_jobs);
   int best = plan.root_jobs;
+  double best_time = now;
   for (int n = 0; n <= J; ++n) {
-    const double p = predicted(n), b = predicted(best);
-    if (p < b || (p == b && std::abs(n - plan.root_jobs) < std::abs(best - plan.root_jobs))) best = n;
+    const double p = predicted(n);
+    if (p < best_time || (p == best_time && std::abs(n - plan.root_jobs) < std::abs(best - plan.root_jobs))) {
+      best = n;
+      best_time = p;
+    }
   }
-  const double gain = now - predicted(best);
+  const double gain = now - best_time;
   // Re-planning costs what a first call costs beyond a steady one.
   const double replan_cost = std::max(0.0, replan_seconds_ - call);
   const bool worth = best != plan.root_jobs && gain >= min_gain * now && gain * horizon >= replan_cost;

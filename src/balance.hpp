@@ -42,6 +42,9 @@ class share_tuner {
   int proposal(const chunk_plan& plan);
 
  private:
+  /// Drops the window's timings.
+  void forget_window();
+
   bool warmed_ = false;
   int proposals_ = 0;
   int candidate_ = -1;  ///< the previous window's best share, if it differed from the plan's

@@ -7,7 +7,7 @@ namespace maprect::detail {
 
 /// J jobs over `ranks` ranks: the root runs jobs [0, root_jobs), and the workers the rest, balanced and in
 /// rank order. The root's share starts at an even split and moves with the root's extra work (see
-/// root_call.cpp).
+/// balance.hpp).
 struct chunk_plan {
   int n_jobs = 0;
   int ranks = 1;

@@ -44,7 +44,7 @@ void check_map_rect_arguments(const std::vector<Eigen::Matrix<T_job, Eigen::Dyna
     if (job_params[j].size() == n_params && x_r[j].size() == n_real && x_i[j].size() == n_int) continue;
     if (job_params[j].size() != n_params)
       throw std::invalid_argument(size_mismatch("job_params", j, job_params[j].size(), "the size of job_params[0]",
-                                                job_params[0].size()));
+                                                n_params));
     if (x_r[j].size() != n_real)
       throw std::invalid_argument(size_mismatch("x_r", j, x_r[j].size(), "the size of x_r[0]", n_real));
     throw std::invalid_argument(size_mismatch("x_i", j, x_i[j].size(), "the size of x_i[0]", n_int));

@@ -5,10 +5,8 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cstddef>
-#include <deque>
 #include <memory>
 #include <ostream>
-#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -149,11 +147,10 @@ class runner_vectors {
     if constexpr (is_var_v<T>) return leaves(own_v_, n, after);
     else return sized(own_d_, n);
   }
-  /// The kept leaves from index `first` on (those shared() and own() hand out).
-  kept_leaf* kept(int first) { return nodes_.get() + first; }
+  /// The kept leaves, shared ones first (those shared() and own() hand out).
+  kept_leaf* kept() { return nodes_.get(); }
 
  private:
-
   template <class V>
   static V& sized(V& v, int n) {
     if (v.size() != n) v.resize(n);
@@ -197,7 +194,7 @@ void run_chunk(const chunk_input& in, block_buffer& out, int* counts, int& curso
   vectors.keep_leaves(n_leaves);
   Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared = vectors.shared<T_shared>(S);
   Eigen::Matrix<T_job, Eigen::Dynamic, 1>& own = vectors.own<T_job>(P, n_shared_leaves);
-  runner_vectors::kept_leaf* const leaves = vectors.kept(0);
+  runner_vectors::kept_leaf* const leaves = vectors.kept();
   if constexpr (shared_var) {
     for (int s = 0; s < S; ++s) leaves[s].val_ = in.shared[s];
   } else {
