@@ -55,48 +55,156 @@ void check_map_rect_arguments(const std::vector<Eigen::Matrix<T_job, Eigen::Dyna
                                               std::to_string(n_params) + " parameters)");
 }
 
-/// Reusable per-thread buffers of the in-process backend.
+/// Reusable per-thread buffers of map_rect, per functor depth.
 struct local_buffers {
-  std::vector<double> shared;
-  std::vector<double> own;
-  block_buffer blocks;
-  std::vector<int> counts;
-  result_segment segment;
+  std::vector<double> shared;  ///< shared parameter values sent to the cluster
+  std::vector<double> own;     ///< job parameter values sent to the cluster, P x J
+  block_buffer values;         ///< outputs of an in-process call with double results
 };
 
 /// The buffers for the current functor depth (a functor may itself call map_rect).
 inline local_buffers& thread_local_buffers() { return per_depth<local_buffers>(functor_depth); }
 
-/// Runs the whole call in this process through the same job runner the workers use.
-inline call_result run_in_process(const call_request& req) {
-  local_buffers& b = thread_local_buffers();
-  b.blocks.resize(0);
-  b.counts.resize(static_cast<std::size_t>(req.n_jobs));
-  chunk_input in{req.shared, req.n_shared, req.own,          req.n_own,
-                 req.x_r->data(), req.x_i->data(), req.n_jobs, req.msgs};
-  int cursor = 0;
-  try {
-    req.functor->run[static_cast<int>(req.kinds)](in, b.blocks, b.counts.data(), cursor);
-  } catch (...) {
-    throw_job_error(current_job_error(), cursor, -1);
+/// A call's parameters and data where the caller holds them: the in-process runner reads them in place.
+template <class T_shared, class T_job>
+class caller_jobs {
+ public:
+  caller_jobs(const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+              const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
+              const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i,
+              std::ostream* msgs)
+      : shared_(shared_params), own_(job_params), x_r_(x_r), x_i_(x_i), msgs_(msgs) {}
+  int n_jobs() const { return static_cast<int>(own_.size()); }
+  int n_shared() const { return static_cast<int>(shared_.size()); }
+  int n_own() const { return own_.empty() ? 0 : static_cast<int>(own_[0].size()); }
+  double shared(int s) const { return value_of(shared_.coeff(s)); }
+  double own(int j, int p) const { return value_of(own_[j].coeff(p)); }
+  /// The shared parameters, when they are double.
+  const Eigen::VectorXd& shared_doubles(Eigen::VectorXd&) const { return shared_; }
+  /// Job j's parameters, when they are double.
+  const Eigen::VectorXd& own_doubles(int j, Eigen::VectorXd&) const { return own_[j]; }
+  const std::vector<double>& x_r(int j) const { return x_r_[j]; }
+  const std::vector<int>& x_i(int j) const { return x_i_[j]; }
+  std::ostream* msgs() const { return msgs_; }
+
+ private:
+  const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_;
+  const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& own_;
+  const std::vector<std::vector<double>>& x_r_;
+  const std::vector<std::vector<int>>& x_i_;
+  std::ostream* msgs_;
+};
+
+/// Appends double outputs to a buffer.
+class value_sink {
+ public:
+  explicit value_sink(block_buffer& out) : out_(out) {}
+  void values(int, const Eigen::VectorXd& y) { out_.append(y.data(), static_cast<std::size_t>(y.size())); }
+
+ private:
+  block_buffer& out_;
+};
+
+/// Makes each output one job_output_vari on tape t as soon as its job has run, with its partials and
+/// its job's operand record beside it on t's arena: no result blocks, no second pass.
+template <class T_job>
+class node_sink {
+ public:
+  node_sink(tape& t, const call_operands* call, const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
+            int n_partials)
+      : t_(t),
+        call_(call),
+        job_params_(job_params),
+        output_bytes_(sizeof(job_output_vari) + sizeof(double) * static_cast<std::size_t>(n_partials)) {}
+
+  void begin_job(int j, int K) {
+    if (K == 0) return;
+    const std::size_t record_bytes = job_operands::bytes(call_->n_own);
+    char* p = static_cast<char*>(t_.memory.allocate(record_bytes + output_bytes_ * static_cast<std::size_t>(K)));
+    vari* const* own = nullptr;
+    // A var is exactly its node pointer, so a vector of var reads as its operands.
+    if constexpr (is_var_v<T_job>) own = reinterpret_cast<vari* const*>(job_params_[j].data());
+    operands_ = job_operands::make(p, call_, own);
+    next_ = p + record_bytes;
   }
-  b.segment = {b.blocks.data(), 0, req.n_jobs};
-  long long n_outputs = 0;
-  for (int c : b.counts) n_outputs += c;
-  if (!fits_one_message(n_outputs))
-    throw std::length_error("map_rect: call id " + std::to_string(req.call_id) + " returns " +
-                            std::to_string(n_outputs) + " outputs, more than 2^31-1 in one call");
-  return {&b.segment, 1, b.counts.data(), rows_per_output(req.kinds, req.n_shared, req.n_own),
-          static_cast<int>(n_outputs)};
+
+  void output(int, double value, const runner_vectors::kept_leaf* leaves, int n_leaves) {
+    double* partials = reinterpret_cast<double*>(next_ + sizeof(job_output_vari));
+    for (int i = 0; i < n_leaves; ++i) partials[i] = leaves[i].adj_;
+    t_.push(::new (next_) job_output_vari(value, partials, operands_));
+    next_ += output_bytes_;
+  }
+
+ private:
+  tape& t_;
+  const call_operands* call_;
+  const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params_;
+  std::size_t output_bytes_;
+  const job_operands* operands_ = nullptr;
+  char* next_ = nullptr;
+};
+
+[[noreturn]] inline void throw_too_many_outputs(int call_id, long long n_outputs) {
+  throw std::length_error("map_rect: call id " + std::to_string(call_id) + " returns " + std::to_string(n_outputs) +
+                          " outputs, more than 2^31-1 in one call");
 }
 
-/// Turns result blocks into the outputs: values, or one job_output_vari per output whose operands are
-/// the job's var parameters.
+/// Runs the whole call in this process, through the same job runner the workers use, reading the
+/// parameters in place and building the outputs on the caller's tape as the jobs finish.
+template <int CallId, class F, class T_shared, class T_job>
+Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_in_process(
+    const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
+    const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs) {
+  constexpr param_kinds kinds = kinds_of<T_shared, T_job>();
+  const caller_jobs<T_shared, T_job> in(shared_params, job_params, x_r, x_i, msgs);
+  int cursor = 0;
+  if constexpr (kinds == param_kinds::dd) {
+    block_buffer& values = thread_local_buffers().values;
+    values.resize(0);
+    value_sink sink(values);
+    try {
+      run_jobs<F, kinds>(in, sink, cursor);
+    } catch (...) {
+      throw_job_error(current_job_error(), cursor, -1);
+    }
+    if (!fits_one_message(static_cast<long long>(values.size())))
+      throw_too_many_outputs(CallId, static_cast<long long>(values.size()));
+    return Eigen::Map<const Eigen::VectorXd>(values.data(), static_cast<Eigen::Index>(values.size()));
+  } else {
+    tape& t = tape::current();
+    const tape_mark start = t.mark();
+    const int S = is_var_v<T_shared> ? in.n_shared() : 0;
+    const int P = is_var_v<T_job> ? in.n_own() : 0;
+    vari* const* shared_nodes = nullptr;
+    if constexpr (is_var_v<T_shared>) shared_nodes = reinterpret_cast<vari* const*>(shared_params.data());
+    const call_operands* call = call_operands::make(t.memory.allocate(call_operands::bytes(S)), shared_nodes, S, P);
+    node_sink<T_job> sink(t, call, job_params, S + P);
+    try {
+      run_jobs<F, kinds>(in, sink, cursor);
+    } catch (...) {
+      t.rewind(start);  // the outputs of the jobs before the failing one
+      throw_job_error(current_job_error(), cursor, -1);
+    }
+    // The outputs are exactly the nodes the call added to the tape, in order.
+    const long long n_outputs = static_cast<long long>(t.stack.size() - start.stack_size);
+    if (!fits_one_message(n_outputs)) {
+      t.rewind(start);
+      throw_too_many_outputs(CallId, n_outputs);
+    }
+    Eigen::Matrix<var, Eigen::Dynamic, 1> out(n_outputs);
+    vari* const* nodes = t.stack.data() + start.stack_size;
+    for (Eigen::Index k = 0; k < n_outputs; ++k) out.coeffRef(k).vi_ = nodes[k];
+    return out;
+  }
+}
+
+/// Turns a cluster call's result blocks into the outputs: values, or one job_output_vari per output whose
+/// operands are the job's var parameters.
 template <class T_shared, class T_job>
 Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
     const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
-    const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params, const call_result& res,
-    bool blocks_on_arena) {
+    const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params, const call_result& res) {
   using R = return_type_t<T_shared, T_job>;
   Eigen::Matrix<R, Eigen::Dynamic, 1> out(res.n_outputs);
   if constexpr (std::is_same_v<R, double>) {
@@ -126,14 +234,7 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
     int k = 0;
     for (int s = 0; s < res.n_segments; ++s) {
       const result_segment& seg = res.segments[s];
-      const double* col = seg.blocks;
-      if (!blocks_on_arena) {  // nodes keep pointers into the blocks: move them onto the tape's arena
-        std::size_t n = 0;
-        for (int j = seg.job_begin; j < seg.job_end; ++j) n += static_cast<std::size_t>(res.counts[j]);
-        double* copy = mem.allocate_array<double>(n * res.rows);
-        std::copy_n(col, n * res.rows, copy);
-        col = copy;
-      }
+      const double* col = seg.blocks;  // on the tape's arena: nodes keep pointers into it
       for (int j = seg.job_begin; j < seg.job_end; ++j) {
         if (res.counts[j] == 0) continue;
         const job_operands* ops = nullptr;
@@ -172,6 +273,10 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect(
   const int J = static_cast<int>(job_params.size());
   if (J == 0) return Eigen::Matrix<R, Eigen::Dynamic, 1>(0);
 
+  if (detail::remote_backend == nullptr || detail::functor_depth > 0)
+    return detail::run_in_process<CallId, F>(shared_params, job_params, x_r, x_i, msgs);
+
+  // Over the cluster: the parameters travel as packed values.
   constexpr detail::param_kinds kinds = detail::kinds_of<T_shared, T_job>();
   const int S = static_cast<int>(shared_params.size());
   const int P = static_cast<int>(job_params[0].size());
@@ -184,9 +289,7 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect(
 
   const detail::call_request req{CallId,   &functor, kinds, b.shared.data(), S, b.own.data(), P, J,
                                  &x_r,     &x_i,     msgs};
-  const bool remote = detail::remote_backend != nullptr && detail::functor_depth == 0;
-  const detail::call_result res = remote ? detail::remote_backend(req) : detail::run_in_process(req);
-  return detail::make_outputs(shared_params, job_params, res, remote);
+  return detail::make_outputs(shared_params, job_params, detail::remote_backend(req));
 }
 
 }  // namespace maprect

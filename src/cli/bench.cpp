@@ -299,11 +299,13 @@ record make_record(int J, int N, const std::string& kernel, const std::string& b
 }
 
 void add_tape_breakdown(record& r, const workspace& w, int J) {
-  // Arena bytes per output: the output node, its partials block (value + 4 partials, of which the node
-  // keeps the partials), and the rest (operand records shared by a job's outputs, the call's records).
+  // Arena bytes per output: the output node, its partials (in process: the M partials; over a cluster:
+  // the received block, value + M partials), and the rest (operand records shared by a job's outputs,
+  // the call's record).
   constexpr std::size_t align = arena::alignment;
   const double node = static_cast<double>((sizeof(detail::job_output_vari) + align - 1) / align * align);
-  const double partials = sizeof(double) * static_cast<double>(detail::rows_per_output(detail::param_kinds::vv, 2, 2));
+  const int rows = detail::rows_per_output(detail::param_kinds::vv, 2, 2);
+  const double partials = sizeof(double) * static_cast<double>(r.backend == "in_process" ? rows - 1 : rows);
   const double total = static_cast<double>(w.call_tape_bytes) / J;
   r.tape_bytes_per_output = total;
   r.tape_nodes_per_output = static_cast<double>(w.call_tape_nodes) / J;

@@ -57,4 +57,24 @@ struct parameters_job {
   }
 };
 
+/// Runs a reverse sweep of its own over its parameters (as a functor with an inner gradient would)
+/// before returning phi0 * theta0^2 and theta0 + theta1: the outputs' partials must not see that sweep.
+struct inner_sweep_job {
+  template <class T1, class T2>
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
+                                                                     const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+                                                                     const std::vector<double>&, const std::vector<int>&,
+                                                                     std::ostream*) const {
+    if constexpr (is_var_v<T1> || is_var_v<T2>) {
+      nested_tape region;
+      const auto inner = 7.0 * phi(0) * theta(0) + 3.0 * theta(1);
+      grad(inner);
+    }
+    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(2);
+    out(0) = phi(0) * theta(0) * theta(0);
+    out(1) = theta(0) + theta(1);
+    return out;
+  }
+};
+
 }  // namespace maprect::test

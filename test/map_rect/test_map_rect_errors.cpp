@@ -134,10 +134,12 @@ void check_job_failure(int failing, int kind, std::vector<std::string> pieces) {
   Eigen::Matrix<T_shared, Eigen::Dynamic, 1> phi = Eigen::VectorXd::Constant(1, 2.0).cast<T_shared>();
   std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>> theta;
   for (int j = 0; j < 5; ++j) theta.push_back(Eigen::VectorXd::Constant(1, j).cast<T_job>());
-  const std::size_t size = tape_size();
+  const std::size_t size = tape_size(), bytes = tape_bytes();
   CHECK_THROWS_MATCHES((map_rect<111, test::throwing_job>(phi, theta, bad.x_r, bad.x_i)), Expected,
                        message_contains(pieces));
-  CHECK(tape_size() == size);  // the failed jobs' regions were unwound
+  // Neither the failed job's graph nor the outputs of the jobs before it stay on the caller's tape.
+  CHECK(tape_size() == size);
+  CHECK(tape_bytes() == bytes);
   CHECK(tape::current().nests.empty());
   CHECK(detail::functor_depth == 0);
   // The next call works: outputs phi0 * theta0 = 2 j.

@@ -14,6 +14,12 @@ inline void sweep(tape& t, const var& y, std::size_t begin) {
   vari* const* stack = t.stack.data();
   for (std::size_t i = t.stack.size(); i-- > begin;) stack[i]->chain();
 }
+
+/// Zeroes the adjoints of the nodes t gained since `m`.
+inline void zero_adjoints_since(tape& t, const tape_mark& m) {
+  for (std::size_t i = m.stack_size; i < t.stack.size(); ++i) t.stack[i]->adj_ = 0;
+  for (std::size_t i = m.leaf_count; i < t.leaves.size(); ++i) t.leaves[i]->adj_ = 0;
+}
 }  // namespace detail
 
 /// Reverse sweep from y: seeds dy/dy = 1 and runs chain() over the innermost open region (the whole
@@ -33,9 +39,7 @@ inline void set_zero_all_adjoints() {
 /// Zeroes the adjoints of the innermost open region only.
 inline void set_zero_nested_adjoints() {
   tape& t = tape::current();
-  const tape_mark begin = t.region_begin();
-  for (std::size_t i = begin.stack_size; i < t.stack.size(); ++i) t.stack[i]->adj_ = 0;
-  for (std::size_t i = begin.leaf_count; i < t.leaves.size(); ++i) t.leaves[i]->adj_ = 0;
+  detail::zero_adjoints_since(t, t.region_begin());
 }
 
 /// Frees the whole tape; every var made before becomes invalid. Keeps the memory blocks for reuse.

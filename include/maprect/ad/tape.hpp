@@ -47,6 +47,13 @@ struct tape {
   /// Where the innermost open region began (the whole tape when none is open).
   tape_mark region_begin() const { return nests.empty() ? tape_mark{0, 0, {0, nullptr}} : nests.back(); }
 
+  /// Makes `t` the calling thread's tape and returns the one it replaces (null if none was made yet).
+  static tape* exchange_current(tape* t) {
+    tape* old = instance_;
+    instance_ = t;
+    return old;
+  }
+
   /// The calling thread's tape, created on first use.
   static tape& current() {
     tape* t = instance_;

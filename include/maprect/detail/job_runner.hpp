@@ -172,72 +172,169 @@ class runner_vectors {
   Eigen::VectorXd shared_d_, own_d_;
 };
 
-/// The chunk runner of functor F for one combination of parameter kinds.
-template <class F, param_kinds Kinds>
-void run_chunk(const chunk_input& in, block_buffer& out, int* counts, int& cursor) {
+/// What the runner keeps per thread and functor depth: the parameter vectors, and the tape the jobs run
+/// on. Jobs never touch their caller's tape, so a caller can receive outputs on its own tape meanwhile.
+struct runner_context {
+  runner_vectors vectors;  ///< parameters handed to the functor
+  tape jobs;               ///< where the jobs' expression graphs are built, swept and freed
+};
+
+/// Makes a tape the thread's current one for a scope.
+class current_tape_scope {
+ public:
+  explicit current_tape_scope(tape& t) : saved_(tape::exchange_current(&t)) {}
+  ~current_tape_scope() { tape::exchange_current(saved_); }
+  current_tape_scope(const current_tape_scope&) = delete;
+  current_tape_scope& operator=(const current_tape_scope&) = delete;
+
+ private:
+  tape* saved_;
+};
+
+/// Frees what a tape gained since the scope began, also when a job throws.
+class rewind_at_exit {
+ public:
+  explicit rewind_at_exit(tape& t) : tape_(t), start_(t.mark()) {}
+  ~rewind_at_exit() { tape_.rewind(start_); }
+  rewind_at_exit(const rewind_at_exit&) = delete;
+  rewind_at_exit& operator=(const rewind_at_exit&) = delete;
+  /// Where the tape stood when the scope began.
+  const tape_mark& start() const { return start_; }
+
+ private:
+  tape& tape_;
+  tape_mark start_;
+};
+
+/// A chunk's parameters and data in the packed form ranks exchange (chunk_input).
+class packed_jobs {
+ public:
+  explicit packed_jobs(const chunk_input& in) : in_(in) {}
+  int n_jobs() const { return in_.n_jobs; }
+  int n_shared() const { return in_.n_shared; }
+  int n_own() const { return in_.n_own; }
+  double shared(int s) const { return in_.shared[s]; }
+  double own(int j, int p) const { return in_.own[static_cast<std::ptrdiff_t>(j) * in_.n_own + p]; }
+  /// The shared parameters as a double vector (copied into `scratch`).
+  const Eigen::VectorXd& shared_doubles(Eigen::VectorXd& scratch) const {
+    scratch = Eigen::Map<const Eigen::VectorXd>(in_.shared, in_.n_shared);
+    return scratch;
+  }
+  /// Job j's parameters as a double vector (copied into `scratch`).
+  const Eigen::VectorXd& own_doubles(int j, Eigen::VectorXd& scratch) const {
+    scratch = Eigen::Map<const Eigen::VectorXd>(in_.own + static_cast<std::ptrdiff_t>(j) * in_.n_own, in_.n_own);
+    return scratch;
+  }
+  const std::vector<double>& x_r(int j) const { return in_.x_r[j]; }
+  const std::vector<int>& x_i(int j) const { return in_.x_i[j]; }
+  std::ostream* msgs() const { return in_.msgs; }
+
+ private:
+  const chunk_input& in_;
+};
+
+/// The core of every runner: runs the jobs of `in` in order on this depth's job tape and hands each job's
+/// outputs to `sink`, which decides where they go. With var results, for each output k of job j:
+/// sink.begin_job(j, K) once, then sink.output(k, value, leaves, n_leaves) with the parameters' leaves
+/// holding d output / d parameter (shared first, then own). With double results: sink.values(j, y).
+/// `cursor` is the index of the job being run (to name it if it throws).
+template <class F, param_kinds Kinds, class Jobs, class Sink>
+void run_jobs(const Jobs& in, Sink& sink, int& cursor) {
   constexpr bool shared_var = shared_is_var(Kinds);
   constexpr bool job_var = job_is_var(Kinds);
   using T_shared = std::conditional_t<shared_var, var, double>;
   using T_job = std::conditional_t<job_var, var, double>;
   using R = return_type_t<T_shared, T_job>;
-  const int S = in.n_shared;
-  const int P = in.n_own;
-  const int rows = rows_per_output(Kinds, S, P);
+  const int S = in.n_shared();
+  const int P = in.n_own();
+  const int n_jobs = in.n_jobs();
   const F f{};
-  runner_vectors& vectors = per_depth<runner_vectors>(functor_depth);
+  runner_context& context = per_depth<runner_context>(functor_depth);
+  runner_vectors& vectors = context.vectors;
   functor_scope scope;
 
-  // Parameter vectors are reused across the chunk's jobs (and chunks). With var parameters the whole
-  // chunk is one nested region, and each job's nodes are freed after the job.
-  // The parameters' leaves, as one array: shared ones (if var), then own ones (if var).
+  // The parameters' leaves, as one array: shared ones (if var), then own ones (if var). They are kept
+  // across jobs and chunks; each job only sets their values.
   const int n_shared_leaves = shared_var ? S : 0, n_leaves = n_shared_leaves + (job_var ? P : 0);
   vectors.keep_leaves(n_leaves);
-  Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared = vectors.shared<T_shared>(S);
-  Eigen::Matrix<T_job, Eigen::Dynamic, 1>& own = vectors.own<T_job>(P, n_shared_leaves);
   runner_vectors::kept_leaf* const leaves = vectors.kept();
+  const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>* shared = nullptr;
   if constexpr (shared_var) {
-    for (int s = 0; s < S; ++s) leaves[s].val_ = in.shared[s];
+    shared = &vectors.shared<var>(S);
+    for (int s = 0; s < S; ++s) leaves[s].val_ = in.shared(s);
   } else {
-    shared = Eigen::Map<const Eigen::VectorXd>(in.shared, S);
+    shared = &in.shared_doubles(vectors.shared<double>(S));
   }
-  out.reserve(out.size() + static_cast<std::size_t>(in.n_jobs) * rows);
 
   if constexpr (!shared_var && !job_var) {
-    for (int j = 0; j < in.n_jobs; ++j) {
+    Eigen::VectorXd& own_scratch = vectors.own<double>(P, 0);
+    for (int j = 0; j < n_jobs; ++j) {
       cursor = j;
-      own = Eigen::Map<const Eigen::VectorXd>(in.own + static_cast<std::ptrdiff_t>(j) * P, P);
-      const Eigen::Matrix<double, Eigen::Dynamic, 1> y = f(shared, own, in.x_r[j], in.x_i[j], in.msgs);
-      counts[j] = static_cast<int>(y.size());
-      out.append(y.data(), static_cast<std::size_t>(y.size()));
+      sink.values(j, f(*shared, in.own_doubles(j, own_scratch), in.x_r(j), in.x_i(j), in.msgs()));
     }
   } else {
-    nested_tape chunk_region;
-    tape& t = tape::current();
-    const tape_mark job_start = t.mark();
-    for (int j = 0; j < in.n_jobs; ++j) {
+    tape& t = context.jobs;
+    const current_tape_scope on_job_tape(t);
+    const rewind_at_exit cleanup(t);
+    const tape_mark& job_start = cleanup.start();
+    Eigen::Matrix<T_job, Eigen::Dynamic, 1>& own_scratch = vectors.own<T_job>(P, n_shared_leaves);
+    for (int j = 0; j < n_jobs; ++j) {
       cursor = j;
-      const double* own_values = in.own + static_cast<std::ptrdiff_t>(j) * P;
+      const Eigen::Matrix<T_job, Eigen::Dynamic, 1>* own = &own_scratch;
       if constexpr (job_var) {
-        for (int p = 0; p < P; ++p) leaves[n_shared_leaves + p].val_ = own_values[p];
+        for (int p = 0; p < P; ++p) leaves[n_shared_leaves + p].val_ = in.own(j, p);
       } else {
-        own = Eigen::Map<const Eigen::VectorXd>(own_values, P);
+        own = &in.own_doubles(j, own_scratch);
       }
-      const Eigen::Matrix<R, Eigen::Dynamic, 1> y = f(shared, own, in.x_r[j], in.x_i[j], in.msgs);
+      const Eigen::Matrix<R, Eigen::Dynamic, 1> y = f(*shared, *own, in.x_r(j), in.x_i(j), in.msgs());
       const int K = static_cast<int>(y.size());
-      counts[j] = K;
-      double* col = out.extend(static_cast<std::size_t>(K) * rows);
-      for (int k = 0; k < K; ++k, col += rows) {
-        col[0] = y(k).val();
-        // The parameters' leaves carry the previous sweep's adjoints; the job's nodes do after its first.
+      sink.begin_job(j, K);
+      for (int k = 0; k < K; ++k) {
+        // The leaves carry the previous sweep's adjoints; the job's nodes do after its first output.
         for (int i = 0; i < n_leaves; ++i) leaves[i].adj_ = 0;
-        if (k > 0) set_zero_nested_adjoints();
+        if (k > 0) zero_adjoints_since(t, job_start);
         detail::sweep(t, y(k), job_start.stack_size);
-        for (int i = 0; i < n_leaves; ++i) col[1 + i] = leaves[i].adj_;
+        sink.output(k, y(k).val(), leaves, n_leaves);
       }
       t.rewind(job_start);
     }
   }
-  cursor = in.n_jobs;
+  cursor = n_jobs;
+}
+
+/// Appends each output's (M+1)-row block to a block buffer and each job's output count to `counts`:
+/// the form results cross ranks in.
+class block_sink {
+ public:
+  block_sink(block_buffer& out, int* counts, int rows) : out_(out), counts_(counts), rows_(rows) {}
+  void values(int j, const Eigen::VectorXd& y) {
+    counts_[j] = static_cast<int>(y.size());
+    out_.append(y.data(), static_cast<std::size_t>(y.size()));
+  }
+  void begin_job(int j, int K) {
+    counts_[j] = K;
+    col_ = out_.extend(static_cast<std::size_t>(K) * rows_);
+  }
+  void output(int, double value, const runner_vectors::kept_leaf* leaves, int n_leaves) {
+    col_[0] = value;
+    for (int i = 0; i < n_leaves; ++i) col_[1 + i] = leaves[i].adj_;
+    col_ += rows_;
+  }
+
+ private:
+  block_buffer& out_;
+  int* counts_;
+  int rows_;
+  double* col_ = nullptr;
+};
+
+/// The chunk runner of functor F for one combination of parameter kinds.
+template <class F, param_kinds Kinds>
+void run_chunk(const chunk_input& in, block_buffer& out, int* counts, int& cursor) {
+  const int rows = rows_per_output(Kinds, in.n_shared, in.n_own);
+  out.reserve(out.size() + static_cast<std::size_t>(in.n_jobs) * rows);
+  block_sink sink(out, counts, rows);
+  run_jobs<F, Kinds>(packed_jobs(in), sink, cursor);
 }
 
 }  // namespace maprect::detail
