@@ -3,6 +3,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -151,9 +152,9 @@ class node_sink {
 
 /// Runs the whole call in this process, through the same job runner the workers use, reading the
 /// parameters in place and building the outputs on the caller's tape as the jobs finish.
-template <int CallId, class F, class T_shared, class T_job>
+template <class F, class T_shared, class T_job>
 Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_in_process(
-    const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    int call_id, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
     const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
     const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs) {
   constexpr param_kinds kinds = kinds_of<T_shared, T_job>();
@@ -169,7 +170,7 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_in_process(
       throw_job_error(current_job_error(), cursor, -1);
     }
     if (!fits_one_message(static_cast<long long>(values.size())))
-      throw_too_many_outputs(CallId, static_cast<long long>(values.size()));
+      throw_too_many_outputs(call_id, static_cast<long long>(values.size()));
     return Eigen::Map<const Eigen::VectorXd>(values.data(), static_cast<Eigen::Index>(values.size()));
   } else {
     tape& t = tape::current();
@@ -190,7 +191,7 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_in_process(
     const long long n_outputs = static_cast<long long>(t.stack.size() - start.stack_size);
     if (!fits_one_message(n_outputs)) {
       t.rewind(start);
-      throw_too_many_outputs(CallId, n_outputs);
+      throw_too_many_outputs(call_id, n_outputs);
     }
     Eigen::Matrix<var, Eigen::Dynamic, 1> out(n_outputs);
     vari* const* nodes = t.stack.data() + start.stack_size;
@@ -252,6 +253,36 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
   return out;
 }
 
+/// The body of map_rect, for a call site whose functor entry was checked. It does not depend on the call
+/// id, so a program with many call sites of one functor compiles it once.
+template <class F, class T_shared, class T_job>
+Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
+    int call_id, const functor_entry& functor, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
+    const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs) {
+  using R = return_type_t<T_shared, T_job>;
+  check_map_rect_arguments(job_params, x_r, x_i);
+  const int J = static_cast<int>(job_params.size());
+  if (J == 0) return Eigen::Matrix<R, Eigen::Dynamic, 1>(0);
+
+  if (remote_backend == nullptr || functor_depth > 0)
+    return run_in_process<F>(call_id, shared_params, job_params, x_r, x_i, msgs);
+
+  // Over the cluster: the parameters travel as packed values.
+  constexpr param_kinds kinds = kinds_of<T_shared, T_job>();
+  const int S = static_cast<int>(shared_params.size());
+  const int P = static_cast<int>(job_params[0].size());
+  local_buffers& b = thread_local_buffers();
+  b.shared.resize(static_cast<std::size_t>(S));
+  for (int s = 0; s < S; ++s) b.shared[s] = value_of(shared_params(s));
+  b.own.resize(static_cast<std::size_t>(P) * J);
+  for (int j = 0; j < J; ++j)
+    for (int p = 0; p < P; ++p) b.own[static_cast<std::size_t>(j) * P + p] = value_of(job_params[j](p));
+
+  const call_request req{call_id, &functor, kinds, b.shared.data(), S, b.own.data(), P, J, &x_r, &x_i, msgs};
+  return make_outputs(shared_params, job_params, remote_backend(req));
+}
+
 }  // namespace detail
 
 /// Applies functor F to every job j, F()(shared_params, job_params[j], x_r[j], x_i[j], msgs), and returns
@@ -267,29 +298,8 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect(
     std::ostream* msgs = nullptr) {
   static_assert(std::is_same_v<T_shared, double> || std::is_same_v<T_shared, var>, "shared_params: double or var");
   static_assert(std::is_same_v<T_job, double> || std::is_same_v<T_job, var>, "job_params: double or var");
-  using R = return_type_t<T_shared, T_job>;
-  const detail::functor_entry& functor = detail::checked_functor_entry<CallId, F>();
-  detail::check_map_rect_arguments(job_params, x_r, x_i);
-  const int J = static_cast<int>(job_params.size());
-  if (J == 0) return Eigen::Matrix<R, Eigen::Dynamic, 1>(0);
-
-  if (detail::remote_backend == nullptr || detail::functor_depth > 0)
-    return detail::run_in_process<CallId, F>(shared_params, job_params, x_r, x_i, msgs);
-
-  // Over the cluster: the parameters travel as packed values.
-  constexpr detail::param_kinds kinds = detail::kinds_of<T_shared, T_job>();
-  const int S = static_cast<int>(shared_params.size());
-  const int P = static_cast<int>(job_params[0].size());
-  detail::local_buffers& b = detail::thread_local_buffers();
-  b.shared.resize(static_cast<std::size_t>(S));
-  for (int s = 0; s < S; ++s) b.shared[s] = value_of(shared_params(s));
-  b.own.resize(static_cast<std::size_t>(P) * J);
-  for (int j = 0; j < J; ++j)
-    for (int p = 0; p < P; ++p) b.own[static_cast<std::size_t>(j) * P + p] = value_of(job_params[j](p));
-
-  const detail::call_request req{CallId,   &functor, kinds, b.shared.data(), S, b.own.data(), P, J,
-                                 &x_r,     &x_i,     msgs};
-  return detail::make_outputs(shared_params, job_params, detail::remote_backend(req));
+  return detail::map_rect_call<F>(CallId, detail::checked_functor_entry<CallId, F>(), shared_params, job_params, x_r,
+                                  x_i, msgs);
 }
 
 }  // namespace maprect
