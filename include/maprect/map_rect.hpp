@@ -56,6 +56,15 @@ void check_map_rect_arguments(const std::vector<Eigen::Matrix<T_job, Eigen::Dyna
                                               std::to_string(n_params) + " parameters)");
 }
 
+/// The nodes of a vector's var entries, which become operands (a var is exactly its node pointer, so the
+/// vector reads as them); null for a double vector.
+template <class T>
+vari* const* nodes_of(const Eigen::Matrix<T, Eigen::Dynamic, 1>& v) {
+  static_assert(std::is_standard_layout_v<var> && sizeof(var) == sizeof(vari*));
+  if constexpr (is_var_v<T>) return reinterpret_cast<vari* const*>(v.data());
+  else return nullptr;
+}
+
 /// Reusable per-thread buffers of map_rect, per functor depth.
 struct local_buffers {
   std::vector<double> shared;  ///< shared parameter values sent to the cluster
@@ -122,10 +131,7 @@ class node_sink {
     if (K == 0) return;
     const std::size_t record_bytes = job_operands::bytes(call_->n_own);
     char* p = static_cast<char*>(t_.memory.allocate(record_bytes + output_bytes_ * static_cast<std::size_t>(K)));
-    vari* const* own = nullptr;
-    // A var is exactly its node pointer, so a vector of var reads as its operands.
-    if constexpr (is_var_v<T_job>) own = reinterpret_cast<vari* const*>(job_params_[j].data());
-    operands_ = job_operands::make(p, call_, own);
+    operands_ = job_operands::make(p, call_, nodes_of(job_params_[j]));
     next_ = p + record_bytes;
   }
 
@@ -177,9 +183,8 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_in_process(
     const tape_mark start = t.mark();
     const int S = is_var_v<T_shared> ? in.n_shared() : 0;
     const int P = is_var_v<T_job> ? in.n_own() : 0;
-    vari* const* shared_nodes = nullptr;
-    if constexpr (is_var_v<T_shared>) shared_nodes = reinterpret_cast<vari* const*>(shared_params.data());
-    const call_operands* call = call_operands::make(t.memory.allocate(call_operands::bytes(S)), shared_nodes, S, P);
+    const call_operands* call =
+        call_operands::make(t.memory.allocate(call_operands::bytes(S)), nodes_of(shared_params), S, P);
     node_sink<T_job> sink(t, call, job_params, S + P);
     try {
       run_jobs<F, kinds>(in, sink, cursor);
@@ -221,16 +226,12 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
     arena& mem = tape::current().memory;
     const int S = is_var_v<T_shared> ? static_cast<int>(shared_params.size()) : 0;
     const int P = job_params.empty() || !is_var_v<T_job> ? 0 : static_cast<int>(job_params[0].size());
-    // A var is exactly its node pointer, so a vector of var reads as its operands.
-    static_assert(std::is_standard_layout_v<var> && sizeof(var) == sizeof(vari*));
     // The call's operand record and those of the jobs with outputs, in one allocation.
     std::size_t jobs_with_outputs = 0;
     for (int j = 0, J = static_cast<int>(job_params.size()); j < J; ++j) jobs_with_outputs += res.counts[j] > 0;
     const std::size_t call_bytes = call_operands::bytes(S), record_bytes = job_operands::bytes(P);
     char* records = static_cast<char*>(mem.allocate(call_bytes + record_bytes * jobs_with_outputs));
-    vari* const* shared_nodes = nullptr;
-    if constexpr (is_var_v<T_shared>) shared_nodes = reinterpret_cast<vari* const*>(shared_params.data());
-    const call_operands* call = call_operands::make(records, shared_nodes, S, P);
+    const call_operands* call = call_operands::make(records, nodes_of(shared_params), S, P);
     records += call_bytes;
     int k = 0;
     for (int s = 0; s < res.n_segments; ++s) {
@@ -238,12 +239,7 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
       const double* col = seg.blocks;  // on the tape's arena: nodes keep pointers into it
       for (int j = seg.job_begin; j < seg.job_end; ++j) {
         if (res.counts[j] == 0) continue;
-        const job_operands* ops = nullptr;
-        if constexpr (is_var_v<T_job>) {
-          ops = job_operands::make(records, call, reinterpret_cast<vari* const*>(job_params[j].data()));
-        } else {
-          ops = job_operands::make(records, call, nullptr);
-        }
+        const job_operands* ops = job_operands::make(records, call, nodes_of(job_params[j]));
         records += record_bytes;
         for (int c = 0; c < res.counts[j]; ++c, col += res.rows, ++k)
           out.coeffRef(k) = var(new job_output_vari(col[0], col + 1, ops));
