@@ -1,5 +1,5 @@
-// maprect-bench-wait [repeats [gap_us]]: time per gradient of the standard model (J=64 jobs x N=100 points,
-// var/var) over the cluster's ranks, under whatever MAPRECT_WAIT says. scripts/bench-oversubscribe.sh runs
+// maprect-bench-wait [repeats [gap_us [jobs points]]]: time per gradient of the standard model (J=64 jobs x
+// N=100 points unless given, var/var) over the cluster's ranks, under whatever MAPRECT_WAIT says. scripts/bench-oversubscribe.sh runs
 // it at several rank counts and wait policies to show what idle workers cost a root that shares its core.
 // With gap_us, the root computes alone for that long after each gradient (a sampler's own work, during
 // which the workers idle) and the time per gradient includes the gap. Prints one line: ranks, MAPRECT_WAIT, median and mean microseconds per gradient, and the CPU time the
@@ -21,8 +21,8 @@ MAPRECT_REGISTER(1, maprect::test::logistic_job);
 
 namespace {
 
-constexpr int kJobs = 64;
-constexpr int kPoints = 100;
+constexpr int kDefaultJobs = 64;
+constexpr int kDefaultPoints = 100;
 constexpr int kWarmUp = 20;
 
 /// Keeps the root's core busy for `us` microseconds, as serial work between calls would.
@@ -70,7 +70,9 @@ int main(int argc, char** argv) {
   }
   const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 400;
   const double gap_us = argc > 2 ? std::max(0.0, std::atof(argv[2])) : 0.0;
-  const maprect::test::benchmark_data d(kJobs, kPoints);
+  const int jobs = argc > 4 ? std::max(1, std::atoi(argv[3])) : kDefaultJobs;
+  const int points = argc > 4 ? std::max(1, std::atoi(argv[4])) : kDefaultPoints;
+  const maprect::test::benchmark_data d(jobs, points);
   double sink = 0;
   for (int k = 0; k < kWarmUp; ++k) sink += gradient_once(d);
   std::vector<double> us(static_cast<std::size_t>(repeats));
