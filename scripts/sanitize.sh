@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ASan + UBSan build of the whole test suite, MPI tests included, in build-sanitize/ (RelWithDebInfo at -O1 -g,
-# the level ASan's authors advise: reports carry file and line, and the build takes a third less time than
-# at -O2; Debug would trip Boost debug asserts unrelated to maprect). Runs every
-# CTest test except those that cannot work under the sanitizers (see EXCLUDE below) and fails on any finding.
+# the level ASan's authors advise: reports carry file and line, and the build takes a third less time than at
+# -O2; Debug would trip Boost debug asserts unrelated to maprect). Runs every CTest test except those that
+# cannot work under the sanitizers (see EXCLUDE below) and fails on any finding.
 #   scripts/sanitize.sh        (stage `sanitize` of scripts/test.sh)
 #   MAPRECT_SANITIZE_BUILD_DIR build directory (default: <repo>/build-sanitize)
 #

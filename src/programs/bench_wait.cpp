@@ -1,9 +1,10 @@
 // maprect-bench-wait [repeats [gap_us [jobs points]]]: time per gradient of the standard model (J=64 jobs x
-// N=100 points unless given, var/var) over the cluster's ranks, under whatever MAPRECT_WAIT says. scripts/bench-oversubscribe.sh runs
-// it at several rank counts and wait policies to show what idle workers cost a root that shares its core.
-// With gap_us, the root computes alone for that long after each gradient (a sampler's own work, during
-// which the workers idle) and the time per gradient includes the gap. Prints one line: ranks, MAPRECT_WAIT, median and mean microseconds per gradient, and the CPU time the
-// workers used per gradient (computing and waiting: what spinning costs the other processes).
+// N=100 points unless given, var/var) over the cluster's ranks, under whatever MAPRECT_WAIT says.
+// scripts/bench-oversubscribe.sh runs it at several rank counts and wait policies to show what idle workers cost
+// a root that shares its core. With gap_us, the root computes alone for that long after each gradient (a
+// sampler's own work, during which the workers idle) and the time per gradient includes the gap. Prints one
+// line: ranks, MAPRECT_WAIT, median and mean microseconds per gradient, and the CPU time the workers used per
+// gradient (computing and waiting: what spinning costs the other processes).
 #include <maprect/maprect.hpp>
 #include <mpi.h>
 #include <sys/resource.h>
