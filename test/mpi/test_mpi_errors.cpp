@@ -160,6 +160,7 @@ TEST_CASE("the number of jobs and the output counts may change between calls of 
   }
 }
 MAPRECT_REGISTER(214, test::ragged_job);
+MAPRECT_REGISTER(216, test::throwing_job);
 MAPRECT_REGISTER(215, test::parameter_count_job);
 
 TEST_CASE("output counts that change with the parameters alone are re-planned, bit-equal to in process") {
@@ -204,4 +205,34 @@ TEST_CASE("an unregistered call id is refused on the root before any message") {
   test::benchmark_data d(3, 3);
   CHECK_THROWS_MATCHES((map_rect<298, test::logistic_job>(d.phi, d.theta, d.x_r, d.x_i)), std::invalid_argument,
                        test::message_contains({"call id 298 is not registered"}));
+}
+
+TEST_CASE("a throw in a call whose messages pass the shared-memory eager size, then good calls") {
+  // 2400 jobs of one parameter: each worker's parameters are at least 600 jobs (4800 bytes) at 2 to 4 ranks.
+  const int n = 2400;
+  std::vector<std::vector<double>> x_r(n, std::vector<double>{1.0});
+  std::vector<std::vector<int>> good(n, std::vector<int>{0, 0});
+  for (int j = 0; j < n; ++j) good[j][1] = j;
+  auto bad = good;
+  bad[n - 1][0] = 2;  // the last job, on the last rank, throws invalid_argument
+  auto call = [&](const std::vector<std::vector<int>>& x_i) {
+    vector_v phi(1);
+    phi << 2.0;
+    std::vector<vector_v> theta(n, vector_v(1));
+    for (int j = 0; j < n; ++j) theta[j](0) = j;
+    var total = map_rect<216, test::throwing_job>(phi, theta, x_r, x_i).sum();
+    grad(total);
+    const double result = total.val() + phi(0).adj();
+    recover_memory();
+    return result;
+  };
+  // Sum over jobs of 2 * j, plus d/dphi = sum of j.
+  const double expected = 3.0 * n * (n - 1) / 2;
+  CHECK(call(good) == expected);
+  const int R = test::the_cluster->size();
+  const std::string rank = "rank " + std::to_string(R - 1);
+  CHECK_THROWS_MATCHES(call(bad), std::invalid_argument,
+                       test::message_contains({"boom at 2399", "job 2399", R > 1 ? rank.c_str() : "job"}));
+  recover_memory();
+  for (int repeat = 0; repeat < 3; ++repeat) CHECK(call(good) == expected);
 }

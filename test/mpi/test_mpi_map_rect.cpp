@@ -16,6 +16,7 @@ using test::evaluate;
 MAPRECT_REGISTER(201, test::logistic_job);
 MAPRECT_REGISTER(202, test::ragged_job);
 MAPRECT_REGISTER(205, test::logistic_job);
+MAPRECT_REGISTER(206, test::logistic_job);
 
 
 TEST_CASE("standard model: cluster equals in process bit for bit, all type combinations") {
@@ -157,4 +158,18 @@ TEST_CASE("any root share gives the in-process bits, and the messages of that sh
       CHECK(p.worker_seconds == 0);
     }
   }
+}
+
+TEST_CASE("messages past the shared-memory eager size (4 KiB) give the same bits") {
+  // 1200 jobs of 2 parameters: at 2 to 4 ranks each worker's parameters are at least 4800 bytes and its
+  // blocks at least 12000, so Open MPI hands them over by rendezvous, on first and steady-state calls.
+  const int J = 1200, R = test::the_cluster->size();
+  benchmark_data d(J, 2);
+  check_bit_equal<206, test::logistic_job, var, var>(d.phi, d.theta, d.x_r, d.x_i);
+  check_bit_equal<206, test::logistic_job, double, var>(d.phi, d.theta, d.x_r, d.x_i);
+  check_bit_equal<206, test::logistic_job, double, double>(d.phi, d.theta, d.x_r, d.x_i);
+  // Planned again for var parameters, then a steady-state call: the request and the workers' parameters.
+  evaluate<206, test::logistic_job, var, var>(d.phi, d.theta, d.x_r, d.x_i);
+  evaluate<206, test::logistic_job, var, var>(d.phi, d.theta, d.x_r, d.x_i);
+  if (R > 1) CHECK(test::the_cluster->last_call_traffic().sent == 8u * (32 * (R - 1) + 2 * (J - J / R)));
 }
