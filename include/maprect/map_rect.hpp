@@ -223,40 +223,26 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
       k += n;
     }
   } else {
-    tape& t = tape::current();
+    arena& mem = tape::current().memory;
     const int S = is_var_v<T_shared> ? static_cast<int>(shared_params.size()) : 0;
     const int P = job_params.empty() || !is_var_v<T_job> ? 0 : static_cast<int>(job_params[0].size());
-    // Locals, not res's fields: the loop's stores through node pointers would make the compiler reload them.
-    const int* const counts = res.counts;
-    const std::ptrdiff_t rows = res.rows;
-    const auto n_outputs = static_cast<std::size_t>(res.n_outputs);
+    // The call's operand record and those of the jobs with outputs, in one allocation.
     std::size_t jobs_with_outputs = 0;
-    for (int j = 0, J = static_cast<int>(job_params.size()); j < J; ++j) jobs_with_outputs += counts[j] > 0;
-    // The call's operand record, those of the jobs with outputs and the output nodes, in one allocation,
-    // and the nodes' tape slots in one step: nothing below can throw once the slots exist.
+    for (int j = 0, J = static_cast<int>(job_params.size()); j < J; ++j) jobs_with_outputs += res.counts[j] > 0;
     const std::size_t call_bytes = call_operands::bytes(S), record_bytes = job_operands::bytes(P);
-    char* records = static_cast<char*>(
-        t.memory.allocate(call_bytes + record_bytes * jobs_with_outputs + sizeof(job_output_vari) * n_outputs));
+    char* records = static_cast<char*>(mem.allocate(call_bytes + record_bytes * jobs_with_outputs));
     const call_operands* call = call_operands::make(records, nodes_of(shared_params), S, P);
     records += call_bytes;
-    auto* node = reinterpret_cast<job_output_vari*>(records + record_bytes * jobs_with_outputs);
-    const std::size_t first_slot = t.stack.size();
-    t.stack.resize(first_slot + n_outputs);
-    vari** slot = t.stack.data() + first_slot;
-    var* output = out.data();
+    int k = 0;
     for (int s = 0; s < res.n_segments; ++s) {
       const result_segment& seg = res.segments[s];
       const double* col = seg.blocks;  // on the tape's arena: nodes keep pointers into it
       for (int j = seg.job_begin; j < seg.job_end; ++j) {
-        const int K = counts[j];
-        if (K == 0) continue;
+        if (res.counts[j] == 0) continue;
         const job_operands* ops = job_operands::make(records, call, nodes_of(job_params[j]));
         records += record_bytes;
-        for (int c = 0; c < K; ++c, col += rows, ++node) {
-          ::new (node) job_output_vari(col[0], col + 1, ops);
-          *slot++ = node;
-          (output++)->vi_ = node;
-        }
+        for (int c = 0; c < res.counts[j]; ++c, col += res.rows, ++k)
+          out.coeffRef(k) = var(new job_output_vari(col[0], col + 1, ops));
       }
     }
   }
