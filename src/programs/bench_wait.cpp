@@ -1,10 +1,10 @@
-// maprect-bench-wait [repeats [gap_us [jobs points]]]: time per gradient of the standard model (J=64 jobs x
-// N=100 points unless given, var/var) over the cluster's ranks, under whatever MAPRECT_WAIT says.
+// maprect-bench-wait [repeats [gap_us [jobs [points]]]]: time per gradient of the standard model (64 jobs of 100
+// points unless given, var/var) over the cluster's ranks, under whatever MAPRECT_WAIT says.
 // scripts/bench-oversubscribe.sh runs it at several rank counts and wait policies to show what idle workers cost
 // a root that shares its core. With gap_us, the root computes alone for that long after each gradient (a
-// sampler's own work, during which the workers idle) and the time per gradient includes the gap. Prints one
-// line: ranks, MAPRECT_WAIT, median and mean microseconds per gradient, and the CPU time the workers used per
-// gradient (computing and waiting: what spinning costs the other processes).
+// sampler's own work, during which the workers idle) and the time per gradient includes the gap. Prints one line:
+// ranks, MAPRECT_WAIT, jobs and points, median and mean microseconds per gradient, and the CPU time the workers
+// used per gradient (computing and waiting: what spinning costs the other processes).
 #include <maprect/maprect.hpp>
 #include <mpi.h>
 #include <sys/resource.h>
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   }
   const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 400;
   const double gap_us = argc > 2 ? std::max(0.0, std::atof(argv[2])) : 0.0;
-  const int jobs = argc > 4 ? std::max(1, std::atoi(argv[3])) : kDefaultJobs;
+  const int jobs = argc > 3 ? std::max(1, std::atoi(argv[3])) : kDefaultJobs;
   const int points = argc > 4 ? std::max(1, std::atoi(argv[4])) : kDefaultPoints;
   const maprect::test::benchmark_data d(jobs, points);
   double sink = 0;
@@ -90,8 +90,9 @@ int main(int argc, char** argv) {
   std::nth_element(us.begin(), us.begin() + repeats / 2, us.end());
   const char* wait = std::getenv("MAPRECT_WAIT");
   std::printf(
-      "ranks=%d wait=%s median_us=%.1f mean_us=%.1f workers_cpu_us=%.1f repeats=%d gap_us=%.0f check=%.6g\n",
-      c.size(), wait != nullptr && wait[0] != '\0' ? wait : "auto", us[repeats / 2], mean,
+      "ranks=%d wait=%s jobs=%d points=%d median_us=%.1f mean_us=%.1f workers_cpu_us=%.1f repeats=%d gap_us=%.0f "
+      "check=%.6g\n",
+      c.size(), wait != nullptr && wait[0] != '\0' ? wait : "auto", jobs, points, us[repeats / 2], mean,
       1e6 * workers_cpu / (repeats + kWarmUp), repeats, gap_us, sink);
   return 0;
 }
