@@ -1,6 +1,8 @@
 // Failures inside jobs on any rank come back to the root as their standard type with the original
 // message, the job and the rank; the cluster stays in step and the next call works.
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 #include "mpi/compare.hpp"
 #include "mpi/functors.hpp"
@@ -17,22 +19,26 @@ namespace {
 
 constexpr int J = 9;
 
-/// Data for throwing_job: job `failing` throws error kind `kind` (0: nobody throws).
+/// Data for throwing_job over `jobs` jobs: job `failing` throws error kind `kind` (0: nobody throws).
 struct throwing_data {
-  std::vector<std::vector<double>> x_r = std::vector<std::vector<double>>(J, std::vector<double>{1.0});
-  std::vector<std::vector<int>> x_i = std::vector<std::vector<int>>(J, std::vector<int>{0, 0});
-  throwing_data(int failing, int kind) {
-    for (int j = 0; j < J; ++j) x_i[j][1] = j;
+  std::vector<std::vector<double>> x_r;
+  std::vector<std::vector<int>> x_i;
+  throwing_data(int failing, int kind, int jobs = J)
+      : x_r(jobs, std::vector<double>{1.0}), x_i(jobs, std::vector<int>{0, 0}) {
+    for (int j = 0; j < jobs; ++j) x_i[j][1] = j;
     if (failing >= 0) x_i[failing][0] = kind;
   }
 };
 
+/// The sum of the outputs plus its derivative by phi, for phi = 2 and theta_j = j: 3 * sum of j.
+template <int Id = 211>
 double good_call(const throwing_data& d) {
+  const int n = static_cast<int>(d.x_i.size());
   vector_v phi(1);
   phi << 2.0;
-  std::vector<vector_v> theta(J, vector_v(1));
-  for (int j = 0; j < J; ++j) theta[j](0) = j;
-  var total = map_rect<211, test::throwing_job>(phi, theta, d.x_r, d.x_i).sum();
+  std::vector<vector_v> theta(n, vector_v(1));
+  for (int j = 0; j < n; ++j) theta[j](0) = j;
+  var total = map_rect<Id, test::throwing_job>(phi, theta, d.x_r, d.x_i).sum();
   grad(total);
   const double result = total.val() + phi(0).adj();
   recover_memory();
@@ -209,30 +215,13 @@ TEST_CASE("an unregistered call id is refused on the root before any message") {
 
 TEST_CASE("a throw in a call whose messages pass the shared-memory eager size, then good calls") {
   // 2400 jobs of one parameter: each worker's parameters are at least 600 jobs (4800 bytes) at 2 to 4 ranks.
-  const int n = 2400;
-  std::vector<std::vector<double>> x_r(n, std::vector<double>{1.0});
-  std::vector<std::vector<int>> good(n, std::vector<int>{0, 0});
-  for (int j = 0; j < n; ++j) good[j][1] = j;
-  auto bad = good;
-  bad[n - 1][0] = 2;  // the last job, on the last rank, throws invalid_argument
-  auto call = [&](const std::vector<std::vector<int>>& x_i) {
-    vector_v phi(1);
-    phi << 2.0;
-    std::vector<vector_v> theta(n, vector_v(1));
-    for (int j = 0; j < n; ++j) theta[j](0) = j;
-    var total = map_rect<216, test::throwing_job>(phi, theta, x_r, x_i).sum();
-    grad(total);
-    const double result = total.val() + phi(0).adj();
-    recover_memory();
-    return result;
-  };
-  // Sum over jobs of 2 * j, plus d/dphi = sum of j.
+  const int n = 2400, R = test::the_cluster->size();
+  const throwing_data bad(n - 1, 2, n), good(-1, 0, n);  // the last job, on the last rank, throws invalid_argument
   const double expected = 3.0 * n * (n - 1) / 2;
-  CHECK(call(good) == expected);
-  const int R = test::the_cluster->size();
-  const std::string rank = "rank " + std::to_string(R - 1);
-  CHECK_THROWS_MATCHES(call(bad), std::invalid_argument,
-                       test::message_contains({"boom at 2399", "job 2399", R > 1 ? rank.c_str() : "job"}));
+  CHECK(good_call<216>(good) == expected);
+  std::vector<std::string> pieces{"boom at 2399", "job 2399"};
+  if (R > 1) pieces.push_back("rank " + std::to_string(R - 1));
+  CHECK_THROWS_MATCHES(good_call<216>(bad), std::invalid_argument, test::message_contains(pieces));
   recover_memory();
-  for (int repeat = 0; repeat < 3; ++repeat) CHECK(call(good) == expected);
+  for (int repeat = 0; repeat < 3; ++repeat) CHECK(good_call<216>(good) == expected);
 }
