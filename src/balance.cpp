@@ -41,7 +41,7 @@ void share_tuner::record(const chunk_plan& plan, const call_timing& t) {
   for (int r = 1; r < plan.ranks; ++r) {
     busy += t.worker_busy[r];
     slowest = std::max(slowest, t.worker_busy[r]);
-    jobs += plan.jobs(r);
+    jobs += r < static_cast<int>(t.worker_jobs.size()) ? t.worker_jobs[r] : plan.jobs(r);
   }
   if (jobs > 0) worker_per_job_.push_back(busy / jobs);
   // Only when the root waited does the answers' arrival tell how long the messages took.

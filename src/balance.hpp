@@ -17,8 +17,9 @@ struct call_timing {
   double check = 0;   ///< the root's data check (after the request is sent)
   double own = 0;     ///< the root's own jobs
   double arrival = 0;  ///< from the request sent to the last answer received
-  double waited = 0;   ///< of which the root waited for answers after its own jobs
+  double waited = 0;   ///< of which the root waited for answers after its own and taken-over jobs
   std::vector<double> worker_busy;  ///< per rank (0: unused): seconds spent on its jobs
+  std::vector<int> worker_jobs;     ///< per rank (0: unused): jobs it ran (the root may take over the rest)
 };
 
 /// Proposes a better root share for one call site from the timings of its calls.

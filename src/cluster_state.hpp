@@ -12,6 +12,7 @@
 
 #include "src/balance.hpp"
 #include "src/chunk_plan.hpp"
+#include "src/job_claims.hpp"
 #include "src/wait.hpp"
 #include "workers/call_site_cache.hpp"
 
@@ -32,6 +33,7 @@ struct root_site {
   int n_outputs = 0;        ///< sum of counts
   rank_layout own;          ///< job parameters per rank (doubles)
   rank_layout results;      ///< status + blocks per rank (doubles)
+  std::vector<int> block_at;  ///< per job: where its blocks start in its rank's blocks (doubles)
   std::vector<result_segment> segments;  ///< one per rank; blocks set per call
   share_tuner tuner;        ///< proposes a better root share from the steady-state calls
   int next_root_jobs = -1;  ///< a root share to plan at the next call, or -1
@@ -48,6 +50,8 @@ class cluster_state {
   wait_policy policy = wait_policy::spin;
   double timeout = 0;      ///< MAPRECT_TIMEOUT as the root has it (seconds; 0: none)
   bool tune_shares = true; ///< root: tune its share of each call site's jobs (MAPRECT_BALANCE)
+  bool take_over = false;  ///< the root runs the jobs of node-local workers it finishes before (MAPRECT_BALANCE)
+  job_claims claims;       ///< where the root and the workers of its node claim the workers' jobs
   cluster::traffic last_traffic;
   cluster::profile last_profile;
   std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
@@ -57,6 +61,9 @@ class cluster_state {
   std::unordered_map<int, root_site> sites;
   block_buffer own_out;          ///< the root's own status + blocks
   std::vector<int> own_counts;   ///< output counts of the root's jobs
+  block_buffer taken_out;        ///< blocks of the workers' jobs the root took over, one batch at a time
+  std::vector<int> taken_counts; ///< their output counts
+  std::vector<int> answer_counts;  ///< per rank, the doubles its answer to this call holds
   std::vector<double> shared_rest;
   remote_call previous_backend = nullptr;
   std::vector<MPI_Request> done;  ///< with a timeout: per worker, the receive of its "done" message

@@ -266,6 +266,10 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   site.results.counts.resize(R);
   site.results.displs.resize(R);
   site.segments.resize(R);
+  site.block_at.resize(static_cast<std::size_t>(J));
+  for (int r = 0; r < R; ++r)
+    for (int j = site.plan.first(r), at = 0; j < site.plan.first(r + 1); at += site.counts[j++] * site.rows)
+      site.block_at[j] = at;
   for (int r = 0; r < R; ++r) {
     site.results.displs[r] = blocks.displs[r] - wire::status_doubles;
     site.results.counts[r] = wire::status_doubles + blocks.counts[r];
@@ -287,11 +291,67 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
   return std::chrono::duration<double>(b - a).count();
 }
 
+/// Where the root's running of workers' jobs stopped early: a job that threw, or changed its output count.
+struct taken_failure {
+  wire::status code = wire::status::ok;
+  int rank = 0;  ///< whose chunk
+  int job = -1;  ///< global index of the failing job
+  job_error error;
+};
+
+/// Once its own jobs are done, the root runs the jobs of its node's workers that nobody has started yet,
+/// from the back of each chunk, a batch from each worker in turn, and writes their blocks where the
+/// workers' would land in `buffer`. Stops at the first failure. Returns the number of jobs it ran.
+int take_over_jobs(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
+                   taken_failure& failure) {
+  int taken = 0;
+  for (bool any = true; any;) {
+    any = false;
+    for (int r = 1; r < s.size; ++r) {
+      if (!s.claims.shared_with(r)) continue;
+      const job_range got = s.claims.claim_back(r);
+      if (got.empty()) continue;
+      any = true;
+      const int j0 = site.plan.first(r) + got.begin, n = got.size();
+      s.taken_out.assign(0, 0.0);
+      s.taken_counts.assign(static_cast<std::size_t>(n), 0);
+      const chunk_input in{req.shared,           req.n_shared,        req.own + static_cast<std::ptrdiff_t>(j0) * req.n_own,
+                           req.n_own,            req.x_r->data() + j0, req.x_i->data() + j0,
+                           n,                    req.msgs};
+      int cursor = 0;
+      try {
+        req.functor->run[static_cast<int>(req.kinds)](in, s.taken_out, s.taken_counts.data(), cursor);
+      } catch (...) {
+        failure = {wire::status::failed, r, j0 + cursor, current_job_error()};
+        return taken;
+      }
+      if (!std::equal(s.taken_counts.begin(), s.taken_counts.end(), site.counts.begin() + j0)) {
+        failure.code = wire::status::counts_changed;
+        failure.rank = r;
+        return taken;
+      }
+      std::copy_n(s.taken_out.data(), s.taken_out.size(),
+                  buffer + site.results.displs[r] + wire::status_doubles + site.block_at[j0]);
+      taken += n;
+    }
+  }
+  return taken;
+}
+
+/// Doubles in rank r's answer when its jobs end before local job `end`: its status, then their blocks.
+int answer_doubles(const root_site& site, int r, int end) {
+  if (end >= site.plan.jobs(r)) return site.results.counts[r];
+  return wire::status_doubles + site.block_at[site.plan.first(r) + end];
+}
+
 /// A steady-state call: one broadcast, one scatter, one gather.
 steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result) {
   using clock = std::chrono::steady_clock;
   const int R = s.size;
   s.mid_call = true;
+  if (s.take_over)
+    for (int r = 1; r < R; ++r)
+      if (s.claims.shared_with(r)) s.claims.reset(r, site.plan.jobs(r));
   fill_request(s, command::call, &req, site.row_real, site.row_int, 0);
   send_request(s, &req);
   start_timeout(s);
@@ -314,15 +374,28 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
 
   const int total = site.results.displs[R - 1] + site.results.counts[R - 1];
   double* buffer = tape::current().memory.allocate_array<double>(static_cast<std::size_t>(total));
-  if (data_unchanged && root_status.code == wire::status::ok)
+  taken_failure taken_failed;
+  int taken = 0;
+  if (data_unchanged && root_status.code == wire::status::ok) {
     std::copy_n(s.own_out.data(), site.results.counts[0], buffer);
-  gather_answers(s, req, MPI_DOUBLE, buffer, site.results.counts.data(), site.results.displs.data());
+    if (s.take_over) taken = take_over_jobs(s, site, req, buffer, taken_failed);
+  }
+  const auto taken_done = clock::now();
+  // Each worker's answer ends where the root's claims on its chunk begin.
+  s.answer_counts.assign(site.results.counts.begin(), site.results.counts.end());
+  if (s.take_over)
+    for (int r = 1; r < R; ++r)
+      if (s.claims.shared_with(r)) s.answer_counts[r] = answer_doubles(site, r, s.claims.worker_end(r));
+  gather_answers(s, req, MPI_DOUBLE, buffer, s.answer_counts.data(), site.results.displs.data());
   const auto arrived = clock::now();
-  s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - site.results.counts[0]);
+  long long answered = 0;
+  for (int r = 1; r < R; ++r) answered += s.answer_counts[r];
+  s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answered);
   s.mid_call = false;
   if (!data_unchanged) return steady_outcome::data_changed;
 
-  // The first failure in job order decides: the root's jobs come first, then the ranks in order.
+  // The first failure in job order decides: the root's jobs come first, then each worker's chunk, whose
+  // jobs the worker ran before those the root took over.
   if (root_status.code == wire::status::failed) throw_job_error(root_error, root_status.job, 0);
   if (root_status.code == wire::status::counts_changed) return steady_outcome::counts_changed;
   for (int r = 1; r < R; ++r) {
@@ -330,21 +403,27 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
     const auto code = static_cast<wire::status>(static_cast<int>(st[0]));
     if (code == wire::status::failed) throw_remote_error(s, r, static_cast<int>(st[1]));
     if (code == wire::status::counts_changed) return steady_outcome::counts_changed;
+    if (taken_failed.rank == r && taken_failed.code == wire::status::failed)
+      throw_job_error(taken_failed.error, taken_failed.job, 0);
+    if (taken_failed.rank == r && taken_failed.code == wire::status::counts_changed)
+      return steady_outcome::counts_changed;
   }
 
   call_timing& t = s.timing;
   t.check = seconds_between(sent, checked);
   t.own = seconds_between(checked, own_done);
   t.arrival = seconds_between(sent, arrived);
-  t.waited = seconds_between(own_done, arrived);
+  t.waited = seconds_between(taken_done, arrived);
   t.worker_busy.resize(static_cast<std::size_t>(R));
+  t.worker_jobs.resize(static_cast<std::size_t>(R));
   int busiest = 0;
   for (int r = 1; r < R; ++r) {
     t.worker_busy[r] = buffer[site.results.displs[r] + 2];
+    t.worker_jobs[r] = s.take_over && s.claims.shared_with(r) ? s.claims.worker_end(r) : site.plan.jobs(r);
     if (busiest == 0 || t.worker_busy[r] > t.worker_busy[busiest]) busiest = r;
   }
-  s.last_profile = {site.plan.root_jobs, busiest > 0 ? site.plan.jobs(busiest) : 0, t.own,
-                    busiest > 0 ? t.worker_busy[busiest] : 0.0, t.check};
+  s.last_profile = {site.plan.root_jobs, busiest > 0 ? t.worker_jobs[busiest] : 0, t.own,
+                    busiest > 0 ? t.worker_busy[busiest] : 0.0, t.check, taken};
   if (s.tune_shares) {
     site.tuner.record(site.plan, t);
     site.next_root_jobs = site.tuner.proposal(site.plan);
@@ -461,6 +540,11 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   s.timeout = settings.timeout;
   // Ranks that share cores (the sleep policy) time their jobs with the scheduler's noise: even split.
   s.tune_shares = settings.tune_shares && s.policy != wait_policy::sleep;
+  if (settings.take_over && s.size > 1) {
+    s.claims.open(s.comm);
+    for (int r = 1; r < s.size; ++r) s.take_over = s.take_over || s.claims.shared_with(r);
+    if (s.rank > 0) s.take_over = s.claims.claiming();
+  }
   if (s.rank == 0 && s.size > 1) {
     if (s.timeout > 0) s.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
     s.serving = true;
@@ -484,7 +568,9 @@ void stop_cluster(cluster_state& s) {
 void finish_cluster(cluster_state& s) {
   int finalized = 0;
   MPI_Finalized(&finalized);  // an application that owns MPI may have finalised it already
-  if (s.comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&s.comm);
+  if (s.comm == MPI_COMM_NULL || finalized) return;
+  s.claims.close();
+  MPI_Comm_free(&s.comm);
 }
 
 }  // namespace maprect::detail

@@ -29,7 +29,7 @@ namespace {
 struct environment_reading {
   int policy = -1;  // -1: auto
   double timeout = 0;
-  bool balance = true;
+  int balance = 2;  // 0: even, 1: static, 2: auto
   std::string error;
 };
 
@@ -51,8 +51,10 @@ environment_reading read_environment() {
     }
   }
   if (const char* v = std::getenv("MAPRECT_BALANCE"); v != nullptr && v[0] != '\0') {
-    if (std::strcmp(v, "even") == 0) e.balance = false;
-    else if (std::strcmp(v, "auto") != 0) e.error = std::string("MAPRECT_BALANCE must be auto or even, not '") + v + "'";
+    if (std::strcmp(v, "even") == 0) e.balance = 0;
+    else if (std::strcmp(v, "static") == 0) e.balance = 1;
+    else if (std::strcmp(v, "auto") != 0)
+      e.error = std::string("MAPRECT_BALANCE must be auto, static or even, not '") + v + "'";
   }
   return e;
 }
@@ -96,9 +98,9 @@ cluster_settings choose_cluster_settings(MPI_Comm comm) {
   // only with non-blocking ones: with a timeout every rank polls.
   if (e.timeout > 0 && policy == wait_policy::spin) policy = wait_policy::poll;
   // The root's settings decide, so that every rank agrees even if environments differ.
-  double agreed[3] = {static_cast<double>(policy), e.timeout, e.balance ? 1.0 : 0.0};
+  double agreed[3] = {static_cast<double>(policy), e.timeout, static_cast<double>(e.balance)};
   MPI_Bcast(agreed, 3, MPI_DOUBLE, 0, comm);
-  return {static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1], agreed[2] != 0};
+  return {static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1], agreed[2] >= 1, agreed[2] >= 2};
 }
 
 bool wait_until(MPI_Request& request, wait_policy policy, std::chrono::steady_clock::time_point deadline) {

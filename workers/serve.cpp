@@ -2,6 +2,7 @@
 // until the root releases the cluster. Every branch joins exactly the collectives the root joins.
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <maprect/detail/job_runner.hpp>
 #include <maprect/detail/registry.hpp>
@@ -87,6 +88,45 @@ int run_jobs(cluster_state& s, worker_site& site, const request_view& v, const d
   return -1;
 }
 
+/// Runs the jobs this rank claims, front first, until none are left (the root takes over the others) into
+/// site.out after the status; sets `end` to where this rank's jobs end. On failure records the error and
+/// returns the failing job's global index, else -1; a changed output count ends the claims as well.
+int run_claimed_jobs(cluster_state& s, worker_site& site, const request_view& v, const double* shared, int& end) {
+  site.out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);
+  site.run_counts.assign(static_cast<std::size_t>(site.n_jobs), 0);
+  const functor_entry* f = find_functor(v.call_id);
+  end = 0;
+  int begin = 0, cursor = 0;
+  try {
+    if (f == nullptr)
+      throw std::invalid_argument("call id " + std::to_string(v.call_id) + " is not registered on rank " +
+                                  std::to_string(s.rank));
+    for (job_range got = s.claims.claim_front(); !got.empty(); got = s.claims.claim_front()) {
+      begin = got.begin;
+      end = got.end;
+      const chunk_input in{shared,
+                           v.n_shared,
+                           site.own.data() + static_cast<std::ptrdiff_t>(got.begin) * v.n_own,
+                           v.n_own,
+                           site.x_r.data() + got.begin,
+                           site.x_i.data() + got.begin,
+                           got.size(),
+                           nullptr};
+      f->run[static_cast<int>(v.kinds)](in, site.out, site.run_counts.data() + got.begin, cursor);
+      if (!std::equal(site.run_counts.begin() + got.begin, site.run_counts.begin() + got.end,
+                      site.counts.begin() + got.begin)) {
+        end = s.claims.claim_rest();  // counts_changed: the blocks no longer fit the plan
+        return -1;
+      }
+    }
+  } catch (...) {
+    s.last_error = current_job_error();
+    end = s.claims.claim_rest();
+    return site.job_begin + begin + cursor;
+  }
+  return -1;
+}
+
 /// With a timeout, tells the root that this rank's jobs are done (so that it can name the ranks that are
 /// not); the request completes after the gather. Without one: nothing is sent.
 MPI_Request announce_done(cluster_state& s) {
@@ -136,6 +176,9 @@ void serve_first_call(cluster_state& s, const request_view& v) {
           s.policy);
   site.counts = site.run_counts;
   site.planned_doubles = wire::status_doubles + static_cast<int>(site.out.size());
+  const int rows = rows_per_output(v.kinds, v.n_shared, v.n_own);
+  site.block_at.resize(static_cast<std::size_t>(site.n_jobs));
+  for (int j = 0, at = 0; j < site.n_jobs; at += site.counts[j++] * rows) site.block_at[j] = at;
 }
 
 void serve_call(cluster_state& s, const request_view& v) {
@@ -143,20 +186,23 @@ void serve_call(cluster_state& s, const request_view& v) {
   worker_site& site = s.cached_sites[v.call_id];
   receive_own(s, site, v);
   const auto start = std::chrono::steady_clock::now();
-  const int failed_job = run_jobs(s, site, v, shared, wire::status_doubles);
+  int end = site.n_jobs;
+  const int failed_job = s.take_over ? run_claimed_jobs(s, site, v, shared, end)
+                                     : run_jobs(s, site, v, shared, wire::status_doubles);
   const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   MPI_Request done = announce_done(s);
   wire::status code = wire::status::ok;
   if (failed_job >= 0)
     code = wire::status::failed;
-  else if (site.run_counts != site.counts)
+  else if (!std::equal(site.run_counts.begin(), site.run_counts.begin() + end, site.counts.begin()))
     code = wire::status::counts_changed;
-  // Always the planned size, so the root's gather matches whatever happened here.
-  site.out.resize(static_cast<std::size_t>(site.planned_doubles));
+  // Always the planned size of the jobs up to `end`, so the root's gather matches whatever happened here.
+  const int doubles = end >= site.n_jobs ? site.planned_doubles : wire::status_doubles + site.block_at[end];
+  site.out.resize(static_cast<std::size_t>(doubles));
   site.out.data()[0] = static_cast<int>(code);
   site.out.data()[1] = failed_job;
   site.out.data()[2] = busy;
-  gatherv(site.out.data(), site.planned_doubles, MPI_DOUBLE, nullptr, nullptr, nullptr, s.comm, s.policy);
+  gatherv(site.out.data(), doubles, MPI_DOUBLE, nullptr, nullptr, nullptr, s.comm, s.policy);
   finish_done(s, done);
 }
 

@@ -47,10 +47,11 @@ class cluster {
   /// Where the root's last map_rect call spent its time, if it was a steady-state call (zeros otherwise).
   struct profile {
     int root_jobs = 0;          ///< jobs the root ran
-    int worker_jobs = 0;        ///< jobs the busiest worker ran
+    int worker_jobs = 0;        ///< jobs the busiest worker ran (of its chunk, less those taken over)
     double root_seconds = 0;    ///< seconds the root spent on its jobs
     double worker_seconds = 0;  ///< seconds the busiest worker spent on its jobs
     double check_seconds = 0;   ///< seconds the root spent checking the workers' data
+    int taken_jobs = 0;         ///< workers' jobs the root ran because it finished its own first
   };
   /// Profile of the root's last map_rect call.
   profile last_call_profile() const;

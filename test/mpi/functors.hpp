@@ -1,5 +1,6 @@
 #pragma once
 // Functors of the MPI tests: the standard model, ragged outputs, and failures on chosen jobs.
+#include <chrono>
 #include <maprect/map_rect.hpp>
 #include <stdexcept>
 
@@ -59,6 +60,25 @@ struct throwing_job {
     }
     Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(1);
     out(0) = phi.sum() * theta.sum();
+    return out;
+  }
+};
+
+/// Spins for x_i[j][0] microseconds, then returns x_i[j][1] outputs, output k being
+/// (k + 1) * exp(phi(0)) * sum(theta) + x_r[j][0]; throws std::out_of_range("slow job gave up") when
+/// x_i[j][2] is not 0. Long jobs leave time for the root to take over a worker's.
+struct slow_job {
+  template <class T1, class T2>
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
+                                                                     const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+                                                                     const std::vector<double>& x_r,
+                                                                     const std::vector<int>& x_i, std::ostream*) const {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(x_i[0]);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    if (x_i[2] != 0) throw std::out_of_range("slow job gave up");
+    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(x_i[1]);
+    for (int k = 0; k < x_i[1]; ++k) out(k) = (k + 1.0) * exp(phi(0)) * theta.sum() + x_r[0];
     return out;
   }
 };
