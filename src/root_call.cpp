@@ -315,9 +315,9 @@ int take_over_jobs(cluster_state& s, const root_site& site, const call_request& 
       const int j0 = site.plan.first(r) + got.begin, n = got.size();
       s.taken_out.assign(0, 0.0);
       s.taken_counts.assign(static_cast<std::size_t>(n), 0);
-      const chunk_input in{req.shared,           req.n_shared,        req.own + static_cast<std::ptrdiff_t>(j0) * req.n_own,
-                           req.n_own,            req.x_r->data() + j0, req.x_i->data() + j0,
-                           n,                    req.msgs};
+      const double* own = req.own + static_cast<std::ptrdiff_t>(j0) * req.n_own;
+      const chunk_input in{req.shared, req.n_shared, own, req.n_own, req.x_r->data() + j0, req.x_i->data() + j0,
+                           n,          req.msgs};
       int cursor = 0;
       try {
         req.functor->run[static_cast<int>(req.kinds)](in, s.taken_out, s.taken_counts.data(), cursor);

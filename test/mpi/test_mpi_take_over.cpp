@@ -52,7 +52,8 @@ bool taking_over() {
 template <int Id, class T_shared, class T_job>
 int taken_over_in(const slow_data& d, int calls) {
   const int J = static_cast<int>(d.x_r.size()), R = test::the_cluster->size();
-  const auto serial = test::in_process([&] { return evaluate<Id, test::slow_job, T_shared, T_job>(d.phi, d.theta, d.x_r, d.x_i); });
+  const auto serial =
+      test::in_process([&] { return evaluate<Id, test::slow_job, T_shared, T_job>(d.phi, d.theta, d.x_r, d.x_i); });
   detail::plan_root_share(Id, 0);
   const int rows = detail::rows_per_output(detail::kinds_of<T_shared, T_job>(), 2, 2);
   int taken = 0;
@@ -99,12 +100,14 @@ TEST_CASE("a job that throws where the root may take it over comes back with its
   const int J = 24, R = test::the_cluster->size();
   const slow_data good(J, 100), bad(J, 100, J - 1);
   detail::plan_root_share(233, 0);
-  const auto expected = test::in_process([&] { return evaluate<233, test::slow_job, var, var>(good.phi, good.theta, good.x_r, good.x_i); });
+  const auto expected = test::in_process(
+      [&] { return evaluate<233, test::slow_job, var, var>(good.phi, good.theta, good.x_r, good.x_i); });
   CHECK(evaluate<233, test::slow_job, var, var>(good.phi, good.theta, good.x_r, good.x_i) == expected);
   for (int repeat = 0; repeat < 3; ++repeat) {
     INFO("repeat " << repeat << ", ranks " << R);
     CHECK_THROWS_MATCHES((evaluate<233, test::slow_job, var, var>(bad.phi, bad.theta, bad.x_r, bad.x_i)),
-                         std::out_of_range, Catch::Matchers::Predicate<std::out_of_range>([&](const std::out_of_range& e) {
+                         std::out_of_range,
+                         Catch::Matchers::Predicate<std::out_of_range>([&](const std::out_of_range& e) {
                            const std::string what = e.what();
                            const bool named = R == 1 || what.find("rank 0") != std::string::npos ||
                                               what.find("rank " + std::to_string(R - 1)) != std::string::npos;
