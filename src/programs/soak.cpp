@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "models/logreg.hpp"
@@ -52,6 +53,8 @@ struct rss_probe {
       const std::vector<double>&, const std::vector<int>&, std::ostream*) const {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    // The root's job waits, so that each worker has claimed its own job before the root could take it over.
+    if (rank == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> out(kProbeOutputs);
     out(0) = rank;
     out(1) = static_cast<double>(status_kb("VmRSS"));
@@ -74,7 +77,7 @@ struct rss_sample {
 };
 
 /// Memory per rank (index = rank), sampled by one probe call; empty if a job ran on an unexpected rank.
-std::vector<rss_sample> sample_rss(int ranks) {
+std::vector<rss_sample> probe_rss(int ranks) {
   // One value everywhere (unused): the probe exercises nothing but the plain call path.
   const Eigen::VectorXd shared = Eigen::VectorXd::Zero(1);
   const std::vector<Eigen::VectorXd> jobs(static_cast<std::size_t>(ranks), Eigen::VectorXd::Zero(1));
@@ -88,6 +91,16 @@ std::vector<rss_sample> sample_rss(int ranks) {
     rss[static_cast<std::size_t>(r)] = {static_cast<long>(o[1]), static_cast<long>(o[2]), static_cast<long>(o[3])};
   }
   return rss;
+}
+
+/// Memory per rank, from the first of up to 20 probe calls in which every job ran on its own rank (a worker
+/// that starts late may have its job taken over by the root); empty if none did.
+std::vector<rss_sample> sample_rss(int ranks) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    std::vector<rss_sample> rss = probe_rss(ranks);
+    if (!rss.empty()) return rss;
+  }
+  return {};
 }
 
 /// One evaluate-grad-recover cycle; writes (log density, gradient in the packed order) into result.
