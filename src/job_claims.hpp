@@ -7,6 +7,7 @@
 // the same code wherever it runs, so the results do not depend on who ran what.
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <vector>
@@ -31,8 +32,10 @@ class job_claims {
 
   /// Root: whether worker r's jobs can be claimed (it shares memory with the root).
   bool shared_with(int r) const { return r < static_cast<int>(words_.size()) && words_[r] != nullptr; }
-  /// Worker: whether this rank claims its jobs.
-  bool claiming() const { return mine_ != nullptr; }
+  /// Root: whether some worker's jobs can be claimed; worker: whether this rank claims its jobs.
+  bool in_use() const {
+    return mine_ != nullptr || std::any_of(words_.begin(), words_.end(), [](const word* w) { return w != nullptr; });
+  }
 
   /// Root, before a call's request: worker r's chunk of n jobs is all unclaimed.
   void reset(int r, int n) { words_[r]->store(pack(0, n), std::memory_order_release); }

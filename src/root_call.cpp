@@ -105,12 +105,23 @@ void scatter_own(cluster_state& s, root_site& site, const call_request& req) {
                                                                      site.own.counts[0]);
 }
 
+/// The call's jobs [first, first + n) as a chunk the root runs, reading the caller's parameters and rows.
+chunk_input root_jobs_input(const call_request& req, int first, int n) {
+  return {req.shared,
+          req.n_shared,
+          req.own + static_cast<std::ptrdiff_t>(first) * req.n_own,
+          req.n_own,
+          req.x_r->data() + first,
+          req.x_i->data() + first,
+          n,
+          req.msgs};
+}
+
 /// Runs the root's own chunk (jobs [0, n)) into s.own_out after `status_slots` reserved doubles.
 rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int status_slots, job_error& error) {
   s.own_out.assign(static_cast<std::size_t>(status_slots), 0.0);
   s.own_counts.assign(static_cast<std::size_t>(n), 0);
-  const chunk_input in{req.shared, req.n_shared, req.own,       req.n_own,
-                       req.x_r->data(), req.x_i->data(), n,     req.msgs};
+  const chunk_input in = root_jobs_input(req, 0, n);
   int cursor = 0;
   try {
     req.functor->run[static_cast<int>(req.kinds)](in, s.own_out, s.own_counts.data(), cursor);
@@ -315,9 +326,7 @@ int take_over_jobs(cluster_state& s, const root_site& site, const call_request& 
       const int j0 = site.plan.first(r) + got.begin, n = got.size();
       s.taken_out.assign(0, 0.0);
       s.taken_counts.assign(static_cast<std::size_t>(n), 0);
-      const double* own = req.own + static_cast<std::ptrdiff_t>(j0) * req.n_own;
-      const chunk_input in{req.shared, req.n_shared, own, req.n_own, req.x_r->data() + j0, req.x_i->data() + j0,
-                           n,          req.msgs};
+      const chunk_input in = root_jobs_input(req, j0, n);
       int cursor = 0;
       try {
         req.functor->run[static_cast<int>(req.kinds)](in, s.taken_out, s.taken_counts.data(), cursor);
@@ -542,8 +551,7 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   s.tune_shares = settings.tune_shares && s.policy != wait_policy::sleep;
   if (settings.take_over && s.size > 1) {
     s.claims.open(s.comm);
-    for (int r = 1; r < s.size; ++r) s.take_over = s.take_over || s.claims.shared_with(r);
-    if (s.rank > 0) s.take_over = s.claims.claiming();
+    s.take_over = s.claims.in_use();
   }
   if (s.rank == 0 && s.size > 1) {
     if (s.timeout > 0) s.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);

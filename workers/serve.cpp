@@ -1,8 +1,8 @@
 // The worker side: wait for a request, run this rank's chunk of the call, send the blocks back; repeat
 // until the root releases the cluster. Every branch joins exactly the collectives the root joins.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <algorithm>
 #include <cstring>
 #include <maprect/detail/job_runner.hpp>
 #include <maprect/detail/registry.hpp>
@@ -67,41 +67,26 @@ void receive_own(cluster_state& s, worker_site& site, const request_view& v) {
            s.policy);
 }
 
-/// Runs this rank's jobs into site.out after `status_slots` doubles; on failure records the error and
-/// returns the failing job's global index, else -1.
-int run_jobs(cluster_state& s, worker_site& site, const request_view& v, const double* shared, int status_slots) {
+/// Runs this rank's jobs into site.out after `status_slots` doubles: all of them, or with `claiming` those it
+/// claims, front first, until none are left (the root takes over the others). Sets `end` to where this rank's
+/// jobs end. On failure records the error and returns the failing job's global index, else -1; while
+/// claiming, a changed output count ends the claims as well.
+int run_jobs(cluster_state& s, worker_site& site, const request_view& v, const double* shared, int status_slots,
+             bool claiming, int& end) {
   site.out.assign(static_cast<std::size_t>(status_slots), 0.0);
   site.run_counts.assign(static_cast<std::size_t>(site.n_jobs), 0);
-  int cursor = 0;
+  end = 0;
+  auto next = [&]() -> job_range {
+    if (claiming) return s.claims.claim_front();
+    return end == 0 ? job_range{0, site.n_jobs} : job_range{};
+  };
+  int begin = 0, cursor = 0;
   try {
     const functor_entry* f = find_functor(v.call_id);
     if (f == nullptr)
       throw std::invalid_argument("call id " + std::to_string(v.call_id) + " is not registered on rank " +
                                   std::to_string(s.rank));
-    const chunk_input in{shared, v.n_shared, site.own.data(), v.n_own, site.x_r.data(), site.x_i.data(),
-                         site.n_jobs, nullptr};
-    f->run[static_cast<int>(v.kinds)](in, site.out, site.run_counts.data(), cursor);
-  } catch (...) {
-    s.last_error = current_job_error();
-    return site.job_begin + cursor;
-  }
-  return -1;
-}
-
-/// Runs the jobs this rank claims, front first, until none are left (the root takes over the others) into
-/// site.out after the status; sets `end` to where this rank's jobs end. On failure records the error and
-/// returns the failing job's global index, else -1; a changed output count ends the claims as well.
-int run_claimed_jobs(cluster_state& s, worker_site& site, const request_view& v, const double* shared, int& end) {
-  site.out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);
-  site.run_counts.assign(static_cast<std::size_t>(site.n_jobs), 0);
-  const functor_entry* f = find_functor(v.call_id);
-  end = 0;
-  int begin = 0, cursor = 0;
-  try {
-    if (f == nullptr)
-      throw std::invalid_argument("call id " + std::to_string(v.call_id) + " is not registered on rank " +
-                                  std::to_string(s.rank));
-    for (job_range got = s.claims.claim_front(); !got.empty(); got = s.claims.claim_front()) {
+    for (job_range got = next(); !got.empty(); got = next()) {
       begin = got.begin;
       end = got.end;
       const chunk_input in{shared,
@@ -113,15 +98,15 @@ int run_claimed_jobs(cluster_state& s, worker_site& site, const request_view& v,
                            got.size(),
                            nullptr};
       f->run[static_cast<int>(v.kinds)](in, site.out, site.run_counts.data() + got.begin, cursor);
-      if (!std::equal(site.run_counts.begin() + got.begin, site.run_counts.begin() + got.end,
-                      site.counts.begin() + got.begin)) {
+      if (claiming && !std::equal(site.run_counts.begin() + got.begin, site.run_counts.begin() + got.end,
+                                  site.counts.begin() + got.begin)) {
         end = s.claims.claim_rest();  // counts_changed: the blocks no longer fit the plan
         return -1;
       }
     }
   } catch (...) {
     s.last_error = current_job_error();
-    end = s.claims.claim_rest();
+    if (claiming) end = s.claims.claim_rest();
     return site.job_begin + begin + cursor;
   }
   return -1;
@@ -161,7 +146,8 @@ void serve_first_call(cluster_state& s, const request_view& v) {
   if (v.row_int > 0) receive_rows(s, site.x_i, MPI_INT);
   receive_own(s, site, v);
 
-  const int failed_job = run_jobs(s, site, v, shared, 0);
+  int end = 0;
+  const int failed_job = run_jobs(s, site, v, shared, 0, false, end);
   MPI_Request done = announce_done(s);
   std::vector<int> report(2 + static_cast<std::size_t>(site.n_jobs));
   report[0] = static_cast<int>(failed_job < 0 ? wire::status::ok : wire::status::failed);
@@ -186,9 +172,8 @@ void serve_call(cluster_state& s, const request_view& v) {
   worker_site& site = s.cached_sites[v.call_id];
   receive_own(s, site, v);
   const auto start = std::chrono::steady_clock::now();
-  int end = site.n_jobs;
-  const int failed_job = s.take_over ? run_claimed_jobs(s, site, v, shared, end)
-                                     : run_jobs(s, site, v, shared, wire::status_doubles);
+  int end = 0;
+  const int failed_job = run_jobs(s, site, v, shared, wire::status_doubles, s.take_over, end);
   const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   MPI_Request done = announce_done(s);
   wire::status code = wire::status::ok;
