@@ -55,17 +55,13 @@ int rank_of_job(int job) {
 template <class Expected>
 void check_failure(int failing_job, int kind) {
   throwing_data bad(failing_job, kind), good(-1, 0);
-  // The rank that ran the job: its worker's, or the root if it took the job over (in a steady call).
-  const std::string rank = "rank " + std::to_string(rank_of_job(failing_job));
   const std::string job = "job " + std::to_string(failing_job);
   const std::string original = "boom at " + std::to_string(failing_job);
   CHECK_THROWS_MATCHES(good_call(bad), Expected,
                        Catch::Matchers::Predicate<Expected>([&](const Expected& e) {
                          const std::string what = e.what();
-                         const bool named = test::the_cluster->size() == 1 || what.find(rank) != std::string::npos ||
-                                            what.find("rank 0") != std::string::npos;
                          return what.find(original) != std::string::npos && what.find(job) != std::string::npos &&
-                                named;
+                                test::names_rank_or_root(what, rank_of_job(failing_job), test::the_cluster->size());
                        }));
   recover_memory();
   // Sum over jobs of 2 * j, plus d/dphi = sum of j: the cluster is in step again.
@@ -226,10 +222,8 @@ TEST_CASE("a throw in a call whose messages pass the shared-memory eager size, t
   CHECK_THROWS_MATCHES(good_call<216>(bad), std::invalid_argument,
                        Catch::Matchers::Predicate<std::invalid_argument>([&](const std::invalid_argument& e) {
                          const std::string what = e.what();
-                         const bool named = R == 1 || what.find("rank " + std::to_string(R - 1)) != std::string::npos ||
-                                            what.find("rank 0") != std::string::npos;
                          return what.find("boom at 2399") != std::string::npos &&
-                                what.find("job 2399") != std::string::npos && named;
+                                what.find("job 2399") != std::string::npos && test::names_rank_or_root(what, R - 1, R);
                        }));
   recover_memory();
   for (int repeat = 0; repeat < 3; ++repeat) CHECK(good_call<216>(good) == expected);
