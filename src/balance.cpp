@@ -48,7 +48,7 @@ void share_tuner::record(const chunk_plan& plan, const call_timing& t) {
   if (t.waited > 1e-6 && t.arrival > slowest) latency_.push_back(t.arrival - slowest);
 }
 
-int share_tuner::proposal(const chunk_plan& plan) {
+int share_tuner::proposal(const chunk_plan& plan, bool take_over) {
   if (static_cast<int>(check_.size()) < window || plan.ranks < 2) return -1;
   auto least = [](const std::vector<double>& xs) { return *std::min_element(xs.begin(), xs.end()); };
   const bool root_known = !own_per_job_.empty(), workers_known = !worker_per_job_.empty();
@@ -60,17 +60,27 @@ int share_tuner::proposal(const chunk_plan& plan) {
   forget_window();
   const int J = plan.n_jobs, workers = plan.ranks - 1;
   // The call ends when the slower side does: the root with its check and jobs, or the most loaded worker
-  // plus the messages' time.
+  // plus the messages' time. With take-over, a root that finishes first runs the workers' remaining jobs
+  // alongside them (which start after the messages' time), so that all ranks end together: every share
+  // up to that balance predicts the same time, and the tuner keeps the plan it has.
   auto predicted = [&](int root_jobs) {
+    const double root_done = check + root_jobs * root_job;
     const int most = (J - root_jobs + workers - 1) / workers;
-    return std::max(check + root_jobs * root_job, latency + most * worker_job);
+    const double workers_done = latency + most * worker_job;
+    if (!take_over || root_done >= workers_done || worker_job <= 0 || root_job <= 0)
+      return std::max(root_done, workers_done);
+    const double left = (J - root_jobs) - workers * (root_done - latency) / worker_job;
+    return root_done + std::max(0.0, left) / (workers / worker_job + 1 / root_job);
   };
   const double now = predicted(plan.root_jobs);
   int best = plan.root_jobs;
   double best_time = now;
-  for (int n = 0; n <= J; ++n) {
-    const double p = predicted(n);
-    if (p < best_time || (p == best_time && std::abs(n - plan.root_jobs) < std::abs(best - plan.root_jobs))) {
+  const int most_root_jobs = take_over ? chunk_plan::even(J, plan.ranks).root_jobs : J;
+  for (int n = 0; n <= most_root_jobs; ++n) {
+    // Predictions that differ by rounding only are equal: the share nearest the plan's wins.
+    const double p = predicted(n), tie = 1e-9 * best_time;
+    if (p < best_time - tie ||
+        (p <= best_time + tie && std::abs(n - plan.root_jobs) < std::abs(best - plan.root_jobs))) {
       best = n;
       best_time = p;
     }

@@ -39,8 +39,10 @@ class share_tuner {
   void restart(double replan_seconds, bool fresh_data);
   /// Records one steady-state call of `plan`.
   void record(const chunk_plan& plan, const call_timing& t);
-  /// A better root share than plan.root_jobs, or -1; decided once per window.
-  int proposal(const chunk_plan& plan);
+  /// A better root share than plan.root_jobs, or -1; decided once per window. With `take_over` (the root
+  /// runs the jobs of every worker it finishes before) a share is at most the even split: the root can
+  /// take a slow worker's jobs over, but never hand its own away.
+  int proposal(const chunk_plan& plan, bool take_over = false);
 
  private:
   /// Drops the window's timings.

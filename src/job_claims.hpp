@@ -32,6 +32,10 @@ class job_claims {
 
   /// Root: whether worker r's jobs can be claimed (it shares memory with the root).
   bool shared_with(int r) const { return r < static_cast<int>(words_.size()) && words_[r] != nullptr; }
+  /// Root: whether every worker's jobs can be claimed (all share the root's memory).
+  bool shared_with_all() const {
+    return words_.size() > 1 && std::all_of(words_.begin() + 1, words_.end(), [](const word* w) { return w != nullptr; });
+  }
   /// Root: whether some worker's jobs can be claimed; worker: whether this rank claims its jobs.
   bool in_use() const {
     return mine_ != nullptr || std::any_of(words_.begin(), words_.end(), [](const word* w) { return w != nullptr; });

@@ -435,7 +435,7 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
                     busiest > 0 ? t.worker_busy[busiest] : 0.0, t.check, taken};
   if (s.tune_shares) {
     site.tuner.record(site.plan, t);
-    site.next_root_jobs = site.tuner.proposal(site.plan);
+    site.next_root_jobs = site.tuner.proposal(site.plan, s.take_over && s.claims.shared_with_all());
   }
   for (int r = 0; r < R; ++r) site.segments[r].blocks = buffer + site.results.displs[r] + wire::status_doubles;
   result = {site.segments.data(), R, site.counts.data(), site.rows, site.n_outputs};

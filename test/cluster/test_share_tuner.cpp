@@ -56,15 +56,16 @@ call_timing timing(const chunk_plan& plan, double check, double root_job, double
   return t;
 }
 
-/// Feeds `windows` windows of identical calls (plus the warm-up call) and returns the last proposal.
+/// Feeds `windows` windows of identical calls (plus the warm-up call) and returns the last proposal, made
+/// with or without take-over.
 int feed(share_tuner& tuner, const chunk_plan& plan, int windows, double check, double root_job, double worker_job,
-         double latency) {
+         double latency, bool take_over = false) {
   int proposal = -1;
   tuner.record(plan, timing(plan, check, root_job, worker_job, latency));  // the warm-up call: not counted
   for (int w = 0; w < windows; ++w)
     for (int c = 0; c < share_tuner::window; ++c) {
       tuner.record(plan, timing(plan, check, root_job, worker_job, latency));
-      const int p = tuner.proposal(plan);
+      const int p = tuner.proposal(plan, take_over);
       if (c < share_tuner::window - 1) CHECK(p == -1);  // decided once per window
       proposal = p;
     }
@@ -139,4 +140,42 @@ TEST_CASE("the fastest timings decide: a rank slowed for a moment does not move 
     if (p >= 0) proposal = p;
   }
   CHECK(proposal == -1);
+}
+
+TEST_CASE("with take-over, a slower worker leaves the root at the even split") {
+  const chunk_plan plan = chunk_plan::even(64, 2);
+  // 4 us per job on the root, 8 on the worker: a static split gives the root about two thirds.
+  share_tuner fixed;
+  fixed.restart(1e-3, true);
+  CHECK(feed(fixed, plan, 2, 0, 4e-6, 8e-6, 0) == 43);
+  // With take-over the root runs the worker's last jobs anyway; more of its own could only hold it up
+  // when the worker speeds up again.
+  share_tuner taking;
+  taking.restart(1e-3, true);
+  CHECK(feed(taking, plan, 3, 0, 4e-6, 8e-6, 0, true) == -1);
+}
+
+TEST_CASE("with take-over, a root share above the even split comes back to it") {
+  const chunk_plan plan{64, 2, 40};
+  // 5 us per job on the root, 6 on the worker: a static split would give the root 35 jobs.
+  share_tuner fixed;
+  fixed.restart(1e-3, true);
+  CHECK(feed(fixed, plan, 2, 0, 5e-6, 6e-6, 0) == 35);
+  share_tuner taking;
+  taking.restart(1e-3, true);
+  CHECK(feed(taking, plan, 2, 0, 5e-6, 6e-6, 0, true) == 32);
+}
+
+TEST_CASE("with take-over, a root slowed by its data check still hands jobs to the workers") {
+  share_tuner tuner;
+  tuner.restart(1e-3, true);
+  // As without take-over: 220 us of check against 55 us per job everywhere moves 2 jobs.
+  CHECK(feed(tuner, chunk_plan::even(256, 2), 2, 220e-6, 55e-6, 55e-6, 0, true) == 126);
+}
+
+TEST_CASE("with take-over, every share up to the balance predicts the same call: the plan stays") {
+  share_tuner tuner;
+  tuner.restart(1e-3, true);
+  const chunk_plan plan{64, 3, 10};  // two workers of 27 jobs each; the root finishes first and takes over
+  CHECK(feed(tuner, plan, 3, 0, 4e-6, 4e-6, 2e-6, true) == -1);
 }
