@@ -164,6 +164,7 @@ struct record {
   std::optional<double> first_call_us;            ///< median over first_call_samples fresh call sites
   std::optional<double> first_call_over_steady;   ///< median of first call / the steady calls right after it
   std::optional<double> root_us_per_job, worker_us_per_job;  ///< cluster: medians of the calls' profiles
+  std::optional<double> check_us;                 ///< cluster: median of the root's data check per call
   std::optional<int> root_jobs;                   ///< cluster: the root's share in the last call
   std::optional<double> max_abs_diff_vs_analytic;
   std::optional<double> log_density;
@@ -197,6 +198,7 @@ struct contender {
   std::vector<double> us;  ///< one sample per round: microseconds per gradient
   const cluster* remote = nullptr;                   ///< the cluster, for calls that use it
   std::vector<double> root_us_per_job, worker_us_per_job;  ///< per round, from the last call's profile
+  std::vector<double> check_us;                            ///< per round: the last call's data check
 
   contender(gradient_fn fn, workspace* ws, bool local = false) : f(fn), w(ws), in_process(local) {}
 };
@@ -237,6 +239,7 @@ void sample_interleaved(std::vector<contender>& cs, int repeat) {
     c.us.clear();
     c.root_us_per_job.clear();
     c.worker_us_per_job.clear();
+    c.check_us.clear();
   }
   for (int r = 0; r < repeat; ++r)
     for (std::size_t i = 0; i < n; ++i) {
@@ -249,6 +252,7 @@ void sample_interleaved(std::vector<contender>& cs, int repeat) {
         const cluster::profile p = c.remote->last_call_profile();
         if (p.root_jobs > 0) c.root_us_per_job.push_back(1e6 * p.root_seconds / p.root_jobs);
         if (p.worker_jobs > 0) c.worker_us_per_job.push_back(1e6 * p.worker_seconds / p.worker_jobs);
+        c.check_us.push_back(1e6 * p.check_seconds);
       }
     }
 }
@@ -331,7 +335,7 @@ struct summary {
   int jobs, points;
   std::string kernel;
   std::optional<double> single_tape_over_analytic, in_process_over_single_tape, cluster_speedup_over_in_process,
-      cluster_over_raw_mpi_floor, in_process_overhead_us_per_job, first_call_over_steady;
+      cluster_over_raw_mpi_floor, in_process_overhead_us_per_job, first_call_over_steady, check_over_in_process;
 };
 
 std::string cell(const std::optional<double>& x, const char* format) {
@@ -378,6 +382,13 @@ void print_table(const std::vector<record>& rs, const std::vector<summary>& ss, 
     if (s.jobs == 512 && s.points == 1 && s.in_process_overhead_us_per_job)
       std::printf("per-job overhead of in_process over single_tape at 512x1 (%s): %.3f us/job\n", s.kernel.c_str(),
                   *s.in_process_overhead_us_per_job);
+  for (const auto& s : ss)
+    if (s.check_over_in_process) {
+      const record* remote = find(rs, s.jobs, s.points, s.kernel, "cluster");
+      std::printf("root's data check per cluster call at %dx%d (%s): %.1f us, %.2f%% of the in_process call\n",
+                  s.jobs, s.points, s.kernel.c_str(), remote ? remote->check_us.value_or(0) : 0.0,
+                  100 * *s.check_over_in_process);
+    }
   for (const auto& r : rs)
     if (r.backend == (ranks > 1 ? "cluster" : "in_process") && r.tape_bytes_per_output) {
       std::printf("root tape per map_rect output (%s): %.1f B = node %.0f + partials %.0f + operand records %.1f; "
@@ -402,7 +413,7 @@ void write_json(std::ostream& out, const std::vector<record>& rs, const std::vec
         << ", \"mean_us\": " << json_number(r.mean_us) << ", \"first_call_us\": " << opt(r.first_call_us)
         << ", \"first_call_over_steady\": " << opt(r.first_call_over_steady)
         << ", \"root_us_per_job\": " << opt(r.root_us_per_job)
-        << ", \"worker_us_per_job\": " << opt(r.worker_us_per_job)
+        << ", \"worker_us_per_job\": " << opt(r.worker_us_per_job) << ", \"check_us\": " << opt(r.check_us)
         << ", \"root_jobs\": " << (r.root_jobs ? std::to_string(*r.root_jobs) : std::string("null"))
         << ", \"log_density\": " << opt(r.log_density)
         << ", \"max_abs_diff_vs_analytic\": " << opt(r.max_abs_diff_vs_analytic)
@@ -424,7 +435,8 @@ void write_json(std::ostream& out, const std::vector<record>& rs, const std::vec
         << ", \"cluster_speedup_over_in_process\": " << opt(s.cluster_speedup_over_in_process)
         << ", \"cluster_over_raw_mpi_floor\": " << opt(s.cluster_over_raw_mpi_floor)
         << ", \"in_process_overhead_us_per_job\": " << opt(s.in_process_overhead_us_per_job)
-        << ", \"first_call_over_steady\": " << opt(s.first_call_over_steady) << "}";
+        << ", \"first_call_over_steady\": " << opt(s.first_call_over_steady)
+        << ", \"check_over_in_process\": " << opt(s.check_over_in_process) << "}";
   }
   out << "\n  ],\n";
   out << "  \"ranks\": " << ranks << ",\n";
@@ -537,7 +549,7 @@ bench_results bench_on_root(const std::vector<std::pair<int, int>>& sizes, int r
       add_tape_breakdown(lr, *pk.local, J);
       rs.push_back(lr);
 
-      summary sm{J, N, name, {}, {}, {}, {}, {}, {}};
+      summary sm{J, N, name, {}, {}, {}, {}, {}, {}, {}};
       sm.single_tape_over_analytic = paired_ratio(single, cs[0]);
       sm.in_process_over_single_tape = paired_ratio(local, single);
       sm.in_process_overhead_us_per_job = paired_difference_per_job(local, single, J);
@@ -549,6 +561,13 @@ bench_results bench_on_root(const std::vector<std::pair<int, int>>& sizes, int r
         r.first_call_over_steady = first[k].second;
         if (!remote.root_us_per_job.empty()) r.root_us_per_job = median_of(remote.root_us_per_job);
         if (!remote.worker_us_per_job.empty()) r.worker_us_per_job = median_of(remote.worker_us_per_job);
+        if (!remote.check_us.empty()) {
+          r.check_us = median_of(remote.check_us);
+          // Against the in-process call of the same round: the share of a call the check adds to the ranks.
+          std::vector<double> share(remote.check_us.size());
+          for (std::size_t i = 0; i < share.size(); ++i) share[i] = remote.check_us[i] / local.us[i];
+          sm.check_over_in_process = median_of(share);
+        }
         r.root_jobs = c.last_call_profile().root_jobs;
         // The traffic of this kernel's last call (the counted one just above).
         const cluster::traffic traffic = c.last_call_traffic();

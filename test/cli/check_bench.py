@@ -16,6 +16,11 @@ for r in doc["records"]:
     assert r["ranks"] == ranks and r["median_us"] > 0, r
     if r["max_abs_diff_vs_analytic"] is not None:
         assert r["max_abs_diff_vs_analytic"] < 1e-9, r
+    if r["backend"] == "cluster":  # the root's data check, from the calls' profiles: part of a call
+        assert r["check_us"] is not None and 0 <= r["check_us"] < r["median_us"], r
+for s in doc["summary"]:
+    share = s["check_over_in_process"]
+    assert (share is not None and 0 <= share < 1) if ranks > 1 else share is None, s
 for key in ("command_line", "hostname", "date"):
     assert doc[key], key
 print(f"{path}: {len(doc['records'])} records")
