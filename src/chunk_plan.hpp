@@ -1,6 +1,7 @@
 #pragma once
 // Which jobs each rank runs: contiguous, the root first with a share of its own, the workers splitting the
 // rest evenly.
+#include <maprect/detail/wire.hpp>
 #include <vector>
 
 namespace maprect::detail {
@@ -26,6 +27,19 @@ struct chunk_plan {
   /// Jobs of rank r.
   int jobs(int r) const { return first(r + 1) - first(r); }
 };
+
+/// Where each of a rank's n jobs starts in that rank's blocks, in doubles, given the jobs' output counts and
+/// the rows per output. The root and the worker each compute it, and must agree to the double.
+inline void block_offsets(const int* counts, int n, int rows, int* at) {
+  for (int j = 0, offset = 0; j < n; offset += counts[j++] * rows) at[j] = offset;
+}
+
+/// Doubles in a worker's answer to a steady call when its jobs end before its local job `end` of n (the root
+/// took over the rest): `planned` (status and all blocks) if none were taken, else the status and the blocks
+/// of the jobs before `end`. The root sizes its gather by the same rule the worker sends by.
+inline int answer_doubles(int planned, const int* block_at, int n, int end) {
+  return end >= n ? planned : wire::status_doubles + block_at[end];
+}
 
 /// Element counts and displacements for a scatter/gather of `per_job` values per job.
 struct rank_layout {

@@ -278,9 +278,10 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   site.results.displs.resize(R);
   site.segments.resize(R);
   site.block_at.resize(static_cast<std::size_t>(J));
-  for (int r = 0; r < R; ++r)
-    for (int j = site.plan.first(r), at = 0; j < site.plan.first(r + 1); at += site.counts[j++] * site.rows)
-      site.block_at[j] = at;
+  for (int r = 0; r < R; ++r) {
+    const int first = site.plan.first(r);
+    block_offsets(site.counts.data() + first, site.plan.jobs(r), site.rows, site.block_at.data() + first);
+  }
   for (int r = 0; r < R; ++r) {
     site.results.displs[r] = blocks.displs[r] - wire::status_doubles;
     site.results.counts[r] = wire::status_doubles + blocks.counts[r];
@@ -347,12 +348,6 @@ int take_over_jobs(cluster_state& s, const root_site& site, const call_request& 
   return taken;
 }
 
-/// Doubles in rank r's answer when its jobs end before local job `end`: its status, then their blocks.
-int answer_doubles(const root_site& site, int r, int end) {
-  if (end >= site.plan.jobs(r)) return site.results.counts[r];
-  return wire::status_doubles + site.block_at[site.plan.first(r) + end];
-}
-
 /// A steady-state call: one broadcast, one scatter, one gather.
 steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result) {
   using clock = std::chrono::steady_clock;
@@ -394,7 +389,9 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   s.answer_counts.assign(site.results.counts.begin(), site.results.counts.end());
   if (s.take_over)
     for (int r = 1; r < R; ++r)
-      if (s.claims.shared_with(r)) s.answer_counts[r] = answer_doubles(site, r, s.claims.worker_end(r));
+      if (s.claims.shared_with(r))
+        s.answer_counts[r] = answer_doubles(site.results.counts[r], site.block_at.data() + site.plan.first(r),
+                                            site.plan.jobs(r), s.claims.worker_end(r));
   gather_answers(s, req, MPI_DOUBLE, buffer, s.answer_counts.data(), site.results.displs.data());
   const auto arrived = clock::now();
   long long answered = 0;

@@ -14,7 +14,7 @@ struct worker_site {
   std::vector<std::vector<double>> x_r;    ///< this rank's rows
   std::vector<std::vector<int>> x_i;       ///< this rank's rows
   std::vector<int> counts;                 ///< planned outputs per local job
-  std::vector<int> block_at;               ///< per local job (and n_jobs): where its blocks start (doubles)
+  std::vector<int> block_at;               ///< per local job: where its blocks start (doubles)
   int planned_doubles = 0;                 ///< status + blocks this rank sends per steady call
   std::vector<double> own;                 ///< job parameters of this rank (P x n_jobs)
   block_buffer out;                        ///< status + blocks

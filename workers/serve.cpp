@@ -164,7 +164,7 @@ void serve_first_call(cluster_state& s, const request_view& v) {
   site.planned_doubles = wire::status_doubles + static_cast<int>(site.out.size());
   const int rows = rows_per_output(v.kinds, v.n_shared, v.n_own);
   site.block_at.resize(static_cast<std::size_t>(site.n_jobs));
-  for (int j = 0, at = 0; j < site.n_jobs; at += site.counts[j++] * rows) site.block_at[j] = at;
+  block_offsets(site.counts.data(), site.n_jobs, rows, site.block_at.data());
 }
 
 void serve_call(cluster_state& s, const request_view& v) {
@@ -182,7 +182,7 @@ void serve_call(cluster_state& s, const request_view& v) {
   else if (!std::equal(site.run_counts.begin(), site.run_counts.begin() + end, site.counts.begin()))
     code = wire::status::counts_changed;
   // Always the planned size of the jobs up to `end`, so the root's gather matches whatever happened here.
-  const int doubles = end >= site.n_jobs ? site.planned_doubles : wire::status_doubles + site.block_at[end];
+  const int doubles = answer_doubles(site.planned_doubles, site.block_at.data(), site.n_jobs, end);
   site.out.resize(static_cast<std::size_t>(doubles));
   site.out.data()[0] = static_cast<int>(code);
   site.out.data()[1] = failed_job;

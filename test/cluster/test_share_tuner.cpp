@@ -39,6 +39,18 @@ TEST_CASE("a layout for the workers' rows starts at the first worker job") {
   CHECK(l.displs == std::vector<int>{0, 0, 16});
 }
 
+TEST_CASE("block offsets and a worker's answer size follow the jobs' output counts") {
+  const std::vector<int> counts{2, 0, 1, 3};  // outputs per job; 5 rows per output
+  std::vector<int> at(counts.size());
+  maprect::detail::block_offsets(counts.data(), 4, 5, at.data());
+  CHECK(at == std::vector<int>{0, 10, 10, 15});
+  const int status = maprect::detail::wire::status_doubles, planned = status + 30;
+  CHECK(maprect::detail::answer_doubles(planned, at.data(), 4, 4) == planned);  // nothing taken over
+  CHECK(maprect::detail::answer_doubles(planned, at.data(), 4, 3) == status + 15);
+  CHECK(maprect::detail::answer_doubles(planned, at.data(), 4, 1) == status + 10);
+  CHECK(maprect::detail::answer_doubles(planned, at.data(), 4, 0) == status);  // all taken over
+}
+
 namespace {
 
 /// Timings of a call of `plan` whose jobs cost `root_job` s on the root and `worker_job` s on each
