@@ -13,6 +13,7 @@
 #include "src/balance.hpp"
 #include "src/chunk_plan.hpp"
 #include "src/job_claims.hpp"
+#include "src/node_slots.hpp"
 #include "src/wait.hpp"
 #include "workers/call_site_cache.hpp"
 
@@ -35,6 +36,7 @@ struct root_site {
   rank_layout results;      ///< status + blocks per rank (doubles)
   std::vector<int> block_at;  ///< per job: where its blocks start in its rank's blocks (doubles)
   std::vector<result_segment> segments;  ///< one per rank; blocks set per call
+  long long slot_doubles = 0;  ///< the most doubles a worker's parameters and answer take in its node slot
   share_tuner tuner;        ///< proposes a better root share from the steady-state calls
   int next_root_jobs = -1;  ///< a root share to plan at the next call, or -1
 };
@@ -52,6 +54,7 @@ class cluster_state {
   bool tune_shares = true; ///< root: tune its share of each call site's jobs (MAPRECT_BALANCE)
   bool take_over = false;  ///< the root runs the jobs of node-local workers it finishes before (MAPRECT_BALANCE)
   job_claims claims;       ///< where the root and the workers of its node claim the workers' jobs
+  node_slots slots;        ///< where steady calls' data go when every worker shares the root's node
   cluster::traffic last_traffic;
   cluster::profile last_profile;
   std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
@@ -64,6 +67,7 @@ class cluster_state {
   block_buffer taken_out;        ///< blocks of the workers' jobs the root took over, one batch at a time
   std::vector<int> taken_counts; ///< their output counts
   std::vector<int> answer_counts;  ///< per rank, the doubles its answer to this call holds
+  std::vector<int> status_counts;  ///< per rank, the status doubles (the gather of a call through the slots)
   std::vector<double> shared_rest;
   remote_call previous_backend = nullptr;
   std::vector<MPI_Request> done;  ///< with a timeout: per worker, the receive of its "done" message

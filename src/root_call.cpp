@@ -98,6 +98,37 @@ void gather_answers(cluster_state& s, const call_request& req, MPI_Datatype type
   MPI_Waitall(s.size - 1, s.done.data() + 1, MPI_STATUSES_IGNORE);
 }
 
+/// Whether a steady call of `site` moves its data through the node slots rather than messages.
+bool via_slots(const cluster_state& s, const root_site& site) {
+  return s.slots.usable() && site.slot_doubles <= s.slots.capacity();
+}
+
+/// Writes each worker's job parameters into its slot, where it reads them once the request arrives.
+void place_own(cluster_state& s, root_site& site, const call_request& req) {
+  for (int r = 1; r < s.size; ++r) {
+    const std::size_t n = static_cast<std::size_t>(req.n_own) * site.plan.jobs(r);
+    std::copy_n(req.own + static_cast<std::ptrdiff_t>(site.plan.first(r)) * req.n_own, n, s.slots.slot(r));
+    s.last_traffic.sent += sizeof(double) * n;
+    s.last_traffic.through_memory += sizeof(double) * n;
+  }
+  s.slots.sync();
+}
+
+/// The gather of a call whose blocks wait in the node slots, behind each worker's parameters: only the
+/// workers' status doubles come by message. The root then copies each worker's answer (s.answer_counts)
+/// into `buffer`, where the gather would have put it.
+void gather_through_slots(cluster_state& s, const root_site& site, const call_request& req, double* buffer) {
+  s.status_counts.assign(static_cast<std::size_t>(s.size), wire::status_doubles);
+  gather_answers(s, req, MPI_DOUBLE, buffer, s.status_counts.data(), site.results.displs.data());
+  s.slots.sync();
+  for (int r = 1; r < s.size; ++r) {
+    const int blocks = s.answer_counts[r] - wire::status_doubles;
+    std::copy_n(s.slots.slot(r) + static_cast<std::ptrdiff_t>(req.n_own) * site.plan.jobs(r), blocks,
+                buffer + site.results.displs[r] + wire::status_doubles);
+    s.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(blocks);
+  }
+}
+
 void scatter_own(cluster_state& s, root_site& site, const call_request& req) {
   if (static_cast<long long>(req.n_own) * req.n_jobs == 0) return;
   scatterv(req.own, site.own.counts.data(), site.own.displs.data(), MPI_DOUBLE, MPI_IN_PLACE, 0, s.comm, s.policy);
@@ -287,6 +318,11 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
     site.results.counts[r] = wire::status_doubles + blocks.counts[r];
     site.segments[r] = {buffer + blocks.displs[r], site.plan.first(r), site.plan.first(r + 1)};
   }
+  site.slot_doubles = 0;
+  for (int r = 1; r < R; ++r)
+    site.slot_doubles = std::max(site.slot_doubles, static_cast<long long>(req.n_own) * site.plan.jobs(r) +
+                                                        site.results.counts[r]);
+  s.slots.reserve(site.slot_doubles, s.comm);
   site.planned = true;
   s.mid_call = false;
   return {site.segments.data(), R, site.counts.data(), site.rows, site.n_outputs};
@@ -356,10 +392,12 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   if (s.take_over)
     for (int r = 1; r < R; ++r)
       if (s.claims.shared_with(r)) s.claims.reset(r, site.plan.jobs(r));
-  fill_request(s, command::call, &req, site.row_real, site.row_int, 0);
+  const bool slots = via_slots(s, site);
+  if (slots) place_own(s, site, req);
+  fill_request(s, command::call, &req, site.row_real, site.row_int, slots ? 1 : 0);
   send_request(s, &req);
   start_timeout(s);
-  scatter_own(s, site, req);
+  if (!slots) scatter_own(s, site, req);
   const auto sent = clock::now();
 
   // The workers run from their copies of the data; meanwhile the root checks that those still equal the
@@ -392,10 +430,11 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
       if (s.claims.shared_with(r))
         s.answer_counts[r] = answer_doubles(site.results.counts[r], site.block_at.data() + site.plan.first(r),
                                             site.plan.jobs(r), s.claims.worker_end(r));
-  gather_answers(s, req, MPI_DOUBLE, buffer, s.answer_counts.data(), site.results.displs.data());
-  const auto arrived = clock::now();
   long long answered = 0;
   for (int r = 1; r < R; ++r) answered += s.answer_counts[r];
+  if (slots) gather_through_slots(s, site, req, buffer);
+  else gather_answers(s, req, MPI_DOUBLE, buffer, s.answer_counts.data(), site.results.displs.data());
+  const auto arrived = clock::now();
   s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answered);
   s.mid_call = false;
   if (!data_unchanged) return steady_outcome::data_changed;
@@ -550,6 +589,7 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
     s.claims.open(s.comm);
     s.take_over = s.claims.in_use();
   }
+  if (settings.node_memory && s.size > 1) s.slots.open(s.comm);
   if (s.rank == 0 && s.size > 1) {
     if (s.timeout > 0) s.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
     s.serving = true;
@@ -575,6 +615,7 @@ void finish_cluster(cluster_state& s) {
   MPI_Finalized(&finalized);  // an application that owns MPI may have finalised it already
   if (s.comm == MPI_COMM_NULL || finalized) return;
   s.claims.close();
+  s.slots.close();
   MPI_Comm_free(&s.comm);
 }
 

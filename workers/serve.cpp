@@ -20,7 +20,7 @@ using wire::command;
 
 /// The call's sizes, read from the request header.
 struct request_view {
-  int call_id, n_shared, n_own, n_jobs, row_real, row_int, root_jobs;
+  int call_id, n_shared, n_own, n_jobs, row_real, row_int, root_jobs, arg;
   param_kinds kinds;
   explicit request_view(const double* h)
       : call_id(static_cast<int>(h[wire::s_call_id])),
@@ -30,6 +30,7 @@ struct request_view {
         row_real(static_cast<int>(h[wire::s_row_real])),
         row_int(static_cast<int>(h[wire::s_row_int])),
         root_jobs(static_cast<int>(h[wire::s_root_jobs])),
+        arg(static_cast<int>(h[wire::s_arg])),
         kinds(static_cast<param_kinds>(static_cast<int>(h[wire::s_kinds]))) {}
 };
 
@@ -71,8 +72,8 @@ void receive_own(cluster_state& s, worker_site& site, const request_view& v) {
 /// claims, front first, until none are left (the root takes over the others). Sets `end` to where this rank's
 /// jobs end. On failure records the error and returns the failing job's global index, else -1; while
 /// claiming, a changed output count ends the claims as well.
-int run_jobs(cluster_state& s, worker_site& site, const request_view& v, const double* shared, int status_slots,
-             bool claiming, int& end) {
+int run_jobs(cluster_state& s, worker_site& site, const request_view& v, const double* shared, const double* own,
+             int status_slots, bool claiming, int& end) {
   site.out.assign(static_cast<std::size_t>(status_slots), 0.0);
   site.run_counts.assign(static_cast<std::size_t>(site.n_jobs), 0);
   end = 0;
@@ -91,7 +92,7 @@ int run_jobs(cluster_state& s, worker_site& site, const request_view& v, const d
       end = got.end;
       const chunk_input in{shared,
                            v.n_shared,
-                           site.own.data() + static_cast<std::ptrdiff_t>(got.begin) * v.n_own,
+                           own + static_cast<std::ptrdiff_t>(got.begin) * v.n_own,
                            v.n_own,
                            site.x_r.data() + got.begin,
                            site.x_i.data() + got.begin,
@@ -147,7 +148,7 @@ void serve_first_call(cluster_state& s, const request_view& v) {
   receive_own(s, site, v);
 
   int end = 0;
-  const int failed_job = run_jobs(s, site, v, shared, 0, false, end);
+  const int failed_job = run_jobs(s, site, v, shared, site.own.data(), 0, false, end);
   MPI_Request done = announce_done(s);
   std::vector<int> report(2 + static_cast<std::size_t>(site.n_jobs));
   report[0] = static_cast<int>(failed_job < 0 ? wire::status::ok : wire::status::failed);
@@ -162,6 +163,7 @@ void serve_first_call(cluster_state& s, const request_view& v) {
           s.policy);
   site.counts = site.run_counts;
   site.planned_doubles = wire::status_doubles + static_cast<int>(site.out.size());
+  s.slots.reserve(static_cast<long long>(v.n_own) * site.n_jobs + site.planned_doubles, s.comm);
   const int rows = rows_per_output(v.kinds, v.n_shared, v.n_own);
   site.block_at.resize(static_cast<std::size_t>(site.n_jobs));
   block_offsets(site.counts.data(), site.n_jobs, rows, site.block_at.data());
@@ -170,10 +172,16 @@ void serve_first_call(cluster_state& s, const request_view& v) {
 void serve_call(cluster_state& s, const request_view& v) {
   const double* shared = receive_shared(s, v);
   worker_site& site = s.cached_sites[v.call_id];
-  receive_own(s, site, v);
+  // With slots the parameters wait in this rank's slot; the blocks go behind them.
+  const bool slots = v.arg != 0;
+  double* const slot = slots ? s.slots.slot(s.rank) : nullptr;
+  const std::ptrdiff_t own_doubles = static_cast<std::ptrdiff_t>(v.n_own) * site.n_jobs;
+  if (slots) s.slots.sync();
+  else receive_own(s, site, v);
   const auto start = std::chrono::steady_clock::now();
   int end = 0;
-  const int failed_job = run_jobs(s, site, v, shared, wire::status_doubles, s.take_over, end);
+  const int failed_job =
+      run_jobs(s, site, v, shared, slots ? slot : site.own.data(), wire::status_doubles, s.take_over, end);
   const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   MPI_Request done = announce_done(s);
   wire::status code = wire::status::ok;
@@ -187,7 +195,12 @@ void serve_call(cluster_state& s, const request_view& v) {
   site.out.data()[0] = static_cast<int>(code);
   site.out.data()[1] = failed_job;
   site.out.data()[2] = busy;
-  gatherv(site.out.data(), doubles, MPI_DOUBLE, nullptr, nullptr, nullptr, s.comm, s.policy);
+  if (slots) {
+    std::copy_n(site.out.data() + wire::status_doubles, doubles - wire::status_doubles, slot + own_doubles);
+    s.slots.sync();
+  }
+  gatherv(site.out.data(), slots ? wire::status_doubles : doubles, MPI_DOUBLE, nullptr, nullptr, nullptr, s.comm,
+          s.policy);
   finish_done(s, done);
 }
 

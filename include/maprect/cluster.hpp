@@ -36,10 +36,12 @@ class cluster {
   /// Root: releases the workers now; later map_rect calls run in process (idempotent).
   void stop();
 
-  /// Bytes the root sent and received in its last map_rect call (MPI payload only).
+  /// Bytes of data the root sent and received in its last map_rect call, by MPI message or through memory
+  /// shared with the workers of its node (MAPRECT_TRANSPORT).
   struct traffic {
-    std::uint64_t sent = 0;      ///< bytes sent by the root
-    std::uint64_t received = 0;  ///< bytes received by the root
+    std::uint64_t sent = 0;            ///< bytes sent by the root
+    std::uint64_t received = 0;        ///< bytes received by the root
+    std::uint64_t through_memory = 0;  ///< of sent and received, the bytes that went through shared memory
   };
   /// Traffic of the root's last map_rect call.
   traffic last_call_traffic() const;

@@ -79,20 +79,26 @@ TEST_CASE("1000 consecutive calls give identical results") {
 
 TEST_CASE("calls really cross ranks: traffic per call matches the message plan") {
   benchmark_data d(8, 4);
-  evaluate<201, test::logistic_job, var, var>(d.phi, d.theta, d.x_r, d.x_i);  // plan (if not yet)
+  const int R = test::the_cluster->size(), root_jobs = 8 / R;  // contiguous balanced chunks, the root first
+  detail::plan_root_share(201, root_jobs);
+  evaluate<201, test::logistic_job, var, var>(d.phi, d.theta, d.x_r, d.x_i);  // plan
+  const auto planned = test::the_cluster->last_call_traffic();
+  CHECK(planned.through_memory == 0);  // a first call ships the data by message
   evaluate<201, test::logistic_job, var, var>(d.phi, d.theta, d.x_r, d.x_i);  // steady state
   const auto t = test::the_cluster->last_call_traffic();
-  const int R = test::the_cluster->size();
   if (R == 1) {
     CHECK(t.sent == 0);
     CHECK(t.received == 0);
+    CHECK(t.through_memory == 0);
   } else {
-    const int root_jobs = 8 / R;  // contiguous balanced chunks, the root first
     // Request broadcast to each worker, the workers' job parameters, their (1 + 2 + 2)-row blocks (less
     // those of the jobs the root took over) and three status values (status, failing job, busy seconds).
     const int taken = test::the_cluster->last_call_profile().taken_jobs;
     CHECK(t.sent == 8u * (32 * (R - 1) + 2 * (8 - root_jobs)));
     CHECK(t.received == 8u * (5 * (8 - root_jobs - taken) + 3 * (R - 1)));
+    // On one node the parameters and blocks go through memory; the request and the status by message.
+    CHECK(t.through_memory ==
+          (test::through_node_memory() ? 8u * (2 * (8 - root_jobs) + 5 * (8 - root_jobs - taken)) : 0u));
   }
 }
 

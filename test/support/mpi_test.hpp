@@ -2,7 +2,17 @@
 // Shared by the MPI tests: the cluster that the SPMD main made (tests run on its root).
 #include <maprect/cluster.hpp>
 
+#include <cstdlib>
+#include <cstring>
+
 namespace maprect::test {
 /// The live cluster of this test run (size 1 when run without mpirun or with -np 1).
 extern cluster* the_cluster;
+
+/// Whether the cluster's steady calls move their data through shared memory: more than one rank, all on
+/// one node (as CTest starts them), and MAPRECT_TRANSPORT not `messages`.
+inline bool through_node_memory() {
+  const char* v = std::getenv("MAPRECT_TRANSPORT");
+  return the_cluster->size() > 1 && (v == nullptr || std::strcmp(v, "messages") != 0);
+}
 }  // namespace maprect::test

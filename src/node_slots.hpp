@@ -1,0 +1,48 @@
+#pragma once
+// Moving a steady call's data through memory instead of messages. When every worker runs on the root's
+// node, the root writes each worker's job parameters into a slot of memory they share, and the worker
+// writes its blocks behind them; the call's messages shrink to the request and a few status doubles per
+// worker. At many small jobs those messages pass the shared-memory transport's eager limit and go by
+// rendezvous, a handshake each way that costs more than the copies (see README, Performance).
+#include <mpi.h>
+
+#include <cstddef>
+
+namespace maprect::detail {
+
+/// Per worker, a slot of doubles in memory shared with the root (an MPI shared-memory window). In a steady
+/// call it holds the worker's job parameters (P × its jobs), then its blocks.
+class node_slots {
+ public:
+  /// Doubles a slot may grow to (8 MiB): beyond that a message costs no more than the copies.
+  static constexpr long long max_doubles = 1 << 20;
+
+  /// Sets up the slots if every rank of comm shares rank 0's node (none yet: see reserve()). Collective.
+  void open(MPI_Comm comm);
+  /// Frees them. Collective over the communicator given to open().
+  void close();
+
+  /// Whether the slots can be used at all: every worker shares the root's node.
+  bool usable() const { return on_one_node_; }
+  /// Doubles each slot holds now (0 before the first reserve()).
+  long long capacity() const { return capacity_; }
+  /// Grows every slot to the most any rank asks for, unless that passes max_doubles. Collective over comm:
+  /// afterwards every rank sees the same capacity.
+  void reserve(long long doubles, MPI_Comm comm);
+  /// Worker r's slot (the root's view), or this worker's own with r = its rank.
+  double* slot(int r) const { return base_ + static_cast<std::ptrdiff_t>(r - 1) * capacity_; }
+  /// Orders this rank's accesses to the slots with its messages: called after writing a slot and before
+  /// the message that announces it, and after receiving such a message and before reading.
+  void sync() const;
+
+ private:
+  void free_window();
+
+  MPI_Comm node_ = MPI_COMM_NULL;
+  MPI_Win window_ = MPI_WIN_NULL;
+  bool on_one_node_ = false;
+  long long capacity_ = 0;
+  double* base_ = nullptr;  ///< the slots, worker 1's first
+};
+
+}  // namespace maprect::detail
