@@ -169,6 +169,7 @@ struct record {
   std::optional<double> max_abs_diff_vs_analytic;
   std::optional<double> log_density;
   std::optional<unsigned long long> bytes_sent, bytes_received;
+  std::optional<unsigned long long> bytes_through_memory;  ///< cluster: of those, through node memory
   std::optional<double> tape_bytes_per_output, tape_nodes_per_output;
   std::optional<double> tape_node_bytes_per_output, tape_partials_bytes_per_output, tape_other_bytes_per_output;
 };
@@ -335,7 +336,8 @@ struct summary {
   int jobs, points;
   std::string kernel;
   std::optional<double> single_tape_over_analytic, in_process_over_single_tape, cluster_speedup_over_in_process,
-      cluster_over_raw_mpi_floor, in_process_overhead_us_per_job, first_call_over_steady, check_over_in_process;
+      cluster_over_raw_mpi_floor, in_process_overhead_us_per_job, first_call_over_steady, check_over_in_process,
+      single_tape_over_cluster;
 };
 
 std::string cell(const std::optional<double>& x, const char* format) {
@@ -383,6 +385,9 @@ void print_table(const std::vector<record>& rs, const std::vector<summary>& ss, 
       std::printf("per-job overhead of in_process over single_tape at 512x1 (%s): %.3f us/job\n", s.kernel.c_str(),
                   *s.in_process_overhead_us_per_job);
   for (const auto& s : ss)
+    if (s.jobs == 512 && s.points == 1 && s.single_tape_over_cluster)
+      std::printf("one plain tape / cluster at 512x1 (%s): %.2f\n", s.kernel.c_str(), *s.single_tape_over_cluster);
+  for (const auto& s : ss)
     if (s.check_over_in_process) {
       const record* remote = find(rs, s.jobs, s.points, s.kernel, "cluster");
       std::printf("root's data check per cluster call at %dx%d (%s): %.1f us, %.2f%% of the in_process call\n",
@@ -418,6 +423,7 @@ void write_json(std::ostream& out, const std::vector<record>& rs, const std::vec
         << ", \"log_density\": " << opt(r.log_density)
         << ", \"max_abs_diff_vs_analytic\": " << opt(r.max_abs_diff_vs_analytic)
         << ", \"bytes_sent\": " << opt(r.bytes_sent) << ", \"bytes_received\": " << opt(r.bytes_received)
+        << ", \"bytes_through_memory\": " << opt(r.bytes_through_memory)
         << ", \"tape_bytes_per_output\": " << opt(r.tape_bytes_per_output)
         << ", \"tape_nodes_per_output\": " << opt(r.tape_nodes_per_output)
         << ", \"tape_breakdown\": {\"node\": " << opt(r.tape_node_bytes_per_output)
@@ -436,7 +442,8 @@ void write_json(std::ostream& out, const std::vector<record>& rs, const std::vec
         << ", \"cluster_over_raw_mpi_floor\": " << opt(s.cluster_over_raw_mpi_floor)
         << ", \"in_process_overhead_us_per_job\": " << opt(s.in_process_overhead_us_per_job)
         << ", \"first_call_over_steady\": " << opt(s.first_call_over_steady)
-        << ", \"check_over_in_process\": " << opt(s.check_over_in_process) << "}";
+        << ", \"check_over_in_process\": " << opt(s.check_over_in_process)
+        << ", \"single_tape_over_cluster\": " << opt(s.single_tape_over_cluster) << "}";
   }
   out << "\n  ],\n";
   out << "  \"ranks\": " << ranks << ",\n";
@@ -573,9 +580,11 @@ bench_results bench_on_root(const std::vector<std::pair<int, int>>& sizes, int r
         const cluster::traffic traffic = c.last_call_traffic();
         r.bytes_sent = traffic.sent;
         r.bytes_received = traffic.received;
+        r.bytes_through_memory = traffic.through_memory;
         add_tape_breakdown(r, *pk.remote, J);
         rs.push_back(r);
         sm.cluster_speedup_over_in_process = paired_ratio(local, remote);
+        sm.single_tape_over_cluster = paired_ratio(single, remote);
         if (floor_seconds[s] > 0) sm.cluster_over_raw_mpi_floor = r.median_us / (1e6 * floor_seconds[s]);
         sm.first_call_over_steady = first[k].second;
       }

@@ -18,9 +18,15 @@ for r in doc["records"]:
         assert r["max_abs_diff_vs_analytic"] < 1e-9, r
     if r["backend"] == "cluster":  # the root's data check, from the calls' profiles: part of a call
         assert r["check_us"] is not None and 0 <= r["check_us"] < r["median_us"], r
+        # One node: a steady call's job parameters and blocks go through shared memory, all of them.
+        assert r["bytes_through_memory"] is not None and 0 < r["bytes_through_memory"] < r["bytes_sent"] + r["bytes_received"], r
+    else:
+        assert r["bytes_through_memory"] is None, r
 for s in doc["summary"]:
     share = s["check_over_in_process"]
     assert (share is not None and 0 <= share < 1) if ranks > 1 else share is None, s
+    plain = s["single_tape_over_cluster"]
+    assert (plain is not None and plain > 0) if ranks > 1 else plain is None, s
 for key in ("command_line", "hostname", "date"):
     assert doc[key], key
 print(f"{path}: {len(doc['records'])} records")
