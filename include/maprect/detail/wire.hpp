@@ -29,7 +29,7 @@ enum slot : int {
   s_n_jobs,       ///< J
   s_row_real,     ///< length of every x_r row
   s_row_int,      ///< length of every x_i row
-  s_arg,          ///< command argument (fetch_error: the rank)
+  s_arg,          ///< command argument (fetch_error: the rank; call: 1 when the data go through the node slots)
   s_sequence,     ///< call number, checked by workers
   s_root_jobs,    ///< first_call: how many jobs the root keeps (the workers split the rest evenly)
 };
