@@ -6,11 +6,20 @@
 
 namespace maprect::test {
 cluster* the_cluster = nullptr;
+bool one_node = true;
 }
 
 int main(int argc, char** argv) {
   maprect::cluster c(argc, argv);
   maprect::test::the_cluster = &c;
+  // Every rank learns whether all share one node: tests run on the root alone, which cannot ask later.
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_size = 1, world_size = 1;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  MPI_Comm_free(&node);
+  maprect::test::one_node = node_size == world_size;
   if (!c.is_root()) {
     c.serve();
     return 0;

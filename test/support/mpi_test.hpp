@@ -9,10 +9,13 @@ namespace maprect::test {
 /// The live cluster of this test run (size 1 when run without mpirun or with -np 1).
 extern cluster* the_cluster;
 
+/// Whether every rank of this test run shares one node (set by the MPI test main before the tests start).
+extern bool one_node;
+
 /// Whether the cluster's steady calls move their data through shared memory: more than one rank, all on
-/// one node (as CTest starts them), and MAPRECT_TRANSPORT not `messages`.
+/// one node, and MAPRECT_TRANSPORT not `messages`.
 inline bool through_node_memory() {
   const char* v = std::getenv("MAPRECT_TRANSPORT");
-  return the_cluster->size() > 1 && (v == nullptr || std::strcmp(v, "messages") != 0);
+  return the_cluster->size() > 1 && one_node && (v == nullptr || std::strcmp(v, "messages") != 0);
 }
 }  // namespace maprect::test
