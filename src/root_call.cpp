@@ -106,7 +106,7 @@ bool via_slots(const cluster_state& s, const root_site& site) {
 /// Writes each worker's job parameters into its slot, where it reads them once the request arrives.
 void place_own(cluster_state& s, root_site& site, const call_request& req) {
   for (int r = 1; r < s.size; ++r) {
-    const std::size_t n = static_cast<std::size_t>(req.n_own) * site.plan.jobs(r);
+    const auto n = static_cast<std::size_t>(slot_blocks_at(req.n_own, site.plan.jobs(r)));
     std::copy_n(req.own + static_cast<std::ptrdiff_t>(site.plan.first(r)) * req.n_own, n, s.slots.slot(r));
     s.last_traffic.sent += sizeof(double) * n;
     s.last_traffic.through_memory += sizeof(double) * n;
@@ -123,7 +123,7 @@ void gather_through_slots(cluster_state& s, const root_site& site, const call_re
   s.slots.sync();
   for (int r = 1; r < s.size; ++r) {
     const int blocks = s.answer_counts[r] - wire::status_doubles;
-    std::copy_n(s.slots.slot(r) + static_cast<std::ptrdiff_t>(req.n_own) * site.plan.jobs(r), blocks,
+    std::copy_n(s.slots.slot(r) + slot_blocks_at(req.n_own, site.plan.jobs(r)), blocks,
                 buffer + site.results.displs[r] + wire::status_doubles);
     s.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(blocks);
   }
@@ -320,8 +320,8 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   }
   site.slot_doubles = 0;
   for (int r = 1; r < R; ++r)
-    site.slot_doubles = std::max(site.slot_doubles, static_cast<long long>(req.n_own) * site.plan.jobs(r) +
-                                                        site.results.counts[r]);
+    site.slot_doubles =
+        std::max(site.slot_doubles, slot_doubles(req.n_own, site.plan.jobs(r), site.results.counts[r]));
   s.slots.reserve(site.slot_doubles, s.comm);
   site.planned = true;
   s.mid_call = false;
@@ -337,6 +337,12 @@ enum class steady_outcome {
 
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
+}
+
+/// The local job before which worker r's jobs of this call end: the root ran the rest of its chunk. Final once
+/// the root has stopped claiming (only the root moves the back of a chunk).
+int worker_end(const cluster_state& s, const root_site& site, int r) {
+  return s.take_over && s.claims.shared_with(r) ? s.claims.worker_end(r) : site.plan.jobs(r);
 }
 
 /// Where the root's running of workers' jobs stopped early: a job that threw, or changed its output count.
@@ -425,11 +431,9 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   const auto taken_done = clock::now();
   // Each worker's answer ends where the root's claims on its chunk begin.
   s.answer_counts.assign(site.results.counts.begin(), site.results.counts.end());
-  if (s.take_over)
-    for (int r = 1; r < R; ++r)
-      if (s.claims.shared_with(r))
-        s.answer_counts[r] = answer_doubles(site.results.counts[r], site.block_at.data() + site.plan.first(r),
-                                            site.plan.jobs(r), s.claims.worker_end(r));
+  for (int r = 1; r < R; ++r)
+    s.answer_counts[r] = answer_doubles(site.results.counts[r], site.block_at.data() + site.plan.first(r),
+                                        site.plan.jobs(r), worker_end(s, site, r));
   long long answered = 0;
   for (int r = 1; r < R; ++r) answered += s.answer_counts[r];
   if (slots) gather_through_slots(s, site, req, buffer);
@@ -464,7 +468,7 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   int busiest = 0;
   for (int r = 1; r < R; ++r) {
     t.worker_busy[r] = buffer[site.results.displs[r] + 2];
-    t.worker_jobs[r] = s.take_over && s.claims.shared_with(r) ? s.claims.worker_end(r) : site.plan.jobs(r);
+    t.worker_jobs[r] = worker_end(s, site, r);
     if (busiest == 0 || t.worker_busy[r] > t.worker_busy[busiest]) busiest = r;
   }
   s.last_profile = {site.plan.root_jobs, busiest > 0 ? t.worker_jobs[busiest] : 0, t.own,

@@ -163,7 +163,7 @@ void serve_first_call(cluster_state& s, const request_view& v) {
           s.policy);
   site.counts = site.run_counts;
   site.planned_doubles = wire::status_doubles + static_cast<int>(site.out.size());
-  s.slots.reserve(static_cast<long long>(v.n_own) * site.n_jobs + site.planned_doubles, s.comm);
+  s.slots.reserve(slot_doubles(v.n_own, site.n_jobs, site.planned_doubles), s.comm);
   const int rows = rows_per_output(v.kinds, v.n_shared, v.n_own);
   site.block_at.resize(static_cast<std::size_t>(site.n_jobs));
   block_offsets(site.counts.data(), site.n_jobs, rows, site.block_at.data());
@@ -175,7 +175,6 @@ void serve_call(cluster_state& s, const request_view& v) {
   // With slots the parameters wait in this rank's slot; the blocks go behind them.
   const bool slots = v.arg != 0;
   double* const slot = slots ? s.slots.slot(s.rank) : nullptr;
-  const std::ptrdiff_t own_doubles = static_cast<std::ptrdiff_t>(v.n_own) * site.n_jobs;
   if (slots) s.slots.sync();
   else receive_own(s, site, v);
   const auto start = std::chrono::steady_clock::now();
@@ -196,7 +195,8 @@ void serve_call(cluster_state& s, const request_view& v) {
   site.out.data()[1] = failed_job;
   site.out.data()[2] = busy;
   if (slots) {
-    std::copy_n(site.out.data() + wire::status_doubles, doubles - wire::status_doubles, slot + own_doubles);
+    std::copy_n(site.out.data() + wire::status_doubles, doubles - wire::status_doubles,
+                slot + slot_blocks_at(v.n_own, site.n_jobs));
     s.slots.sync();
   }
   gatherv(site.out.data(), slots ? wire::status_doubles : doubles, MPI_DOUBLE, nullptr, nullptr, nullptr, s.comm,
