@@ -35,7 +35,6 @@ struct root_site {
   rank_layout own;          ///< job parameters per rank (doubles)
   rank_layout results;      ///< status + blocks per rank (doubles)
   std::vector<int> block_at;  ///< per job: where its blocks start in its rank's blocks (doubles)
-  std::vector<result_segment> segments;  ///< one per rank; blocks set per call
   long long slot_doubles = 0;  ///< the most doubles a worker's parameters and answer take in its node slot
   share_tuner tuner;        ///< proposes a better root share from the steady-state calls
   int next_root_jobs = -1;  ///< a root share to plan at the next call, or -1
@@ -66,6 +65,8 @@ class cluster_state {
   std::vector<int> own_counts;   ///< output counts of the root's jobs
   block_buffer taken_out;        ///< blocks of the workers' jobs the root took over, one batch at a time
   std::vector<int> taken_counts; ///< their output counts
+  std::vector<double> answers;     ///< per rank, its status and (by message) blocks for this call, at results.displs
+  std::vector<result_segment> segments;  ///< where this call's blocks are, in job order
   std::vector<int> answer_counts;  ///< per rank, the doubles its answer to this call holds
   std::vector<int> status_counts;  ///< per rank, the status doubles (the gather of a call through the slots)
   std::vector<double> shared_rest;

@@ -115,16 +115,13 @@ void place_own(cluster_state& s, root_site& site, const call_request& req) {
 }
 
 /// The gather of a call whose blocks wait in the node slots, behind each worker's parameters: only the
-/// workers' status doubles come by message. The root then copies each worker's answer (s.answer_counts)
-/// into `buffer`, where the gather would have put it.
+/// workers' status doubles come by message, into `buffer`. The blocks stay in the slots until the next call.
 void gather_through_slots(cluster_state& s, const root_site& site, const call_request& req, double* buffer) {
   s.status_counts.assign(static_cast<std::size_t>(s.size), wire::status_doubles);
   gather_answers(s, req, MPI_DOUBLE, buffer, s.status_counts.data(), site.results.displs.data());
   s.slots.sync();
   for (int r = 1; r < s.size; ++r) {
     const int blocks = s.answer_counts[r] - wire::status_doubles;
-    std::copy_n(s.slots.slot(r) + slot_blocks_at(req.n_own, site.plan.jobs(r)), blocks,
-                buffer + site.results.displs[r] + wire::status_doubles);
     s.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(blocks);
   }
 }
@@ -297,7 +294,8 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
 
   // Blocks land where steady-state calls will put them: after each rank's status slots.
   s.mid_call = true;
-  double* buffer = tape::current().memory.allocate_array<double>(static_cast<std::size_t>(total));
+  s.answers.resize(static_cast<std::size_t>(total));
+  double* buffer = s.answers.data();
   std::copy_n(s.own_out.data(), blocks.counts[0], buffer + blocks.displs[0]);
   gatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, buffer, blocks.counts.data(), blocks.displs.data(), s.comm, s.policy);
   s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - blocks.counts[0] - wire::status_doubles * R);
@@ -307,7 +305,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   for (int c : site.counts) site.n_outputs += c;
   site.results.counts.resize(R);
   site.results.displs.resize(R);
-  site.segments.resize(R);
+  s.segments.resize(R);
   site.block_at.resize(static_cast<std::size_t>(J));
   for (int r = 0; r < R; ++r) {
     const int first = site.plan.first(r);
@@ -316,7 +314,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   for (int r = 0; r < R; ++r) {
     site.results.displs[r] = blocks.displs[r] - wire::status_doubles;
     site.results.counts[r] = wire::status_doubles + blocks.counts[r];
-    site.segments[r] = {buffer + blocks.displs[r], site.plan.first(r), site.plan.first(r + 1)};
+    s.segments[r] = {buffer + blocks.displs[r], site.plan.first(r), site.plan.first(r + 1)};
   }
   site.slot_doubles = 0;
   for (int r = 1; r < R; ++r)
@@ -325,7 +323,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   s.slots.reserve(site.slot_doubles, s.comm);
   site.planned = true;
   s.mid_call = false;
-  return {site.segments.data(), R, site.counts.data(), site.rows, site.n_outputs};
+  return {s.segments.data(), R, site.counts.data(), site.rows, site.n_outputs};
 }
 
 /// How a steady-state call ended.
@@ -390,6 +388,25 @@ int take_over_jobs(cluster_state& s, const root_site& site, const call_request& 
   return taken;
 }
 
+/// Where this call's blocks are, in job order, into s.segments: the root's own jobs' in s.own_out; each
+/// worker's in its slot or, by message, in `buffer`; the jobs the root took over from a worker in `buffer`,
+/// right behind where the worker's would be.
+void locate_blocks(cluster_state& s, const root_site& site, const call_request& req, const double* buffer,
+                   bool slots) {
+  s.segments.clear();
+  s.segments.push_back({s.own_out.data() + wire::status_doubles, 0, site.plan.root_jobs});
+  for (int r = 1; r < s.size; ++r) {
+    const int first = site.plan.first(r), end = first + worker_end(s, site, r), last = site.plan.first(r + 1);
+    const double* region = buffer + site.results.displs[r] + wire::status_doubles;
+    if (!slots) {
+      s.segments.push_back({region, first, last});
+      continue;
+    }
+    s.segments.push_back({s.slots.slot(r) + slot_blocks_at(req.n_own, site.plan.jobs(r)), first, end});
+    if (end < last) s.segments.push_back({region + site.block_at[end], end, last});
+  }
+}
+
 /// A steady-state call: one broadcast, one scatter, one gather.
 steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result) {
   using clock = std::chrono::steady_clock;
@@ -421,13 +438,12 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   const auto own_done = clock::now();
 
   const int total = site.results.displs[R - 1] + site.results.counts[R - 1];
-  double* buffer = tape::current().memory.allocate_array<double>(static_cast<std::size_t>(total));
+  s.answers.resize(static_cast<std::size_t>(total));
+  double* buffer = s.answers.data();
   taken_failure taken_failed;
   int taken = 0;
-  if (data_unchanged && root_status.code == wire::status::ok) {
-    std::copy_n(s.own_out.data(), site.results.counts[0], buffer);
-    if (s.take_over) taken = take_over_jobs(s, site, req, buffer, taken_failed);
-  }
+  if (data_unchanged && root_status.code == wire::status::ok && s.take_over)
+    taken = take_over_jobs(s, site, req, buffer, taken_failed);
   const auto taken_done = clock::now();
   // Each worker's answer ends where the root's claims on its chunk begin.
   s.answer_counts.assign(site.results.counts.begin(), site.results.counts.end());
@@ -477,8 +493,8 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
     site.tuner.record(site.plan, t);
     site.next_root_jobs = site.tuner.proposal(site.plan, s.take_over && s.claims.shared_with_all());
   }
-  for (int r = 0; r < R; ++r) site.segments[r].blocks = buffer + site.results.displs[r] + wire::status_doubles;
-  result = {site.segments.data(), R, site.counts.data(), site.rows, site.n_outputs};
+  locate_blocks(s, site, req, buffer, slots);
+  result = {s.segments.data(), static_cast<int>(s.segments.size()), site.counts.data(), site.rows, site.n_outputs};
   return steady_outcome::done;
 }
 

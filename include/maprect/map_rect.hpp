@@ -206,7 +206,9 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_in_process(
 }
 
 /// Turns a cluster call's result blocks into the outputs: values, or one job_output_vari per output whose
-/// operands are the job's var parameters.
+/// operands are the job's var parameters. The root's tape then holds what an in-process call leaves there:
+/// the call's operand record, then per job with outputs one allocation of its record and each output's node
+/// followed by its partials, copied from the blocks (which the backend reuses at its next call).
 template <class T_shared, class T_job>
 Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
     const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
@@ -223,26 +225,34 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
       k += n;
     }
   } else {
-    arena& mem = tape::current().memory;
+    tape& t = tape::current();
     const int S = is_var_v<T_shared> ? static_cast<int>(shared_params.size()) : 0;
     const int P = job_params.empty() || !is_var_v<T_job> ? 0 : static_cast<int>(job_params[0].size());
-    // The call's operand record and those of the jobs with outputs, in one allocation.
-    std::size_t jobs_with_outputs = 0;
-    for (int j = 0, J = static_cast<int>(job_params.size()); j < J; ++j) jobs_with_outputs += res.counts[j] > 0;
-    const std::size_t call_bytes = call_operands::bytes(S), record_bytes = job_operands::bytes(P);
-    char* records = static_cast<char*>(mem.allocate(call_bytes + record_bytes * jobs_with_outputs));
-    const call_operands* call = call_operands::make(records, nodes_of(shared_params), S, P);
-    records += call_bytes;
+    const std::size_t n_partials = static_cast<std::size_t>(S + P);  // res.rows - 1
+    const std::size_t record_bytes = job_operands::bytes(P);
+    const std::size_t output_bytes = sizeof(job_output_vari) + sizeof(double) * n_partials;
+    const call_operands* call =
+        call_operands::make(t.memory.allocate(call_operands::bytes(S)), nodes_of(shared_params), S, P);
+    const std::size_t n_outputs = static_cast<std::size_t>(res.n_outputs);
+    if (t.stack.capacity() - t.stack.size() < n_outputs)
+      t.stack.reserve(std::max(2 * t.stack.capacity(), t.stack.size() + n_outputs));
     int k = 0;
     for (int s = 0; s < res.n_segments; ++s) {
       const result_segment& seg = res.segments[s];
-      const double* col = seg.blocks;  // on the tape's arena: nodes keep pointers into it
+      const double* col = seg.blocks;
       for (int j = seg.job_begin; j < seg.job_end; ++j) {
-        if (res.counts[j] == 0) continue;
-        const job_operands* ops = job_operands::make(records, call, nodes_of(job_params[j]));
-        records += record_bytes;
-        for (int c = 0; c < res.counts[j]; ++c, col += res.rows, ++k)
-          out.coeffRef(k) = var(new job_output_vari(col[0], col + 1, ops));
+        const int K = res.counts[j];
+        if (K == 0) continue;
+        char* p = static_cast<char*>(t.memory.allocate(record_bytes + output_bytes * static_cast<std::size_t>(K)));
+        const job_operands* ops = job_operands::make(p, call, nodes_of(job_params[j]));
+        p += record_bytes;
+        for (int c = 0; c < K; ++c, col += res.rows, p += output_bytes, ++k) {
+          double* partials = reinterpret_cast<double*>(p + sizeof(job_output_vari));
+          std::copy_n(col + 1, n_partials, partials);
+          vari* node = ::new (p) job_output_vari(col[0], partials, ops);
+          t.push(node);
+          out.coeffRef(k).vi_ = node;
+        }
       }
     }
   }

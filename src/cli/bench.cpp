@@ -304,13 +304,12 @@ record make_record(int J, int N, const std::string& kernel, const std::string& b
 }
 
 void add_tape_breakdown(record& r, const workspace& w, int J) {
-  // Arena bytes per output: the output node, its partials (in process: the M partials; over a cluster:
-  // the received block, value + M partials), and the rest (operand records shared by a job's outputs,
-  // the call's record).
+  // Arena bytes per output: the output node, its M partials, and the rest (operand records shared by a
+  // job's outputs, the call's record). In process and over a cluster the layout is the same.
   constexpr std::size_t align = arena::alignment;
   const double node = static_cast<double>((sizeof(detail::job_output_vari) + align - 1) / align * align);
   const int rows = detail::rows_per_output(detail::param_kinds::vv, 2, 2);
-  const double partials = sizeof(double) * static_cast<double>(r.backend == "in_process" ? rows - 1 : rows);
+  const double partials = sizeof(double) * static_cast<double>(rows - 1);
   const double total = static_cast<double>(w.call_tape_bytes) / J;
   r.tape_bytes_per_output = total;
   r.tape_nodes_per_output = static_cast<double>(w.call_tape_nodes) / J;
@@ -556,7 +555,7 @@ bench_results bench_on_root(const std::vector<std::pair<int, int>>& sizes, int r
       add_tape_breakdown(lr, *pk.local, J);
       rs.push_back(lr);
 
-      summary sm{J, N, name, {}, {}, {}, {}, {}, {}, {}};
+      summary sm{J, N, name, {}, {}, {}, {}, {}, {}, {}, {}};
       sm.single_tape_over_analytic = paired_ratio(single, cs[0]);
       sm.in_process_over_single_tape = paired_ratio(local, single);
       sm.in_process_overhead_us_per_job = paired_difference_per_job(local, single, J);

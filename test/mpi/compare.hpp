@@ -19,14 +19,24 @@ auto in_process(F&& f) {
 
 inline bool bit_equal(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-/// Values and gradient (shared first, then each job's) of sum(map_rect(...)) for parameters of the given kinds.
+/// What one map_rect call added to the root's tape.
+struct tape_added {
+  std::size_t bytes = 0;  ///< arena bytes
+  std::size_t nodes = 0;  ///< nodes
+};
+
+/// Values and gradient (shared first, then each job's) of sum(map_rect(...)) for parameters of the given kinds;
+/// what the call added to the tape goes to `added` if given.
 template <int Id, class F, class T_shared, class T_job>
 std::vector<double> evaluate(const Eigen::VectorXd& phi_d, const std::vector<Eigen::VectorXd>& theta_d,
-                             const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i) {
+                             const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i,
+                             tape_added* added = nullptr) {
   Eigen::Matrix<T_shared, Eigen::Dynamic, 1> phi = phi_d.cast<T_shared>();
   std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>> theta;
   for (auto& t : theta_d) theta.push_back(t.cast<T_job>());
+  const std::size_t bytes_before = tape_bytes(), nodes_before = tape_size();
   auto out = map_rect<Id, F>(phi, theta, x_r, x_i);
+  if (added) *added = {tape_bytes() - bytes_before, tape_size() - nodes_before};
   std::vector<double> result;
   for (Eigen::Index k = 0; k < out.size(); ++k) result.push_back(value_of(out(k)));
   if constexpr (is_var_v<decltype(out.sum())>) {
@@ -47,9 +57,15 @@ std::vector<double> evaluate(const Eigen::VectorXd& phi_d, const std::vector<Eig
 template <int Id, class F, class T_shared, class T_job>
 void check_bit_equal(const Eigen::VectorXd& phi, const std::vector<Eigen::VectorXd>& theta,
                      const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i) {
-  const auto serial = in_process([&] { return evaluate<Id, F, T_shared, T_job>(phi, theta, x_r, x_i); });
+  tape_added serial_tape, distributed_tape;
+  const auto serial =
+      in_process([&] { return evaluate<Id, F, T_shared, T_job>(phi, theta, x_r, x_i, &serial_tape); });
   for (int repeat = 0; repeat < 3; ++repeat) {  // first call ships data; later ones are steady state
-    const auto distributed = evaluate<Id, F, T_shared, T_job>(phi, theta, x_r, x_i);
+    const auto distributed = evaluate<Id, F, T_shared, T_job>(phi, theta, x_r, x_i, &distributed_tape);
+    INFO("repeat " << repeat);
+    // The root's tape holds the same nodes and bytes as in process: one node per output, nothing more.
+    CHECK(distributed_tape.nodes == serial_tape.nodes);
+    CHECK(distributed_tape.bytes == serial_tape.bytes);
     REQUIRE(distributed.size() == serial.size());
     for (std::size_t k = 0; k < serial.size(); ++k) {
       INFO("entry " << k << " repeat " << repeat);

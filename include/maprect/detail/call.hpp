@@ -30,7 +30,7 @@ struct result_segment {
 };
 
 /// A call's results: output blocks in job order, in segments, plus output counts per job. Block memory
-/// lives on the caller's tape arena (nodes point into it), or, for double results, until the next call.
+/// belongs to the backend and lives until its next call.
 struct call_result {
   const result_segment* segments;  ///< in job order
   int n_segments;                  ///< how many
