@@ -115,18 +115,22 @@ class value_sink {
   block_buffer& out_;
 };
 
-/// Makes each output one job_output_vari on tape t as soon as its job has run, with its partials and
-/// its job's operand record beside it on t's arena: no result blocks, no second pass.
-template <class T_job>
+/// Makes a call's outputs job_output_vari nodes on tape t, in the one layout of both backends: the call's
+/// operand record first, then per job with outputs one allocation of its operand record and each output's
+/// node followed by its partials. In process each output is made as soon as its job has run (no result
+/// blocks, no second pass); over a cluster from its received block.
+template <class T_shared, class T_job>
 class node_sink {
  public:
-  node_sink(tape& t, const call_operands* call, const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
-            int n_partials)
+  node_sink(tape& t, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+            const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params)
       : t_(t),
-        call_(call),
         job_params_(job_params),
-        output_bytes_(sizeof(job_output_vari) + sizeof(double) * static_cast<std::size_t>(n_partials)) {}
+        call_(make_call(t, shared_params, job_params)),
+        n_partials_(static_cast<std::size_t>(call_->n_shared + call_->n_own)),
+        output_bytes_(sizeof(job_output_vari) + sizeof(double) * n_partials_) {}
 
+  /// Job j has K outputs: its operand record, and room for their nodes and partials.
   void begin_job(int j, int K) {
     if (K == 0) return;
     const std::size_t record_bytes = job_operands::bytes(call_->n_own);
@@ -135,17 +139,40 @@ class node_sink {
     next_ = p + record_bytes;
   }
 
+  /// An output of a job run here: its partials are the adjoints of the job's kept leaves.
   void output(int, double value, const runner_vectors::kept_leaf* leaves, int n_leaves) {
-    double* partials = reinterpret_cast<double*>(next_ + sizeof(job_output_vari));
+    double* partials = next_partials();
     for (int i = 0; i < n_leaves; ++i) partials[i] = leaves[i].adj_;
-    t_.push(::new (next_) job_output_vari(value, partials, operands_));
-    next_ += output_bytes_;
+    push(value, partials);
+  }
+
+  /// An output run elsewhere, from its block: the value, then the partials. Returns its node.
+  vari* output(const double* block) {
+    double* partials = next_partials();
+    std::copy_n(block + 1, n_partials_, partials);
+    return push(block[0], partials);
   }
 
  private:
+  /// The call's operand record: the shared parameters' nodes, and how many operands each job has.
+  static const call_operands* make_call(tape& t, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+                                        const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params) {
+    const int S = is_var_v<T_shared> ? static_cast<int>(shared_params.size()) : 0;
+    const int P = job_params.empty() || !is_var_v<T_job> ? 0 : static_cast<int>(job_params[0].size());
+    return call_operands::make(t.memory.allocate(call_operands::bytes(S)), nodes_of(shared_params), S, P);
+  }
+  double* next_partials() const { return reinterpret_cast<double*>(next_ + sizeof(job_output_vari)); }
+  vari* push(double value, const double* partials) {
+    vari* node = ::new (next_) job_output_vari(value, partials, operands_);
+    t_.push(node);
+    next_ += output_bytes_;
+    return node;
+  }
+
   tape& t_;
-  const call_operands* call_;
   const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params_;
+  const call_operands* call_;
+  std::size_t n_partials_;
   std::size_t output_bytes_;
   const job_operands* operands_ = nullptr;
   char* next_ = nullptr;
@@ -181,11 +208,7 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_in_process(
   } else {
     tape& t = tape::current();
     const tape_mark start = t.mark();
-    const int S = is_var_v<T_shared> ? in.n_shared() : 0;
-    const int P = is_var_v<T_job> ? in.n_own() : 0;
-    const call_operands* call =
-        call_operands::make(t.memory.allocate(call_operands::bytes(S)), nodes_of(shared_params), S, P);
-    node_sink<T_job> sink(t, call, job_params, S + P);
+    node_sink<T_shared, T_job> sink(t, shared_params, job_params);
     try {
       run_jobs<F, kinds>(in, sink, cursor);
     } catch (...) {
@@ -206,9 +229,8 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_in_process(
 }
 
 /// Turns a cluster call's result blocks into the outputs: values, or one job_output_vari per output whose
-/// operands are the job's var parameters. The root's tape then holds what an in-process call leaves there:
-/// the call's operand record, then per job with outputs one allocation of its record and each output's node
-/// followed by its partials, copied from the blocks (which the backend reuses at its next call).
+/// operands are the job's var parameters, laid out on the root's tape as an in-process call lays them out
+/// (the blocks are copied: the backend reuses them at its next call).
 template <class T_shared, class T_job>
 Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
     const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
@@ -225,34 +247,14 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
       k += n;
     }
   } else {
-    tape& t = tape::current();
-    const int S = is_var_v<T_shared> ? static_cast<int>(shared_params.size()) : 0;
-    const int P = job_params.empty() || !is_var_v<T_job> ? 0 : static_cast<int>(job_params[0].size());
-    const std::size_t n_partials = static_cast<std::size_t>(S + P);  // res.rows - 1
-    const std::size_t record_bytes = job_operands::bytes(P);
-    const std::size_t output_bytes = sizeof(job_output_vari) + sizeof(double) * n_partials;
-    const call_operands* call =
-        call_operands::make(t.memory.allocate(call_operands::bytes(S)), nodes_of(shared_params), S, P);
-    const std::size_t n_outputs = static_cast<std::size_t>(res.n_outputs);
-    if (t.stack.capacity() - t.stack.size() < n_outputs)
-      t.stack.reserve(std::max(2 * t.stack.capacity(), t.stack.size() + n_outputs));
+    node_sink<T_shared, T_job> sink(tape::current(), shared_params, job_params);
     int k = 0;
     for (int s = 0; s < res.n_segments; ++s) {
       const result_segment& seg = res.segments[s];
       const double* col = seg.blocks;
       for (int j = seg.job_begin; j < seg.job_end; ++j) {
-        const int K = res.counts[j];
-        if (K == 0) continue;
-        char* p = static_cast<char*>(t.memory.allocate(record_bytes + output_bytes * static_cast<std::size_t>(K)));
-        const job_operands* ops = job_operands::make(p, call, nodes_of(job_params[j]));
-        p += record_bytes;
-        for (int c = 0; c < K; ++c, col += res.rows, p += output_bytes, ++k) {
-          double* partials = reinterpret_cast<double*>(p + sizeof(job_output_vari));
-          std::copy_n(col + 1, n_partials, partials);
-          vari* node = ::new (p) job_output_vari(col[0], partials, ops);
-          t.push(node);
-          out.coeffRef(k).vi_ = node;
-        }
+        sink.begin_job(j, res.counts[j]);
+        for (int c = 0; c < res.counts[j]; ++c, col += res.rows, ++k) out.coeffRef(k).vi_ = sink.output(col);
       }
     }
   }
