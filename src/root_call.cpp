@@ -145,14 +145,19 @@ chunk_input root_jobs_input(const call_request& req, int first, int n) {
           req.msgs};
 }
 
-/// Runs the root's own chunk (jobs [0, n)) into s.own_out after `status_slots` reserved doubles.
+/// Runs the root's own chunk (jobs [0, n)): in place when the front door makes its outputs, else into
+/// s.own_out after `status_slots` reserved doubles.
 rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int status_slots, job_error& error) {
   s.own_out.assign(static_cast<std::size_t>(status_slots), 0.0);
   s.own_counts.assign(static_cast<std::size_t>(n), 0);
-  const chunk_input in = root_jobs_input(req, 0, n);
   int cursor = 0;
   try {
-    req.functor->run[static_cast<int>(req.kinds)](in, s.own_out, s.own_counts.data(), cursor);
+    if (req.own_jobs != nullptr) {
+      req.own_jobs->run(req.own_jobs->self, n, s.own_counts.data(), cursor);
+    } else {
+      const chunk_input in = root_jobs_input(req, 0, n);
+      req.functor->run[static_cast<int>(req.kinds)](in, s.own_out, s.own_counts.data(), cursor);
+    }
   } catch (...) {
     error = current_job_error();
     return {wire::status::failed, cursor};
@@ -180,6 +185,11 @@ rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int 
   }
   s.mid_call = false;
   throw_job_error(e, job, rank);
+}
+
+/// The leading jobs whose outputs the front door made itself: the root's own, when it runs them in place.
+int jobs_made(const call_request& req, const root_site& site) {
+  return req.own_jobs != nullptr ? site.plan.root_jobs : 0;
 }
 
 bool same_shape(const root_site& site, const call_request& req, int row_real, int row_int) {
@@ -296,7 +306,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   s.mid_call = true;
   s.answers.resize(static_cast<std::size_t>(total));
   double* buffer = s.answers.data();
-  std::copy_n(s.own_out.data(), blocks.counts[0], buffer + blocks.displs[0]);
+  if (req.own_jobs == nullptr) std::copy_n(s.own_out.data(), blocks.counts[0], buffer + blocks.displs[0]);
   gatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, buffer, blocks.counts.data(), blocks.displs.data(), s.comm, s.policy);
   s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - blocks.counts[0] - wire::status_doubles * R);
 
@@ -323,7 +333,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   s.slots.reserve(site.slot_doubles, s.comm);
   site.planned = true;
   s.mid_call = false;
-  return {s.segments.data(), R, site.counts.data(), site.rows, site.n_outputs};
+  return {s.segments.data(), R, site.counts.data(), site.rows, site.n_outputs, jobs_made(req, site)};
 }
 
 /// How a steady-state call ended.
@@ -494,7 +504,8 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
     site.next_root_jobs = site.tuner.proposal(site.plan, s.take_over && s.claims.shared_with_all());
   }
   locate_blocks(s, site, req, buffer, slots);
-  result = {s.segments.data(), static_cast<int>(s.segments.size()), site.counts.data(), site.rows, site.n_outputs};
+  result = {s.segments.data(), static_cast<int>(s.segments.size()), site.counts.data(), site.rows, site.n_outputs,
+            jobs_made(req, site)};
   return steady_outcome::done;
 }
 

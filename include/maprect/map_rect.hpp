@@ -83,8 +83,15 @@ class caller_jobs {
               const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
               const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i,
               std::ostream* msgs)
-      : shared_(shared_params), own_(job_params), x_r_(x_r), x_i_(x_i), msgs_(msgs) {}
-  int n_jobs() const { return static_cast<int>(own_.size()); }
+      : shared_(shared_params), own_(job_params), x_r_(x_r), x_i_(x_i), msgs_(msgs),
+        n_jobs_(static_cast<int>(job_params.size())) {}
+  /// The same call restricted to its first n jobs.
+  caller_jobs first(int n) const {
+    caller_jobs prefix = *this;
+    prefix.n_jobs_ = n;
+    return prefix;
+  }
+  int n_jobs() const { return n_jobs_; }
   int n_shared() const { return static_cast<int>(shared_.size()); }
   int n_own() const { return own_.empty() ? 0 : static_cast<int>(own_[0].size()); }
   double shared(int s) const { return value_of(shared_.coeff(s)); }
@@ -103,6 +110,7 @@ class caller_jobs {
   const std::vector<std::vector<double>>& x_r_;
   const std::vector<std::vector<int>>& x_i_;
   std::ostream* msgs_;
+  int n_jobs_;
 };
 
 /// Appends double outputs to a buffer.
@@ -178,6 +186,44 @@ class node_sink {
   char* next_ = nullptr;
 };
 
+/// The root's own jobs of a cluster call, run as run_in_process runs a call: reading the caller's parameters
+/// in place, each output a node on the caller's tape as soon as its job has run. The root's share of the
+/// node making then overlaps the workers' jobs instead of following them.
+template <class F, class T_shared, class T_job>
+class own_jobs_in_place {
+ public:
+  own_jobs_in_place(const caller_jobs<T_shared, T_job>& in, node_sink<T_shared, T_job>& sink, tape& t)
+      : in_(in), sink_(sink), t_(t), before_(t.mark()) {}
+  /// The backend's handle.
+  own_jobs_runner runner() { return {this, &run}; }
+
+ private:
+  /// Hands each job's output count to the backend on the way to the node sink.
+  struct counting_sink {
+    node_sink<T_shared, T_job>& nodes;
+    int* counts;
+    void begin_job(int j, int K) {
+      counts[j] = K;
+      nodes.begin_job(j, K);
+    }
+    void output(int k, double value, const runner_vectors::kept_leaf* leaves, int n_leaves) {
+      nodes.output(k, value, leaves, n_leaves);
+    }
+  };
+
+  static void run(void* self, int n, int* counts, int& cursor) {
+    auto& me = *static_cast<own_jobs_in_place*>(self);
+    me.t_.rewind(me.before_);  // a call planned anew runs the root's jobs again
+    counting_sink sink{me.sink_, counts};
+    run_jobs<F, kinds_of<T_shared, T_job>()>(me.in_.first(n), sink, cursor);
+  }
+
+  const caller_jobs<T_shared, T_job>& in_;
+  node_sink<T_shared, T_job>& sink_;
+  tape& t_;
+  tape_mark before_;  ///< right after the call's operand record
+};
+
 [[noreturn]] inline void throw_too_many_outputs(int call_id, long long n_outputs) {
   throw std::length_error("map_rect: call id " + std::to_string(call_id) + " returns " + std::to_string(n_outputs) +
                           " outputs, more than 2^31-1 in one call");
@@ -228,34 +274,42 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_in_process(
   }
 }
 
-/// Turns a cluster call's result blocks into the outputs: values, or one job_output_vari per output whose
-/// operands are the job's var parameters, laid out on the root's tape as an in-process call lays them out
-/// (the blocks are copied: the backend reuses them at its next call).
+/// A cluster call's values, copied out of its result blocks (the backend reuses them at its next call).
+inline Eigen::VectorXd values_of(const call_result& res) {
+  Eigen::VectorXd out(res.n_outputs);
+  int k = 0;
+  for (int s = 0; s < res.n_segments; ++s) {
+    const result_segment& seg = res.segments[s];
+    int n = 0;
+    for (int j = seg.job_begin; j < seg.job_end; ++j) n += res.counts[j];
+    std::copy_n(seg.blocks, n, out.data() + k);
+    k += n;
+  }
+  return out;
+}
+
+/// A cluster call's outputs as nodes on tape t, laid out as an in-process call lays them out: those of the
+/// jobs the backend made in place (res.jobs_made) are the nodes the call pushed since `start`; the sink
+/// makes the others from their blocks (copied: the backend reuses the blocks at its next call).
 template <class T_shared, class T_job>
-Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> make_outputs(
-    const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
-    const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params, const call_result& res) {
-  using R = return_type_t<T_shared, T_job>;
-  Eigen::Matrix<R, Eigen::Dynamic, 1> out(res.n_outputs);
-  if constexpr (std::is_same_v<R, double>) {
-    int k = 0;
-    for (int s = 0; s < res.n_segments; ++s) {
-      const result_segment& seg = res.segments[s];
-      int n = 0;
-      for (int j = seg.job_begin; j < seg.job_end; ++j) n += res.counts[j];
-      std::copy_n(seg.blocks, n, out.data() + k);
-      k += n;
-    }
-  } else {
-    node_sink<T_shared, T_job> sink(tape::current(), shared_params, job_params);
-    int k = 0;
-    for (int s = 0; s < res.n_segments; ++s) {
-      const result_segment& seg = res.segments[s];
-      const double* col = seg.blocks;
-      for (int j = seg.job_begin; j < seg.job_end; ++j) {
-        sink.begin_job(j, res.counts[j]);
-        for (int c = 0; c < res.counts[j]; ++c, col += res.rows, ++k) out.coeffRef(k).vi_ = sink.output(col);
+Eigen::Matrix<var, Eigen::Dynamic, 1> make_outputs(node_sink<T_shared, T_job>& sink, const tape& t,
+                                                   const tape_mark& start, const call_result& res) {
+  Eigen::Matrix<var, Eigen::Dynamic, 1> out(res.n_outputs);
+  int k = 0;
+  for (int j = 0; j < res.jobs_made; ++j) k += res.counts[j];
+  vari* const* made = t.stack.data() + start.stack_size;
+  for (int i = 0; i < k; ++i) out.coeffRef(i).vi_ = made[i];
+  for (int s = 0; s < res.n_segments; ++s) {
+    const result_segment& seg = res.segments[s];
+    if (seg.job_end <= res.jobs_made) continue;
+    const double* col = seg.blocks;
+    for (int j = seg.job_begin; j < seg.job_end; ++j) {
+      if (j < res.jobs_made) {
+        col += static_cast<std::ptrdiff_t>(res.counts[j]) * res.rows;
+        continue;
       }
+      sink.begin_job(j, res.counts[j]);
+      for (int c = 0; c < res.counts[j]; ++c, col += res.rows, ++k) out.coeffRef(k).vi_ = sink.output(col);
     }
   }
   return out;
@@ -287,8 +341,25 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
   for (int j = 0; j < J; ++j)
     for (int p = 0; p < P; ++p) b.own[static_cast<std::size_t>(j) * P + p] = value_of(job_params[j](p));
 
-  const call_request req{call_id, &functor, kinds, b.shared.data(), S, b.own.data(), P, J, &x_r, &x_i, msgs};
-  return make_outputs(shared_params, job_params, remote_backend(req));
+  auto request = [&](const own_jobs_runner* own_jobs) {
+    return call_request{call_id, &functor, kinds, b.shared.data(), S, b.own.data(), P, J, &x_r, &x_i, msgs, own_jobs};
+  };
+  if constexpr (kinds == param_kinds::dd) {
+    return values_of(remote_backend(request(nullptr)));
+  } else {
+    tape& t = tape::current();
+    const tape_mark start = t.mark();
+    node_sink<T_shared, T_job> sink(t, shared_params, job_params);
+    const caller_jobs<T_shared, T_job> in(shared_params, job_params, x_r, x_i, msgs);
+    own_jobs_in_place<F, T_shared, T_job> own(in, sink, t);
+    const own_jobs_runner runner = own.runner();
+    try {
+      return make_outputs(sink, t, start, remote_backend(request(&runner)));
+    } catch (...) {
+      t.rewind(start);  // the root's own outputs, made before the call failed
+      throw;
+    }
+  }
 }
 
 }  // namespace detail

@@ -52,6 +52,21 @@ int rank_of_job(int job) {
   return 0;
 }
 
+/// A call whose job `failing_job` throws leaves the root's tape as it found it: no node of the jobs that
+/// ran before it (the root makes its own jobs' outputs as they finish) and no operand record.
+void check_tape_unchanged_by_failure(int failing_job) {
+  const throwing_data bad(failing_job, 1);
+  vector_v phi(1);
+  phi << 2.0;
+  std::vector<vector_v> theta(J, vector_v(1));
+  for (int j = 0; j < J; ++j) theta[j](0) = j;
+  const std::size_t bytes = tape_bytes(), nodes = tape_size();
+  CHECK_THROWS_AS((map_rect<211, test::throwing_job>(phi, theta, bad.x_r, bad.x_i)), std::domain_error);
+  CHECK(tape_bytes() == bytes);
+  CHECK(tape_size() == nodes);
+  recover_memory();
+}
+
 template <class Expected>
 void check_failure(int failing_job, int kind) {
   throwing_data bad(failing_job, kind), good(-1, 0);
@@ -82,6 +97,7 @@ TEST_CASE("each standard exception type crosses ranks as itself, on first and la
     check_failure<std::length_error>(failing, 7);
     check_failure<std::logic_error>(failing, 8);
     check_failure<std::runtime_error>(failing, 9);
+    check_tape_unchanged_by_failure(failing);
   }
 }
 
@@ -189,6 +205,28 @@ TEST_CASE("output counts that change with the parameters alone are re-planned, b
     test::check_bit_equal<215, test::parameter_count_job, var, var>(phi, theta, x_r, x_i);
     test::check_bit_equal<215, test::parameter_count_job, double, var>(phi, theta, x_r, x_i);
     test::check_bit_equal<215, test::parameter_count_job, double, double>(phi, theta, x_r, x_i);
+  }
+}
+
+MAPRECT_REGISTER(217, test::parameter_count_job);
+
+TEST_CASE("a steady call whose output counts change runs again, its root jobs' outputs made once") {
+  // Only var parameters, so every call after the first of a pattern is a steady call of the same plan:
+  // a changed count is found after the root has made its own jobs' outputs, which the call made anew must
+  // replace (check_bit_equal compares the nodes and bytes the call adds with those of in process).
+  const int J = 7;
+  const std::vector<std::vector<double>> x_r(J, std::vector<double>{0.25});
+  const std::vector<std::vector<int>> x_i(J, std::vector<int>{});
+  Eigen::VectorXd phi(1);
+  phi << 0.3;
+  const std::vector<std::vector<int>> patterns{
+      {2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 3}, {3, 2, 2, 2, 2, 2, 3}, {1, 1, 1, 1, 1, 1, 1}};
+  for (const auto& counts : patterns) {
+    std::vector<Eigen::VectorXd> theta;
+    for (int j = 0; j < J; ++j) theta.push_back(Eigen::Vector2d(counts[j], 0.1 * (j + 1)));
+    INFO("counts " << ::Catch::Detail::stringify(counts) << ", ranks " << test::the_cluster->size());
+    test::check_bit_equal<217, test::parameter_count_job, var, var>(phi, theta, x_r, x_i);
+    test::check_bit_equal<217, test::parameter_count_job, var, var>(phi, theta, x_r, x_i);
   }
 }
 

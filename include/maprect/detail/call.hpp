@@ -7,6 +7,15 @@
 
 namespace maprect::detail {
 
+/// Runs the root's own jobs of a call, [0, n), as an in-process call runs them: each output becomes its node
+/// on the caller's tape as its job ends, so no block of the root's is written or read back.
+struct own_jobs_runner {
+  void* self;  ///< the front door's state for this call
+  /// Runs jobs [0, n), first removing whatever an earlier run of this call made; writes each job's output
+  /// count to counts and keeps in cursor the job being run. Throws what the functor throws.
+  void (*run)(void* self, int n, int* counts, int& cursor);
+};
+
 /// A call, with parameters as values: shared (S) and job parameters packed P x J column-major.
 struct call_request {
   int call_id;                                    ///< the call site
@@ -20,6 +29,7 @@ struct call_request {
   const std::vector<std::vector<double>>* x_r;    ///< J rows
   const std::vector<std::vector<int>>* x_i;       ///< J rows
   std::ostream* msgs;                             ///< functor messages (root's own chunk)
+  const own_jobs_runner* own_jobs;                ///< makes the root's own outputs in place; null: by blocks
 };
 
 /// A run of consecutive jobs whose output blocks stand side by side.
@@ -37,6 +47,7 @@ struct call_result {
   const int* counts;               ///< J output counts
   int rows;                        ///< rows per output block
   int n_outputs;                   ///< sum of counts
+  int jobs_made;                   ///< leading jobs whose outputs own_jobs made already (their blocks are not read)
 };
 
 /// A backend that runs calls elsewhere (the MPI runtime's root side).
