@@ -184,27 +184,39 @@ MAPRECT_REGISTER(214, test::ragged_job);
 MAPRECT_REGISTER(216, test::throwing_job);
 MAPRECT_REGISTER(215, test::parameter_count_job);
 
+namespace {
+
+/// Seven jobs of parameter_count_job on fixed data, whose output counts the parameters alone set: job j's
+/// first parameter is its count. The first job is the root's, the last a worker's.
+struct counted_jobs {
+  static constexpr int J = 7;
+  const std::vector<std::vector<double>> x_r = std::vector<std::vector<double>>(J, std::vector<double>{0.25});
+  const std::vector<std::vector<int>> x_i = std::vector<std::vector<int>>(J, std::vector<int>{});
+  const Eigen::VectorXd phi = Eigen::VectorXd::Constant(1, 0.3);
+  /// The job parameters that give job j counts[j] outputs.
+  static std::vector<Eigen::VectorXd> theta(const std::vector<int>& counts) {
+    std::vector<Eigen::VectorXd> t;
+    for (int j = 0; j < J; ++j) t.push_back(Eigen::Vector2d(counts[j], 0.1 * (j + 1)));
+    return t;
+  }
+};
+
+}  // namespace
+
 TEST_CASE("output counts that change with the parameters alone are re-planned, bit-equal to in process") {
-  // The data stay the same; each job's output count is its first parameter. The first job is the root's,
-  // the last a worker's.
-  const int J = 7;
-  const std::vector<std::vector<double>> x_r(J, std::vector<double>{0.25});
-  const std::vector<std::vector<int>> x_i(J, std::vector<int>{});
-  Eigen::VectorXd phi(1);
-  phi << 0.3;
+  const counted_jobs d;
   const std::vector<std::vector<int>> patterns{
       {2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 3}, {0, 2, 2, 2, 2, 2, 3}, {1, 1, 1, 1, 1, 1, 1}, {0, 0, 0, 0, 0, 0, 4}};
   for (const auto& counts : patterns) {
-    std::vector<Eigen::VectorXd> theta;
-    for (int j = 0; j < J; ++j) theta.push_back(Eigen::Vector2d(counts[j], 0.1 * (j + 1)));
+    const std::vector<Eigen::VectorXd> theta = counted_jobs::theta(counts);
     int outputs = 0;
     for (int c : counts) outputs += c;
     INFO("counts " << ::Catch::Detail::stringify(counts) << ", ranks " << test::the_cluster->size());
-    CHECK(test::evaluate<215, test::parameter_count_job, double, double>(phi, theta, x_r, x_i).size() ==
+    CHECK(test::evaluate<215, test::parameter_count_job, double, double>(d.phi, theta, d.x_r, d.x_i).size() ==
           static_cast<std::size_t>(outputs));
-    test::check_bit_equal<215, test::parameter_count_job, var, var>(phi, theta, x_r, x_i);
-    test::check_bit_equal<215, test::parameter_count_job, double, var>(phi, theta, x_r, x_i);
-    test::check_bit_equal<215, test::parameter_count_job, double, double>(phi, theta, x_r, x_i);
+    test::check_bit_equal<215, test::parameter_count_job, var, var>(d.phi, theta, d.x_r, d.x_i);
+    test::check_bit_equal<215, test::parameter_count_job, double, var>(d.phi, theta, d.x_r, d.x_i);
+    test::check_bit_equal<215, test::parameter_count_job, double, double>(d.phi, theta, d.x_r, d.x_i);
   }
 }
 
@@ -214,19 +226,14 @@ TEST_CASE("a steady call whose output counts change runs again, its root jobs' o
   // Only var parameters, so every call after the first of a pattern is a steady call of the same plan:
   // a changed count is found after the root has made its own jobs' outputs, which the call made anew must
   // replace (check_bit_equal compares the nodes and bytes the call adds with those of in process).
-  const int J = 7;
-  const std::vector<std::vector<double>> x_r(J, std::vector<double>{0.25});
-  const std::vector<std::vector<int>> x_i(J, std::vector<int>{});
-  Eigen::VectorXd phi(1);
-  phi << 0.3;
+  const counted_jobs d;
   const std::vector<std::vector<int>> patterns{
       {2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 3}, {3, 2, 2, 2, 2, 2, 3}, {1, 1, 1, 1, 1, 1, 1}};
   for (const auto& counts : patterns) {
-    std::vector<Eigen::VectorXd> theta;
-    for (int j = 0; j < J; ++j) theta.push_back(Eigen::Vector2d(counts[j], 0.1 * (j + 1)));
+    const std::vector<Eigen::VectorXd> theta = counted_jobs::theta(counts);
     INFO("counts " << ::Catch::Detail::stringify(counts) << ", ranks " << test::the_cluster->size());
-    test::check_bit_equal<217, test::parameter_count_job, var, var>(phi, theta, x_r, x_i);
-    test::check_bit_equal<217, test::parameter_count_job, var, var>(phi, theta, x_r, x_i);
+    test::check_bit_equal<217, test::parameter_count_job, var, var>(d.phi, theta, d.x_r, d.x_i);
+    test::check_bit_equal<217, test::parameter_count_job, var, var>(d.phi, theta, d.x_r, d.x_i);
   }
 }
 
