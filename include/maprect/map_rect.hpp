@@ -289,8 +289,8 @@ inline Eigen::VectorXd values_of(const call_result& res) {
 }
 
 /// A cluster call's outputs as nodes on tape t, laid out as an in-process call lays them out: those of the
-/// jobs the backend made in place (res.jobs_made) are the nodes the call pushed since `start`; the sink
-/// makes the others from their blocks (copied: the backend reuses the blocks at its next call).
+/// jobs the backend made in place (res.jobs_made, whole segments) are the nodes the call pushed since `start`;
+/// the sink makes the others from their blocks (copied: the backend reuses the blocks at its next call).
 template <class T_shared, class T_job>
 Eigen::Matrix<var, Eigen::Dynamic, 1> make_outputs(node_sink<T_shared, T_job>& sink, const tape& t,
                                                    const tape_mark& start, const call_result& res) {
@@ -304,10 +304,6 @@ Eigen::Matrix<var, Eigen::Dynamic, 1> make_outputs(node_sink<T_shared, T_job>& s
     if (seg.job_end <= res.jobs_made) continue;
     const double* col = seg.blocks;
     for (int j = seg.job_begin; j < seg.job_end; ++j) {
-      if (j < res.jobs_made) {
-        col += static_cast<std::ptrdiff_t>(res.counts[j]) * res.rows;
-        continue;
-      }
       sink.begin_job(j, res.counts[j]);
       for (int c = 0; c < res.counts[j]; ++c, col += res.rows, ++k) out.coeffRef(k).vi_ = sink.output(col);
     }

@@ -47,7 +47,7 @@ struct call_result {
   const int* counts;               ///< J output counts
   int rows;                        ///< rows per output block
   int n_outputs;                   ///< sum of counts
-  int jobs_made;                   ///< leading jobs whose outputs own_jobs made already (their blocks are not read)
+  int jobs_made;                   ///< leading jobs whose outputs own_jobs made already: whole segments, not read
 };
 
 /// A backend that runs calls elsewhere (the MPI runtime's root side).
