@@ -69,6 +69,9 @@ class cluster_state {
   std::vector<result_segment> segments;  ///< where this call's blocks are, in job order
   std::vector<int> answer_counts;  ///< per rank, the doubles its answer to this call holds
   std::vector<int> status_counts;  ///< per rank, the status doubles (the gather of a call through the slots)
+  std::vector<int> nodes_made;     ///< per worker, its leading jobs whose nodes this call has made
+  int making = 0;                  ///< the worker whose nodes are made next (those before it are all made)
+  bool making_stopped = false;     ///< a worker's jobs failed or changed output counts: no more nodes
   std::vector<double> shared_rest;
   remote_call previous_backend = nullptr;
   std::vector<MPI_Request> done;  ///< with a timeout: per worker, the receive of its "done" message

@@ -8,9 +8,13 @@ namespace maprect::detail {
 
 namespace {
 
-// A word per cache line: a worker's claims do not disturb its neighbours'.
+// A word per cache line: a worker's claims do not disturb its neighbours', and the root reading a worker's
+// progress does not disturb that worker's claims. Rank r's claim word is in line 2r, its progress in 2r + 1.
 constexpr MPI_Aint line = 64;
+constexpr MPI_Aint lines_per_rank = 2;
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "claim words must work across processes");
+// A progress word and the report behind it share their line.
+static_assert(sizeof(std::atomic<std::uint64_t>) + sizeof(worker_report) <= line, "a report must fit its line");
 
 /// The claim the root makes at once: an eighth of what is left, so that a root much slower than the worker
 /// does not take a large batch the worker would then wait for.
@@ -36,7 +40,7 @@ void job_claims::open(MPI_Comm comm) {
   // Without shared memory (an MPI built without it, say) nobody claims: every rank agrees on that.
   MPI_Comm_set_errhandler(node_, MPI_ERRORS_RETURN);
   void* base = nullptr;
-  int made = MPI_Win_allocate_shared(rank == 0 ? line * size : 0, 1, MPI_INFO_NULL, node_, &base, &window_) ==
+  int made = MPI_Win_allocate_shared(rank == 0 ? line * lines_per_rank * size : 0, 1, MPI_INFO_NULL, node_, &base, &window_) ==
              MPI_SUCCESS;
   MPI_Allreduce(MPI_IN_PLACE, &made, 1, MPI_INT, MPI_MIN, comm);
   if (!made && window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
@@ -47,15 +51,18 @@ void job_claims::open(MPI_Comm comm) {
     MPI_Win_shared_query(window_, root_on_node, &bytes, &unit, &root_base);
     if (rank == 0) {
       words_.assign(static_cast<std::size_t>(size), nullptr);
+      progress_.assign(static_cast<std::size_t>(size), nullptr);
       int node_size = 1;
       MPI_Comm_size(node_, &node_size);
       for (int n = 1; n < node_size; ++n) {
         int r = MPI_UNDEFINED;
         MPI_Group_translate_ranks(node_group, 1, &n, comm_group, &r);
-        words_[r] = new (root_base + line * r) word(pack(0, 0));
+        words_[r] = new (root_base + line * lines_per_rank * r) word(pack(0, 0));
+        progress_[r] = new (root_base + line * (lines_per_rank * r + 1)) word(pack(0, 0));
       }
     } else {
-      mine_ = reinterpret_cast<word*>(root_base + line * rank);
+      mine_ = reinterpret_cast<word*>(root_base + line * lines_per_rank * rank);
+      my_progress_ = reinterpret_cast<word*>(root_base + line * (lines_per_rank * rank + 1));
     }
   }
   MPI_Group_free(&comm_group);
@@ -68,7 +75,9 @@ void job_claims::close() {
   if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
   if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
   words_.clear();
+  progress_.clear();
   mine_ = nullptr;
+  my_progress_ = nullptr;
 }
 
 job_range job_claims::claim_back(int r) {

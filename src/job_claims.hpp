@@ -5,6 +5,10 @@
 // from the front, and the root, once its own jobs are done, from the back. The worker's jobs are then a
 // prefix of its chunk, which it sends as usual; the root places the blocks of the rest itself. Any job runs
 // the same code wherever it runs, so the results do not depend on who ran what.
+//
+// Beside each claim word, in a cache line of its own, the worker publishes its progress: how many of its
+// jobs have their blocks in its node slot. The root makes those jobs' output nodes while the worker runs
+// the rest, instead of all of them after the worker's answer.
 #include <mpi.h>
 
 #include <algorithm>
@@ -22,7 +26,22 @@ struct job_range {
   int size() const { return end - begin; }
 };
 
-/// The claim words of a cluster: one per worker that shares memory with the root.
+/// A worker's progress in a call: jobs [0, done) of its chunk have their blocks in its slot; `finished` once
+/// it runs no more jobs (its claims are used up, or a job failed or changed its output count).
+struct job_progress {
+  int done = 0;
+  bool finished = false;
+};
+
+/// How a worker's part of a call ended, left in node memory once it has finished.
+struct worker_report {
+  int code = 0;       ///< a wire::status
+  int job = -1;       ///< global index of the failing job
+  double busy = 0;    ///< seconds spent on its jobs
+};
+
+/// The claim words of a cluster, and the progress words beside them: one of each per worker that shares
+/// memory with the root.
 class job_claims {
  public:
   /// Sets up the words on every rank of comm that shares memory with rank 0. Collective over comm.
@@ -41,8 +60,18 @@ class job_claims {
     return mine_ != nullptr || std::any_of(words_.begin(), words_.end(), [](const word* w) { return w != nullptr; });
   }
 
-  /// Root, before a call's request: worker r's chunk of n jobs is all unclaimed.
-  void reset(int r, int n) { words_[r]->store(pack(0, n), std::memory_order_release); }
+  /// Root, before a call's request: worker r's chunk of n jobs is all unclaimed, and none is done.
+  void reset(int r, int n) {
+    progress_[r]->store(0, std::memory_order_relaxed);
+    words_[r]->store(pack(0, n), std::memory_order_release);
+  }
+  /// Root: worker r's progress in the current call.
+  job_progress progress(int r) const {
+    const std::uint64_t w = progress_[r]->load(std::memory_order_acquire);
+    return {front(w), back(w) != 0};
+  }
+  /// Root: how worker r's part of the call ended; valid once progress(r) is finished.
+  worker_report report(int r) const { return *reinterpret_cast<const worker_report*>(progress_[r] + 1); }
   /// Root: claims jobs from the back of worker r's unclaimed ones (none when they are all taken).
   job_range claim_back(int r);
   /// Root: worker r's jobs end before this local job once every claim is made: the root claims the rest.
@@ -52,6 +81,14 @@ class job_claims {
   /// Worker: claims every job still unclaimed without running them (after a failure), so that the root
   /// and this rank agree on where this rank's jobs end; returns that end.
   int claim_rest();
+  /// Worker: jobs [0, done) of this rank's chunk have their blocks in its slot.
+  void publish(int done) { my_progress_->store(pack(done, 0), std::memory_order_release); }
+  /// Worker: this rank runs no more jobs in this call; `r` says how its part ended. What it published stays.
+  void finish(const worker_report& r) {
+    *reinterpret_cast<worker_report*>(my_progress_ + 1) = r;
+    const std::uint64_t done = my_progress_->load(std::memory_order_relaxed);
+    my_progress_->store(pack(front(done), 1), std::memory_order_release);
+  }
 
  private:
   using word = std::atomic<std::uint64_t>;
@@ -63,8 +100,10 @@ class job_claims {
 
   MPI_Comm node_ = MPI_COMM_NULL;
   MPI_Win window_ = MPI_WIN_NULL;
-  std::vector<word*> words_;  ///< root: per rank, its word or null
-  word* mine_ = nullptr;      ///< worker: its word, or null
+  std::vector<word*> words_;     ///< root: per rank, its claim word or null
+  std::vector<word*> progress_;  ///< root: per rank, its progress word or null
+  word* mine_ = nullptr;         ///< worker: its claim word, or null
+  word* my_progress_ = nullptr;  ///< worker: its progress word, or null
 };
 
 }  // namespace maprect::detail

@@ -24,6 +24,15 @@ constexpr long long int_max = max_message_values;
 
 thread_local cluster_state* live_root = nullptr;  // the cluster whose root side serves this thread
 
+/// Tells the CPU that this is a wait loop on memory another core writes.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 /// Status and failing job of one rank's contribution.
 struct rank_status {
   wire::status code = wire::status::ok;
@@ -59,12 +68,29 @@ void send_request(cluster_state& s, const call_request* req) {
   }
 }
 
-/// With a timeout: the call's clock starts now, and a receive is posted for each worker's "done" message.
-void start_timeout(cluster_state& s) {
-  if (s.timeout <= 0) return;
+/// With a timeout: the call's clock starts now and, unless the workers report in node memory, a receive is
+/// posted for each worker's "done" message. Without one the deadline is never.
+void start_timeout(cluster_state& s, bool done_messages = true) {
+  if (s.timeout <= 0) {
+    s.deadline = std::chrono::steady_clock::time_point::max();
+    return;
+  }
   s.deadline = std::chrono::steady_clock::now() +
                std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s.timeout));
-  for (int r = 1; r < s.size; ++r) MPI_Irecv(nullptr, 0, MPI_BYTE, r, done_tag, s.comm, &s.done[r]);
+  if (done_messages)
+    for (int r = 1; r < s.size; ++r) MPI_Irecv(nullptr, 0, MPI_BYTE, r, done_tag, s.comm, &s.done[r]);
+}
+
+/// Names the workers that have not answered call `req` within the timeout, and aborts the job.
+[[noreturn]] void abort_late(cluster_state& s, const call_request& req, const std::vector<int>& late) {
+  for (int q : late)
+    std::fprintf(stderr, "maprect: rank %d did not answer call id %d within %g s (request %llu)\n", q, req.call_id,
+                 s.timeout, static_cast<unsigned long long>(s.sequence));
+  std::fprintf(stderr, "maprect: aborting the job (MAPRECT_TIMEOUT=%g)\n", s.timeout);
+  std::fflush(stderr);
+  unguard_exit(s);  // this exit is deliberate and explained
+  MPI_Abort(s.comm, 1);
+  std::abort();  // MPI_Abort does not return
 }
 
 /// The gather that carries a call's answers (root 0, in place). With a timeout, at the deadline the ranks
@@ -78,21 +104,13 @@ void gather_answers(cluster_state& s, const call_request& req, MPI_Datatype type
   MPI_Request r;
   MPI_Igatherv(MPI_IN_PLACE, 0, type, recvbuf, counts, displs, type, 0, s.comm, &r);
   if (!wait_until(r, s.policy, s.deadline)) {
-    int late = 0;
+    std::vector<int> late;
     for (int q = 1; q < s.size; ++q) {
       int answered = 0;
       MPI_Test(&s.done[q], &answered, MPI_STATUS_IGNORE);
-      if (answered) continue;
-      std::fprintf(stderr, "maprect: rank %d did not answer call id %d within %g s (request %llu)\n", q, req.call_id,
-                   s.timeout, static_cast<unsigned long long>(s.sequence));
-      ++late;
+      if (!answered) late.push_back(q);
     }
-    if (late > 0) {
-      std::fprintf(stderr, "maprect: aborting the job (MAPRECT_TIMEOUT=%g)\n", s.timeout);
-      std::fflush(stderr);
-      unguard_exit(s);  // this exit is deliberate and explained
-      MPI_Abort(s.comm, 1);
-    }
+    if (!late.empty()) abort_late(s, req, late);
     wait(r, s.policy);  // every worker has answered (the root's own jobs were the slow part)
   }
   MPI_Waitall(s.size - 1, s.done.data() + 1, MPI_STATUSES_IGNORE);
@@ -126,6 +144,35 @@ void gather_through_slots(cluster_state& s, const root_site& site, const call_re
   }
 }
 
+/// The answers of a call through node memory: waits, as the policy says, until every worker has finished,
+/// and copies each one's report into its status doubles in `buffer`. Nothing is received: the blocks stay
+/// in the slots until the next call. Past the call's deadline, names the late workers and aborts.
+void collect_reports(cluster_state& s, const call_request& req, double* buffer, const int* displs) {
+  struct finished_test {
+    const job_claims* claims;
+    int rank;
+    static bool ready(void* self) {
+      const auto& t = *static_cast<finished_test*>(self);
+      return t.claims->progress(t.rank).finished;
+    }
+  };
+  for (int r = 1; r < s.size; ++r) {
+    finished_test test{&s.claims, r};
+    if (!wait_until(&finished_test::ready, &test, s.policy, s.deadline)) {
+      std::vector<int> late;
+      for (int q = r; q < s.size; ++q)
+        if (!s.claims.progress(q).finished) late.push_back(q);
+      abort_late(s, req, late);
+    }
+    const worker_report report = s.claims.report(r);
+    double* status = buffer + displs[r];
+    status[0] = report.code;
+    status[1] = report.job;
+    status[2] = report.busy;
+    s.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(s.answer_counts[r]);
+  }
+}
+
 void scatter_own(cluster_state& s, root_site& site, const call_request& req) {
   if (static_cast<long long>(req.n_own) * req.n_jobs == 0) return;
   scatterv(req.own, site.own.counts.data(), site.own.displs.data(), MPI_DOUBLE, MPI_IN_PLACE, 0, s.comm, s.policy);
@@ -146,14 +193,15 @@ chunk_input root_jobs_input(const call_request& req, int first, int n) {
 }
 
 /// Runs the root's own chunk (jobs [0, n)): in place when the front door makes its outputs, else into
-/// s.own_out after `status_slots` reserved doubles.
-rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int status_slots, job_error& error) {
+/// s.own_out after `status_slots` reserved doubles. In place, `hook` (if not null) is polled between jobs.
+rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int status_slots, job_error& error,
+                          const own_jobs_hook* hook = nullptr) {
   s.own_out.assign(static_cast<std::size_t>(status_slots), 0.0);
   s.own_counts.assign(static_cast<std::size_t>(n), 0);
   int cursor = 0;
   try {
     if (req.own_jobs != nullptr) {
-      req.own_jobs->run(req.own_jobs->self, n, s.own_counts.data(), cursor);
+      req.own_jobs->run(req.own_jobs->self, n, s.own_counts.data(), cursor, hook);
     } else {
       const chunk_input in = root_jobs_input(req, 0, n);
       req.functor->run[static_cast<int>(req.kinds)](in, s.own_out, s.own_counts.data(), cursor);
@@ -361,9 +409,37 @@ struct taken_failure {
   job_error error;
 };
 
+/// Runs one batch of worker r's jobs that nobody has started yet, from the back of its chunk, and writes
+/// their blocks where the worker's would land in `buffer`. Returns the number of jobs claimed (0: none were
+/// left); on a failure records it in `failure`.
+int take_over_batch(cluster_state& s, const root_site& site, const call_request& req, double* buffer, int r,
+                    taken_failure& failure) {
+  const job_range got = s.claims.claim_back(r);
+  if (got.empty()) return 0;
+  const int j0 = site.plan.first(r) + got.begin, n = got.size();
+  s.taken_out.assign(0, 0.0);
+  s.taken_counts.assign(static_cast<std::size_t>(n), 0);
+  const chunk_input in = root_jobs_input(req, j0, n);
+  int cursor = 0;
+  try {
+    req.functor->run[static_cast<int>(req.kinds)](in, s.taken_out, s.taken_counts.data(), cursor);
+  } catch (...) {
+    failure = {wire::status::failed, r, j0 + cursor, current_job_error()};
+    return n;
+  }
+  if (!std::equal(s.taken_counts.begin(), s.taken_counts.end(), site.counts.begin() + j0)) {
+    failure.code = wire::status::counts_changed;
+    failure.rank = r;
+    return n;
+  }
+  std::copy_n(s.taken_out.data(), s.taken_out.size(),
+              buffer + site.results.displs[r] + wire::status_doubles + site.block_at[j0]);
+  return n;
+}
+
 /// Once its own jobs are done, the root runs the jobs of its node's workers that nobody has started yet,
-/// from the back of each chunk, a batch from each worker in turn, and writes their blocks where the
-/// workers' would land in `buffer`. Stops at the first failure. Returns the number of jobs it ran.
+/// from the back of each chunk, a batch from each worker in turn. Stops at the first failure. Returns the
+/// number of jobs it ran.
 int take_over_jobs(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
                    taken_failure& failure) {
   int taken = 0;
@@ -371,29 +447,81 @@ int take_over_jobs(cluster_state& s, const root_site& site, const call_request& 
     any = false;
     for (int r = 1; r < s.size; ++r) {
       if (!s.claims.shared_with(r)) continue;
-      const job_range got = s.claims.claim_back(r);
-      if (got.empty()) continue;
-      any = true;
-      const int j0 = site.plan.first(r) + got.begin, n = got.size();
-      s.taken_out.assign(0, 0.0);
-      s.taken_counts.assign(static_cast<std::size_t>(n), 0);
-      const chunk_input in = root_jobs_input(req, j0, n);
-      int cursor = 0;
-      try {
-        req.functor->run[static_cast<int>(req.kinds)](in, s.taken_out, s.taken_counts.data(), cursor);
-      } catch (...) {
-        failure = {wire::status::failed, r, j0 + cursor, current_job_error()};
-        return taken;
-      }
-      if (!std::equal(s.taken_counts.begin(), s.taken_counts.end(), site.counts.begin() + j0)) {
-        failure.code = wire::status::counts_changed;
-        failure.rank = r;
-        return taken;
-      }
-      std::copy_n(s.taken_out.data(), s.taken_out.size(),
-                  buffer + site.results.displs[r] + wire::status_doubles + site.block_at[j0]);
+      const int n = take_over_batch(s, site, req, buffer, r, failure);
+      if (failure.code != wire::status::ok) return taken;
+      any = any || n > 0;
       taken += n;
     }
+  }
+  return taken;
+}
+
+/// How a steady call of `site` travels: through node memory when every worker shares the root's node and
+/// claims its jobs, else through the slots when they fit, else by messages.
+wire::call_route route_of(const cluster_state& s, const root_site& site) {
+  if (!via_slots(s, site)) return wire::call_route::messages;
+  return s.take_over && s.claims.shared_with_all() ? wire::call_route::memory : wire::call_route::slots;
+}
+
+/// Makes the output nodes of the workers' jobs whose blocks are in, in job order, up to the first worker
+/// still running. Returns true once every worker's are made. At a worker whose jobs failed or changed an
+/// output count it stops for good (s.making_stopped): its answer says why, and the call fails or is planned
+/// anew. Called only when no claim of the root's is half done, so a finished worker's chunk is complete:
+/// its jobs, then those the root took over from its back, whose blocks are in `buffer`.
+bool make_ready_nodes(cluster_state& s, const root_site& site, const call_request& req, const double* buffer) {
+  while (s.making < s.size && !s.making_stopped) {
+    const int r = s.making, first = site.plan.first(r), jobs = site.plan.jobs(r);
+    const job_progress p = s.claims.progress(r);
+    int& made = s.nodes_made[r];
+    if (p.done > made) {
+      const double* blocks = s.slots.slot(r) + slot_blocks_at(req.n_own, jobs) + site.block_at[first + made];
+      req.own_jobs->make(req.own_jobs->self, blocks, first + made, first + p.done, site.counts.data());
+      made = p.done;
+    }
+    if (!p.finished) return false;
+    const int end = s.claims.worker_end(r);
+    if (made < end) {
+      s.making_stopped = true;
+      return false;
+    }
+    if (end < jobs) {
+      const double* taken = buffer + site.results.displs[r] + wire::status_doubles + site.block_at[first + end];
+      req.own_jobs->make(req.own_jobs->self, taken, first + end, first + jobs, site.counts.data());
+      made = jobs;
+    }
+    ++s.making;
+  }
+  return s.making >= s.size;
+}
+
+/// The backend's state that the root's polls between its own jobs need.
+struct node_poll {
+  cluster_state* s;
+  const root_site* site;
+  const call_request* req;
+  const double* buffer;
+  static void poll(void* self) {
+    const auto& p = *static_cast<node_poll*>(self);
+    make_ready_nodes(*p.s, *p.site, *p.req, p.buffer);
+  }
+};
+
+/// After its own jobs: the root makes the workers' nodes as their blocks come in and, when it has caught
+/// up, runs a batch of their unclaimed jobs, the waited-for worker's first. With nothing to do it waits on
+/// the workers' progress, except under the sleep policy (ranks share cores) or past the call's deadline,
+/// where the gather waits instead. Returns the number of jobs it ran.
+int make_nodes_and_take_over(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
+                             taken_failure& failure) {
+  int taken = 0;
+  for (unsigned spins = 1; !make_ready_nodes(s, site, req, buffer) && !s.making_stopped; ++spins) {
+    int n = 0;
+    for (int r = s.making; r < s.size && n == 0; ++r) n = take_over_batch(s, site, req, buffer, r, failure);
+    taken += n;
+    if (failure.code != wire::status::ok) break;
+    if (n > 0) continue;
+    if (s.policy == wait_policy::sleep) break;
+    if (s.timeout > 0 && spins % 1024 == 0 && std::chrono::steady_clock::now() >= s.deadline) break;
+    cpu_relax();
   }
   return taken;
 }
@@ -425,11 +553,12 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   if (s.take_over)
     for (int r = 1; r < R; ++r)
       if (s.claims.shared_with(r)) s.claims.reset(r, site.plan.jobs(r));
-  const bool slots = via_slots(s, site);
+  const wire::call_route route = route_of(s, site);
+  const bool slots = route != wire::call_route::messages, memory = route == wire::call_route::memory;
   if (slots) place_own(s, site, req);
-  fill_request(s, command::call, &req, site.row_real, site.row_int, slots ? 1 : 0);
+  fill_request(s, command::call, &req, site.row_real, site.row_int, static_cast<int>(route));
   send_request(s, &req);
-  start_timeout(s);
+  start_timeout(s, !memory);
   if (!slots) scatter_own(s, site, req);
   const auto sent = clock::now();
 
@@ -437,23 +566,31 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   // caller's rows. If not, their answers are gathered (every rank joins every collective) and dropped.
   const bool data_unchanged = same_data(site, req);
   const auto checked = clock::now();
+  const int total = site.results.displs[R - 1] + site.results.counts[R - 1];
+  s.answers.resize(static_cast<std::size_t>(total));
+  double* buffer = s.answers.data();
+  // Through node memory, the root makes the workers' output nodes as their blocks come, not after the call.
+  const bool during = memory && req.own_jobs != nullptr;
+  s.nodes_made.assign(static_cast<std::size_t>(R), 0);
+  s.making = 1;
+  s.making_stopped = false;
+  node_poll poll_state{&s, &site, &req, buffer};
+  const own_jobs_hook hook{&poll_state, &node_poll::poll};
   job_error root_error;
   rank_status root_status;
   if (data_unchanged) {
-    root_status = run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, root_error);
+    root_status = run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, root_error, during ? &hook : nullptr);
     if (root_status.code == wire::status::ok &&
         !std::equal(s.own_counts.begin(), s.own_counts.end(), site.counts.begin()))
       root_status.code = wire::status::counts_changed;
   }
   const auto own_done = clock::now();
 
-  const int total = site.results.displs[R - 1] + site.results.counts[R - 1];
-  s.answers.resize(static_cast<std::size_t>(total));
-  double* buffer = s.answers.data();
   taken_failure taken_failed;
   int taken = 0;
   if (data_unchanged && root_status.code == wire::status::ok && s.take_over)
-    taken = take_over_jobs(s, site, req, buffer, taken_failed);
+    taken = during ? make_nodes_and_take_over(s, site, req, buffer, taken_failed)
+                   : take_over_jobs(s, site, req, buffer, taken_failed);
   const auto taken_done = clock::now();
   // Each worker's answer ends where the root's claims on its chunk begin.
   s.answer_counts.assign(site.results.counts.begin(), site.results.counts.end());
@@ -462,7 +599,8 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
                                         site.plan.jobs(r), worker_end(s, site, r));
   long long answered = 0;
   for (int r = 1; r < R; ++r) answered += s.answer_counts[r];
-  if (slots) gather_through_slots(s, site, req, buffer);
+  if (memory) collect_reports(s, req, buffer, site.results.displs.data());
+  else if (slots) gather_through_slots(s, site, req, buffer);
   else gather_answers(s, req, MPI_DOUBLE, buffer, s.answer_counts.data(), site.results.displs.data());
   const auto arrived = clock::now();
   s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answered);
@@ -504,8 +642,16 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
     site.next_root_jobs = site.tuner.proposal(site.plan, s.take_over && s.claims.shared_with_all());
   }
   locate_blocks(s, site, req, buffer, slots);
+  int made = jobs_made(req, site);
+  if (during) {
+    // Every worker has answered, so each one's jobs are all in: the nodes not made yet are made now.
+    if (!make_ready_nodes(s, site, req, buffer))
+      throw std::logic_error("map_rect: call id " + std::to_string(req.call_id) +
+                             ": a worker answered without publishing all its jobs");
+    made = site.plan.n_jobs;
+  }
   result = {s.segments.data(), static_cast<int>(s.segments.size()), site.counts.data(), site.rows, site.n_outputs,
-            jobs_made(req, site)};
+            made};
   return steady_outcome::done;
 }
 

@@ -111,14 +111,14 @@ cluster_settings choose_cluster_settings(MPI_Comm comm) {
           agreed[3] != 0};
 }
 
-bool wait_until(MPI_Request& request, wait_policy policy, std::chrono::steady_clock::time_point deadline) {
+bool wait_until(bool (*ready)(void* context), void* context, wait_policy policy,
+                std::chrono::steady_clock::time_point deadline) {
   using clock = std::chrono::steady_clock;
-  int done = 0;
   if (policy != wait_policy::sleep) {
+    const bool forever = deadline == clock::time_point::max();
     while (true) {
-      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-      if (done) return true;
-      if (clock::now() >= deadline) return false;
+      if (ready(context)) return true;
+      if (!forever && clock::now() >= deadline) return false;
     }
   }
   // First poll, yielding the core between polls: a rank that shares its core with a busy one lets it
@@ -127,8 +127,7 @@ bool wait_until(MPI_Request& request, wait_policy policy, std::chrono::steady_cl
   // 1 ms cost almost no CPU. (A pure spin, even a short one, would hold a shared core away from the rank doing the work.)
   const auto yield_until = std::min(deadline, clock::now() + kYieldWindow);
   while (true) {
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) return true;
+    if (ready(context)) return true;
     if (clock::now() >= yield_until) break;
     sched_yield();
   }
@@ -137,10 +136,18 @@ bool wait_until(MPI_Request& request, wait_policy policy, std::chrono::steady_cl
     const auto now = clock::now();
     if (now >= deadline) return false;
     std::this_thread::sleep_for(std::min<clock::duration>(nap, deadline - now));
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) return true;
+    if (ready(context)) return true;
     nap = std::min(nap * 2, kLongestNap);
   }
+}
+
+bool wait_until(MPI_Request& request, wait_policy policy, std::chrono::steady_clock::time_point deadline) {
+  auto completed = [](void* r) {
+    int done = 0;
+    MPI_Test(static_cast<MPI_Request*>(r), &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  };
+  return wait_until(completed, &request, policy, deadline);
 }
 
 void wait(MPI_Request& request, wait_policy policy) {

@@ -29,6 +29,11 @@ struct cluster_settings {
 /// every rank throws std::invalid_argument naming the variable and a rank where its value is invalid.
 cluster_settings choose_cluster_settings(MPI_Comm comm);
 
+/// Polls `ready(context)` as the policy says until it returns true (then returns true) or `deadline` passes
+/// (then returns false). Spin and poll test back to back; sleep yields, then sleeps.
+bool wait_until(bool (*ready)(void* context), void* context, wait_policy policy,
+                std::chrono::steady_clock::time_point deadline);
+
 /// Completes `request`, polling as the policy says.
 void wait(MPI_Request& request, wait_policy policy);
 

@@ -71,9 +71,11 @@ void receive_own(cluster_state& s, worker_site& site, const request_view& v) {
 /// Runs this rank's jobs into site.out after `status_slots` doubles: all of them, or with `claiming` those it
 /// claims, front first, until none are left (the root takes over the others). Sets `end` to where this rank's
 /// jobs end. On failure records the error and returns the failing job's global index, else -1; while
-/// claiming, a changed output count ends the claims as well.
+/// claiming, a changed output count ends the claims as well. With `slot_blocks` (only while claiming), each
+/// claimed batch's blocks are copied there as it ends and published (job_claims::publish), so that the root
+/// makes their nodes while this rank runs on.
 int run_jobs(cluster_state& s, worker_site& site, const request_view& v, const double* shared, const double* own,
-             int status_slots, bool claiming, int& end) {
+             int status_slots, bool claiming, int& end, double* slot_blocks = nullptr) {
   site.out.assign(static_cast<std::size_t>(status_slots), 0.0);
   site.run_counts.assign(static_cast<std::size_t>(site.n_jobs), 0);
   end = 0;
@@ -103,6 +105,11 @@ int run_jobs(cluster_state& s, worker_site& site, const request_view& v, const d
                                   site.counts.begin() + got.begin)) {
         end = s.claims.claim_rest();  // counts_changed: the blocks no longer fit the plan
         return -1;
+      }
+      if (slot_blocks) {
+        const std::size_t from = static_cast<std::size_t>(status_slots + site.block_at[got.begin]);
+        std::copy(site.out.data() + from, site.out.data() + site.out.size(), slot_blocks + site.block_at[got.begin]);
+        s.claims.publish(got.end);
       }
     }
   } catch (...) {
@@ -173,21 +180,29 @@ void serve_call(cluster_state& s, const request_view& v) {
   const double* shared = receive_shared(s, v);
   worker_site& site = s.cached_sites[v.call_id];
   // With slots the parameters wait in this rank's slot; the blocks go behind them.
-  const bool slots = v.arg != 0;
+  const auto route = static_cast<wire::call_route>(v.arg);
+  const bool slots = route != wire::call_route::messages;
   double* const slot = slots ? s.slots.slot(s.rank) : nullptr;
   if (slots) s.slots.sync();
   else receive_own(s, site, v);
   const auto start = std::chrono::steady_clock::now();
   int end = 0;
-  const int failed_job =
-      run_jobs(s, site, v, shared, slots ? slot : site.own.data(), wire::status_doubles, s.take_over, end);
+  // Through node memory, each batch's blocks are in the slot as soon as it ends.
+  double* const published =
+      route == wire::call_route::memory ? slot + slot_blocks_at(v.n_own, site.n_jobs) : nullptr;
+  const int failed_job = run_jobs(s, site, v, shared, slots ? slot : site.own.data(), wire::status_doubles,
+                                  s.take_over, end, published);
   const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  MPI_Request done = announce_done(s);
   wire::status code = wire::status::ok;
   if (failed_job >= 0)
     code = wire::status::failed;
   else if (!std::equal(site.run_counts.begin(), site.run_counts.begin() + end, site.counts.begin()))
     code = wire::status::counts_changed;
+  if (published) {
+    s.claims.finish({static_cast<int>(code), failed_job, busy});  // the root reads it there: no gather
+    return;
+  }
+  MPI_Request done = announce_done(s);
   // Always the planned size of the jobs up to `end`, so the root's gather matches whatever happened here.
   const int doubles = answer_doubles(site.planned_doubles, site.block_at.data(), site.n_jobs, end);
   site.out.resize(static_cast<std::size_t>(doubles));

@@ -70,6 +70,7 @@ struct local_buffers {
   std::vector<double> shared;  ///< shared parameter values sent to the cluster
   std::vector<double> own;     ///< job parameter values sent to the cluster, P x J
   block_buffer values;         ///< outputs of an in-process call with double results
+  std::vector<vari*> later;    ///< nodes of a cluster call's other jobs, made while the root's own jobs ran
 };
 
 /// The buffers for the current functor depth (a functor may itself call map_rect).
@@ -123,10 +124,10 @@ class value_sink {
   block_buffer& out_;
 };
 
-/// Makes a call's outputs job_output_vari nodes on tape t, in the one layout of both backends: the call's
-/// operand record first, then per job with outputs one allocation of its operand record and each output's
-/// node followed by its partials. In process each output is made as soon as its job has run (no result
-/// blocks, no second pass); over a cluster from its received block.
+/// Makes a call's outputs job_output_vari nodes on tape t: the call's operand record first, then per job with
+/// outputs one allocation of its operand record and each output's node followed by its partials. In process
+/// each output is made as soon as its job has run (no result blocks, no second pass); over a cluster from its
+/// received block. Either way the tape records the nodes in job order.
 template <class T_shared, class T_job>
 class node_sink {
  public:
@@ -156,10 +157,22 @@ class node_sink {
 
   /// An output run elsewhere, from its block: the value, then the partials. Returns its node.
   vari* output(const double* block) {
+    vari* node = unrecorded_output(block);
+    t_.push(node);
+    return node;
+  }
+
+  /// output(block), but not yet recorded on the tape: the caller pushes it in its place in job order.
+  vari* unrecorded_output(const double* block) {
     double* partials = next_partials();
     std::copy_n(block + 1, n_partials_, partials);
-    return push(block[0], partials);
+    vari* node = ::new (next_) job_output_vari(block[0], partials, operands_);
+    next_ += output_bytes_;
+    return node;
   }
+
+  /// Doubles per output block: the value and the partials.
+  std::size_t rows() const { return 1 + n_partials_; }
 
  private:
   /// The call's operand record: the shared parameters' nodes, and how many operands each job has.
@@ -187,22 +200,36 @@ class node_sink {
 };
 
 /// The root's own jobs of a cluster call, run as run_in_process runs a call: reading the caller's parameters
-/// in place, each output a node on the caller's tape as soon as its job has run. The root's share of the
+/// in place, each output a node on the caller's tape as soon as its job has run. The nodes of the workers'
+/// jobs are made from their blocks as they arrive, between the root's jobs and after them, and kept in
+/// `later` until the call returns: then they follow the root's own on the tape. The root's share of the
 /// node making then overlaps the workers' jobs instead of following them.
 template <class F, class T_shared, class T_job>
 class own_jobs_in_place {
  public:
-  own_jobs_in_place(const caller_jobs<T_shared, T_job>& in, node_sink<T_shared, T_job>& sink, tape& t)
-      : in_(in), sink_(sink), t_(t), before_(t.mark()) {}
+  own_jobs_in_place(const caller_jobs<T_shared, T_job>& in, node_sink<T_shared, T_job>& sink, tape& t,
+                    std::vector<vari*>& later)
+      : in_(in), sink_(sink), t_(t), before_(t.mark()), later_(later) {
+    later_.clear();
+  }
   /// The backend's handle.
-  own_jobs_runner runner() { return {this, &run}; }
+  own_jobs_runner runner() { return {this, &run, &make}; }
 
  private:
-  /// Hands each job's output count to the backend on the way to the node sink.
+  /// Jobs between the backend's polls: a poll costs about what a tiny job does.
+  static constexpr int poll_every = 8;
+
+  /// Hands each job's output count to the backend on the way to the node sink, and lets it poll.
   struct counting_sink {
     node_sink<T_shared, T_job>& nodes;
     int* counts;
+    const own_jobs_hook* hook;
+    int until_poll = poll_every;
     void begin_job(int j, int K) {
+      if (hook != nullptr && --until_poll == 0) {
+        until_poll = poll_every;
+        hook->poll(hook->self);
+      }
       counts[j] = K;
       nodes.begin_job(j, K);
     }
@@ -211,17 +238,28 @@ class own_jobs_in_place {
     }
   };
 
-  static void run(void* self, int n, int* counts, int& cursor) {
+  static void run(void* self, int n, int* counts, int& cursor, const own_jobs_hook* hook) {
     auto& me = *static_cast<own_jobs_in_place*>(self);
     me.t_.rewind(me.before_);  // a call planned anew runs the root's jobs again
-    counting_sink sink{me.sink_, counts};
+    me.later_.clear();
+    counting_sink sink{me.sink_, counts, hook};
     run_jobs<F, kinds_of<T_shared, T_job>()>(me.in_.first(n), sink, cursor);
+  }
+
+  static void make(void* self, const double* blocks, int begin, int end, const int* counts) {
+    auto& me = *static_cast<own_jobs_in_place*>(self);
+    const std::size_t rows = me.sink_.rows();
+    for (int j = begin; j < end; ++j) {
+      me.sink_.begin_job(j, counts[j]);
+      for (int c = 0; c < counts[j]; ++c, blocks += rows) me.later_.push_back(me.sink_.unrecorded_output(blocks));
+    }
   }
 
   const caller_jobs<T_shared, T_job>& in_;
   node_sink<T_shared, T_job>& sink_;
   tape& t_;
   tape_mark before_;  ///< right after the call's operand record
+  std::vector<vari*>& later_;
 };
 
 [[noreturn]] inline void throw_too_many_outputs(int call_id, long long n_outputs) {
@@ -288,12 +326,14 @@ inline Eigen::VectorXd values_of(const call_result& res) {
   return out;
 }
 
-/// A cluster call's outputs as nodes on tape t, laid out as an in-process call lays them out: those of the
-/// jobs the backend made in place (res.jobs_made, whole segments) are the nodes the call pushed since `start`;
-/// the sink makes the others from their blocks (copied: the backend reuses the blocks at its next call).
+/// A cluster call's outputs as nodes on tape t, recorded in job order as an in-process call records them:
+/// those of the jobs made during the call (res.jobs_made, whole segments) are the nodes the call pushed
+/// since `start`, followed by `later`; the sink makes the others from their blocks (copied: the backend
+/// reuses the blocks at its next call).
 template <class T_shared, class T_job>
-Eigen::Matrix<var, Eigen::Dynamic, 1> make_outputs(node_sink<T_shared, T_job>& sink, const tape& t,
-                                                   const tape_mark& start, const call_result& res) {
+Eigen::Matrix<var, Eigen::Dynamic, 1> make_outputs(node_sink<T_shared, T_job>& sink, tape& t, const tape_mark& start,
+                                                   const std::vector<vari*>& later, const call_result& res) {
+  t.stack.insert(t.stack.end(), later.begin(), later.end());
   Eigen::Matrix<var, Eigen::Dynamic, 1> out(res.n_outputs);
   int k = 0;
   for (int j = 0; j < res.jobs_made; ++j) k += res.counts[j];
@@ -347,10 +387,10 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
     const tape_mark start = t.mark();
     node_sink<T_shared, T_job> sink(t, shared_params, job_params);
     const caller_jobs<T_shared, T_job> in(shared_params, job_params, x_r, x_i, msgs);
-    own_jobs_in_place<F, T_shared, T_job> own(in, sink, t);
+    own_jobs_in_place<F, T_shared, T_job> own(in, sink, t, b.later);
     const own_jobs_runner runner = own.runner();
     try {
-      return make_outputs(sink, t, start, remote_backend(request(&runner)));
+      return make_outputs(sink, t, start, b.later, remote_backend(request(&runner)));
     } catch (...) {
       t.rewind(start);  // the root's own outputs, made before the call failed
       throw;

@@ -7,13 +7,25 @@
 
 namespace maprect::detail {
 
+/// What the backend does every few of the root's own jobs: make the nodes of workers' jobs that are done.
+struct own_jobs_hook {
+  void* self;              ///< the backend's state for this call
+  void (*poll)(void* self);  ///< called between jobs; may call own_jobs_runner::make
+};
+
 /// Runs the root's own jobs of a call, [0, n), as an in-process call runs them: each output becomes its node
-/// on the caller's tape as its job ends, so no block of the root's is written or read back.
+/// on the caller's tape as its job ends, so no block of the root's is written or read back. The nodes of the
+/// other jobs can be made as their blocks arrive, in job order, while the root's jobs still run.
 struct own_jobs_runner {
   void* self;  ///< the front door's state for this call
   /// Runs jobs [0, n), first removing whatever an earlier run of this call made; writes each job's output
-  /// count to counts and keeps in cursor the job being run. Throws what the functor throws.
-  void (*run)(void* self, int n, int* counts, int& cursor);
+  /// count to counts and keeps in cursor the job being run; calls hook->poll every few jobs unless hook is
+  /// null. Throws what the functor throws.
+  void (*run)(void* self, int n, int* counts, int& cursor, const own_jobs_hook* hook);
+  /// Makes the output nodes of jobs [begin, end), run elsewhere, from their blocks (`counts[j]` blocks of
+  /// rows_per_output doubles per job, side by side). Calls follow the root's own jobs in job order: the nodes
+  /// take their places on the tape behind the root's own when the call returns.
+  void (*make)(void* self, const double* blocks, int begin, int end, const int* counts);
 };
 
 /// A call, with parameters as values: shared (S) and job parameters packed P x J column-major.
@@ -47,7 +59,7 @@ struct call_result {
   const int* counts;               ///< J output counts
   int rows;                        ///< rows per output block
   int n_outputs;                   ///< sum of counts
-  int jobs_made;                   ///< leading jobs whose outputs own_jobs made already: whole segments, not read
+  int jobs_made;                   ///< leading jobs whose outputs own_jobs made (run and make): whole segments, not read
 };
 
 /// A backend that runs calls elsewhere (the MPI runtime's root side).

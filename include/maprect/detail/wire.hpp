@@ -29,9 +29,17 @@ enum slot : int {
   s_n_jobs,       ///< J
   s_row_real,     ///< length of every x_r row
   s_row_int,      ///< length of every x_i row
-  s_arg,          ///< command argument (fetch_error: the rank; call: 1 when the data go through the node slots)
+  s_arg,          ///< command argument (fetch_error: the rank; call: a call_route)
   s_sequence,     ///< call number, checked by workers
   s_root_jobs,    ///< first_call: how many jobs the root keeps (the workers split the rest evenly)
+};
+
+/// How a steady-state call's data travel (the argument of a call request).
+enum class call_route : int {
+  messages = 0,  ///< parameters by scatter, blocks and status by gather
+  slots = 1,     ///< parameters and blocks through the node slots, status by gather
+  memory = 2,    ///< through the node slots, each batch of blocks published as it ends and the status
+                 ///< in node memory beside the claims: no message but the request
 };
 
 /// Per rank, the results of a steady-state call begin with this many status doubles: status code, failing
