@@ -17,11 +17,13 @@ double median(std::vector<double> xs) {
 
 void share_tuner::forget_window() {
   for (auto* xs : {&check_, &own_per_job_, &worker_per_job_, &latency_, &arrival_}) xs->clear();
+  node_timed_ = false;
 }
 
 void share_tuner::restart(double replan_seconds, bool fresh_data) {
   warmed_ = false;
   candidate_ = -1;
+  node_job_ = 0;
   if (fresh_data) proposals_ = 0;
   replan_seconds_ = replan_seconds;
   forget_window();
@@ -33,9 +35,15 @@ void share_tuner::record(const chunk_plan& plan, const call_timing& t) {
     warmed_ = true;
     return;
   }
+  if (t.node_job > 0) {
+    node_job_ = t.node_job;
+    node_timed_ = true;
+  }
   check_.push_back(t.check);
   arrival_.push_back(t.arrival);
-  if (plan.root_jobs > 0) own_per_job_.push_back(t.own / plan.root_jobs);
+  // The root's jobs alone: the node making between them, at the latest timing, comes off.
+  if (plan.root_jobs > 0)
+    own_per_job_.push_back(std::max(0.0, t.own - t.nodes_during_own * node_job_) / plan.root_jobs);
   double busy = 0, slowest = 0;
   int jobs = 0;
   for (int r = 1; r < plan.ranks; ++r) {
@@ -57,14 +65,16 @@ int share_tuner::proposal(const chunk_plan& plan, bool take_over) {
   const double worker_job = workers_known ? least(worker_per_job_) : root_job;
   const double latency = latency_.empty() ? 0.0 : least(latency_);
   const double call = median(arrival_);
+  const double node_job = node_job_;
   forget_window();
   const int J = plan.n_jobs, workers = plan.ranks - 1;
   // The call ends when the slower side does: the root with its check and jobs, or the most loaded worker
   // plus the messages' time. With take-over, a root that finishes first runs the workers' remaining jobs
   // alongside them (which start after the messages' time), so that all ranks end together: every share
   // up to that balance predicts the same time, and the tuner keeps the plan it has.
+  // When the root makes the workers' nodes while they run, it makes one job's worth per job it leaves them.
   auto predicted = [&](int root_jobs) {
-    const double root_done = check + root_jobs * root_job;
+    const double root_done = check + root_jobs * root_job + (J - root_jobs) * node_job;
     const int most = (J - root_jobs + workers - 1) / workers;
     const double workers_done = latency + most * worker_job;
     if (!take_over || root_done >= workers_done || worker_job <= 0 || root_job <= 0)

@@ -5,7 +5,9 @@
 // root share from the fastest times it saw: what it corrects is that standing imbalance, not the moments a
 // shared machine slows one rank down, which no split can foresee. It proposes a share when two windows in a
 // row agree on it and its saving over the next calls pays for shipping the data again. Where jobs run never
-// changes a result: each job is computed alone, in the same code on every rank.
+// changes a result: each job is computed alone, in the same code on every rank. When the root makes the
+// workers' output nodes while they run, that work is the root's too: a share that leaves room for it lets
+// the workers run longer while the root catches up.
 #include <vector>
 
 #include "src/chunk_plan.hpp"
@@ -15,7 +17,9 @@ namespace maprect::detail {
 /// Timings of one steady-state call, in seconds, all taken on the root except the workers' busy times.
 struct call_timing {
   double check = 0;   ///< the root's data check (after the request is sent)
-  double own = 0;     ///< the root's own jobs
+  double own = 0;     ///< the root's own jobs, with the workers' output nodes it made between them
+  int nodes_during_own = 0;  ///< worker jobs whose output nodes the root made between its own jobs
+  double node_job = 0;       ///< if timed in this call: seconds per worker job of making its nodes, else 0
   double arrival = 0;  ///< from the request sent to the last answer received
   double waited = 0;   ///< of which the root waited for answers after its own and taken-over jobs
   std::vector<double> worker_busy;  ///< per rank (0: unused): seconds spent on its jobs
@@ -39,6 +43,9 @@ class share_tuner {
   void restart(double replan_seconds, bool fresh_data);
   /// Records one steady-state call of `plan`.
   void record(const chunk_plan& plan, const call_timing& t);
+  /// Whether the next call should time the workers' node making (call_timing::node_job): once per window,
+  /// since the clock costs more than a tiny job.
+  bool wants_node_timing() const { return proposals_ < max_proposals && !node_timed_; }
   /// A better root share than plan.root_jobs, or -1; decided once per window. With `take_over` (the root
   /// runs the jobs of every worker it finishes before) a share is at most the even split: the root can
   /// take a slow worker's jobs over, but never hand its own away.
@@ -52,6 +59,8 @@ class share_tuner {
   int proposals_ = 0;
   int candidate_ = -1;  ///< the previous window's best share, if it differed from the plan's
   double replan_seconds_ = 0;
+  bool node_timed_ = false;  ///< this window has timed the node making
+  double node_job_ = 0;      ///< the latest timing of the node making per worker job (0: none, or not made during the call)
   std::vector<double> check_, own_per_job_, worker_per_job_, latency_, arrival_;
 };
 

@@ -72,6 +72,10 @@ class cluster_state {
   std::vector<int> nodes_made;     ///< per worker, its leading jobs whose nodes this call has made
   int making = 0;                  ///< the worker whose nodes are made next (those before it are all made)
   bool making_stopped = false;     ///< a worker's jobs failed or changed output counts: no more nodes
+  int node_jobs = 0;               ///< worker jobs whose nodes this call has made
+  bool time_nodes = false;         ///< this call times its node making between the root's jobs (for the tuner)
+  double node_seconds = 0;         ///< that time
+  int node_jobs_timed = 0;         ///< the worker jobs whose nodes it made in that time
   std::vector<double> shared_rest;
   remote_call previous_backend = nullptr;
   std::vector<MPI_Request> done;  ///< with a timeout: per worker, the receive of its "done" message

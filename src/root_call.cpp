@@ -476,6 +476,7 @@ bool make_ready_nodes(cluster_state& s, const root_site& site, const call_reques
     if (p.done > made) {
       const double* blocks = s.slots.slot(r) + slot_blocks_at(req.n_own, jobs) + site.block_at[first + made];
       req.own_jobs->make(req.own_jobs->self, blocks, first + made, first + p.done, site.counts.data());
+      s.node_jobs += p.done - made;
       made = p.done;
     }
     if (!p.finished) return false;
@@ -487,6 +488,7 @@ bool make_ready_nodes(cluster_state& s, const root_site& site, const call_reques
     if (end < jobs) {
       const double* taken = buffer + site.results.displs[r] + wire::status_doubles + site.block_at[first + end];
       req.own_jobs->make(req.own_jobs->self, taken, first + end, first + jobs, site.counts.data());
+      s.node_jobs += jobs - end;
       made = jobs;
     }
     ++s.making;
@@ -502,7 +504,20 @@ struct node_poll {
   const double* buffer;
   static void poll(void* self) {
     const auto& p = *static_cast<node_poll*>(self);
-    make_ready_nodes(*p.s, *p.site, *p.req, p.buffer);
+    cluster_state& s = *p.s;
+    if (!s.time_nodes) {
+      make_ready_nodes(s, *p.site, *p.req, p.buffer);
+      return;
+    }
+    // Timed only when there is something to make: the clock costs about what a tiny job does.
+    if (s.making >= s.size || s.making_stopped) return;
+    const job_progress next = s.claims.progress(s.making);
+    if (next.done <= s.nodes_made[s.making] && !next.finished) return;
+    const auto start = std::chrono::steady_clock::now();
+    const int before = s.node_jobs;
+    make_ready_nodes(s, *p.site, *p.req, p.buffer);
+    s.node_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    s.node_jobs_timed += s.node_jobs - before;
   }
 };
 
@@ -574,6 +589,10 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   s.nodes_made.assign(static_cast<std::size_t>(R), 0);
   s.making = 1;
   s.making_stopped = false;
+  s.node_jobs = 0;
+  s.time_nodes = during && s.tune_shares && site.tuner.wants_node_timing();
+  s.node_seconds = 0;
+  s.node_jobs_timed = 0;
   node_poll poll_state{&s, &site, &req, buffer};
   const own_jobs_hook hook{&poll_state, &node_poll::poll};
   job_error root_error;
@@ -585,6 +604,7 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
       root_status.code = wire::status::counts_changed;
   }
   const auto own_done = clock::now();
+  const int nodes_during_own = s.node_jobs;
 
   taken_failure taken_failed;
   int taken = 0;
@@ -625,6 +645,8 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   call_timing& t = s.timing;
   t.check = seconds_between(sent, checked);
   t.own = seconds_between(checked, own_done);
+  t.nodes_during_own = nodes_during_own;
+  t.node_job = s.node_jobs_timed > 0 ? s.node_seconds / s.node_jobs_timed : 0.0;
   t.arrival = seconds_between(sent, arrived);
   t.waited = seconds_between(taken_done, arrived);
   t.worker_busy.resize(static_cast<std::size_t>(R));
