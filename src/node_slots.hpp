@@ -2,8 +2,9 @@
 // Moving a steady call's data through memory instead of messages. When every worker runs on the root's
 // node, the root writes each worker's job parameters into a slot of memory they share, and the worker
 // writes its blocks behind them; the call's messages shrink to the request and a few status doubles per
-// worker. At many small jobs those messages pass the shared-memory transport's eager limit and go by
-// rendezvous, a handshake each way that costs more than the copies (see README, Performance).
+// worker, or to the request alone when the workers claim their jobs and leave their status beside their
+// claim words (wire::call_route). At many small jobs those messages pass the shared-memory transport's eager
+// limit and go by rendezvous, a handshake each way that costs more than the copies (see README, Performance).
 #include <mpi.h>
 
 #include <cstddef>
