@@ -69,6 +69,15 @@ void strike() {
 /// The first call number that fails.
 int first_failing_call() { return fault == "worker-hang-first" ? 0 : kCallsBeforeFault; }
 
+/// worker-hang: the root's first job of each failing call waits 0.1 s, so that the target worker claims its
+/// jobs (and hangs in one) before the root, done with its own, could take them all over.
+void hold_root(int call) {
+  static int held = -1;
+  if (call < first_failing_call() || call == held) return;
+  held = call;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
 /// One output per job, sum(phi) * sum(theta) + x_r[0]. phi(1) is the call number: from call
 /// first_failing_call() on, the target rank fails as the case says.
 struct fault_job {
@@ -77,6 +86,7 @@ struct fault_job {
       const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi, const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
       const std::vector<double>& x_r, const std::vector<int>&, std::ostream*) const {
     if (this_rank == target && maprect::value_of(phi(1)) >= first_failing_call()) strike();
+    if (this_rank == 0 && fault == "worker-hang") hold_root(static_cast<int>(maprect::value_of(phi(1))));
     Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> out(1);
     out(0) = phi.sum() * theta.sum() + x_r[0];
     return out;
