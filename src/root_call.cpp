@@ -121,6 +121,18 @@ bool via_slots(const cluster_state& s, const root_site& site) {
   return s.slots.usable() && site.slot_doubles <= s.slots.capacity();
 }
 
+/// Where worker r's blocks of a steady call start in its slot: behind its job parameters.
+const double* slot_blocks(const cluster_state& s, const root_site& site, const call_request& req, int r) {
+  return s.slots.slot(r) + slot_blocks_at(req.n_own, site.plan.jobs(r));
+}
+
+/// Where worker r's blocks start in the root's answer buffer: behind its status doubles. The blocks of the
+/// jobs the root takes over from it land there too.
+template <class Double>  // double, or const double
+Double* answer_blocks(Double* buffer, const root_site& site, int r) {
+  return buffer + site.results.displs[r] + wire::status_doubles;
+}
+
 /// Writes each worker's job parameters into its slot, where it reads them once the request arrives.
 void place_own(cluster_state& s, root_site& site, const call_request& req) {
   for (int r = 1; r < s.size; ++r) {
@@ -432,8 +444,7 @@ int take_over_batch(cluster_state& s, const root_site& site, const call_request&
     failure.rank = r;
     return n;
   }
-  std::copy_n(s.taken_out.data(), s.taken_out.size(),
-              buffer + site.results.displs[r] + wire::status_doubles + site.block_at[j0]);
+  std::copy_n(s.taken_out.data(), s.taken_out.size(), answer_blocks(buffer, site, r) + site.block_at[j0]);
   return n;
 }
 
@@ -474,7 +485,7 @@ bool make_ready_nodes(cluster_state& s, const root_site& site, const call_reques
     const job_progress p = s.claims.progress(r);
     int& made = s.nodes_made[r];
     if (p.done > made) {
-      const double* blocks = s.slots.slot(r) + slot_blocks_at(req.n_own, jobs) + site.block_at[first + made];
+      const double* blocks = slot_blocks(s, site, req, r) + site.block_at[first + made];
       req.own_jobs->make(req.own_jobs->self, blocks, first + made, first + p.done, site.counts.data());
       s.node_jobs += p.done - made;
       made = p.done;
@@ -486,7 +497,7 @@ bool make_ready_nodes(cluster_state& s, const root_site& site, const call_reques
       return false;
     }
     if (end < jobs) {
-      const double* taken = buffer + site.results.displs[r] + wire::status_doubles + site.block_at[first + end];
+      const double* taken = answer_blocks(buffer, site, r) + site.block_at[first + end];
       req.own_jobs->make(req.own_jobs->self, taken, first + end, first + jobs, site.counts.data());
       s.node_jobs += jobs - end;
       made = jobs;
@@ -550,12 +561,12 @@ void locate_blocks(cluster_state& s, const root_site& site, const call_request& 
   s.segments.push_back({s.own_out.data() + wire::status_doubles, 0, site.plan.root_jobs});
   for (int r = 1; r < s.size; ++r) {
     const int first = site.plan.first(r), end = first + worker_end(s, site, r), last = site.plan.first(r + 1);
-    const double* region = buffer + site.results.displs[r] + wire::status_doubles;
+    const double* region = answer_blocks(buffer, site, r);
     if (!slots) {
       s.segments.push_back({region, first, last});
       continue;
     }
-    s.segments.push_back({s.slots.slot(r) + slot_blocks_at(req.n_own, site.plan.jobs(r)), first, end});
+    s.segments.push_back({slot_blocks(s, site, req, r), first, end});
     if (end < last) s.segments.push_back({region + site.block_at[end], end, last});
   }
 }
