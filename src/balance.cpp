@@ -95,13 +95,18 @@ int share_tuner::proposal(const chunk_plan& plan, bool take_over) {
       best_time = p;
     }
   }
-  const double gain = now - best_time;
   // Re-planning costs what a first call costs beyond a steady one.
   const double replan_cost = std::max(0.0, replan_seconds_ - call);
-  const bool worth = best != plan.root_jobs && gain >= min_gain * now && gain * horizon >= replan_cost;
+  auto pays = [&](int n) {
+    const double gain = now - predicted(n);
+    return n != plan.root_jobs && gain >= min_gain * now && gain * horizon >= replan_cost;
+  };
+  const bool worth = pays(best);
   const int previous = candidate_;
   candidate_ = worth ? best : -1;
-  if (!worth || best != previous) return -1;  // a second window in a row must agree
+  // A second window in a row must agree: the share the first one named must pay by this one's timings
+  // too. Not the same share: timings that differ by their noise move the best share by a few jobs.
+  if (!worth || previous < 0 || !pays(previous)) return -1;
   ++proposals_;
   return best;
 }

@@ -1,13 +1,15 @@
 #pragma once
 // The root's share of a call site's jobs, tuned to its steady-state calls. With an even split the root is
 // the slowest rank: besides its jobs it checks the call's data, sends the messages and builds the output
-// nodes (after the gather, or on one node between its jobs as the workers' blocks come). The tuner watches every few calls and predicts the call time of each possible
-// root share from the fastest times it saw: what it corrects is that standing imbalance, not the moments a
-// shared machine slows one rank down, which no split can foresee. It proposes a share when two windows in a
-// row agree on it and its saving over the next calls pays for shipping the data again. Where jobs run never
-// changes a result: each job is computed alone, in the same code on every rank. When the root makes the
-// workers' output nodes while they run, that work is the root's too: a share that leaves room for it lets
-// the workers run longer while the root catches up.
+// nodes (after the gather, or on one node between its jobs as the workers' blocks come). The tuner watches
+// every few calls and predicts the call time of each possible root share from the fastest times it saw:
+// what it corrects is that standing imbalance, not the moments a shared machine slows one rank down, which
+// no split can foresee. It proposes a share when the next window confirms the last one's (by its own
+// timings that share saves time too: noise moves the best share by a few jobs from window to window) and
+// the saving over the next calls pays for shipping the data again. Where jobs run never changes a result:
+// each job is computed alone, in the same code on every rank. When the root makes the workers' output nodes
+// while they run, that work is the root's too: a share that leaves room for it lets the workers run longer
+// while the root catches up.
 #include <vector>
 
 #include "src/chunk_plan.hpp"

@@ -84,6 +84,17 @@ int feed(share_tuner& tuner, const chunk_plan& plan, int windows, double check, 
   return proposal;
 }
 
+/// Feeds one window of identical calls to a tuner that is past its warm-up call; returns the window's
+/// proposal.
+int feed_window(share_tuner& tuner, const chunk_plan& plan, double root_job, double worker_job) {
+  int proposal = -1;
+  for (int c = 0; c < share_tuner::window; ++c) {
+    tuner.record(plan, timing(plan, 0, root_job, worker_job, 0));
+    proposal = tuner.proposal(plan);
+  }
+  return proposal;
+}
+
 }  // namespace
 
 TEST_CASE("balanced ranks keep the even split") {
@@ -102,6 +113,25 @@ TEST_CASE("a root slowed by its data check hands jobs to the workers, once two w
   share_tuner again;
   again.restart(1e-3, true);
   CHECK(feed(again, plan, 2, 220e-6, 55e-6, 55e-6, 0) == 126);
+}
+
+TEST_CASE("two windows agree when the first one's share pays by the second one's timings") {
+  const chunk_plan plan = chunk_plan::even(256, 2);
+  // 60 us per job on the root and 50 on the worker: the best share is 116. At 61 us it is 115, where the
+  // first window's 116 still saves 732 of 7808 us.
+  share_tuner tuner;
+  tuner.restart(1e-3, true);
+  tuner.record(plan, timing(plan, 0, 60e-6, 50e-6, 0));  // warm-up
+  CHECK(feed_window(tuner, plan, 60e-6, 50e-6) == -1);
+  CHECK(feed_window(tuner, plan, 61e-6, 50e-6) == 115);
+  // When the second window finds the worker the slower rank, the first one's share would cost time: no
+  // proposal, and the second one's share is the next candidate.
+  share_tuner turned;
+  turned.restart(1e-3, true);
+  turned.record(plan, timing(plan, 0, 60e-6, 50e-6, 0));
+  CHECK(feed_window(turned, plan, 60e-6, 50e-6) == -1);
+  CHECK(feed_window(turned, plan, 50e-6, 60e-6) == -1);
+  CHECK(feed_window(turned, plan, 50e-6, 61e-6) == 141);
 }
 
 TEST_CASE("slow messages to tiny jobs give the root more of them") {
