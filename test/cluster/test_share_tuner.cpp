@@ -68,6 +68,20 @@ call_timing timing(const chunk_plan& plan, double check, double root_job, double
   return t;
 }
 
+/// Feeds one window of identical calls to a tuner that is past its warm-up call and returns the window's
+/// proposal, made with or without take-over.
+int feed_window(share_tuner& tuner, const chunk_plan& plan, double check, double root_job, double worker_job,
+                double latency, bool take_over = false) {
+  int proposal = -1;
+  for (int c = 0; c < share_tuner::window; ++c) {
+    tuner.record(plan, timing(plan, check, root_job, worker_job, latency));
+    const int p = tuner.proposal(plan, take_over);
+    if (c < share_tuner::window - 1) CHECK(p == -1);  // decided once per window
+    proposal = p;
+  }
+  return proposal;
+}
+
 /// Feeds `windows` windows of identical calls (plus the warm-up call) and returns the last proposal, made
 /// with or without take-over.
 int feed(share_tuner& tuner, const chunk_plan& plan, int windows, double check, double root_job, double worker_job,
@@ -75,23 +89,7 @@ int feed(share_tuner& tuner, const chunk_plan& plan, int windows, double check, 
   int proposal = -1;
   tuner.record(plan, timing(plan, check, root_job, worker_job, latency));  // the warm-up call: not counted
   for (int w = 0; w < windows; ++w)
-    for (int c = 0; c < share_tuner::window; ++c) {
-      tuner.record(plan, timing(plan, check, root_job, worker_job, latency));
-      const int p = tuner.proposal(plan, take_over);
-      if (c < share_tuner::window - 1) CHECK(p == -1);  // decided once per window
-      proposal = p;
-    }
-  return proposal;
-}
-
-/// Feeds one window of identical calls to a tuner that is past its warm-up call; returns the window's
-/// proposal.
-int feed_window(share_tuner& tuner, const chunk_plan& plan, double root_job, double worker_job) {
-  int proposal = -1;
-  for (int c = 0; c < share_tuner::window; ++c) {
-    tuner.record(plan, timing(plan, 0, root_job, worker_job, 0));
-    proposal = tuner.proposal(plan);
-  }
+    proposal = feed_window(tuner, plan, check, root_job, worker_job, latency, take_over);
   return proposal;
 }
 
@@ -122,16 +120,16 @@ TEST_CASE("two windows agree when the first one's share pays by the second one's
   share_tuner tuner;
   tuner.restart(1e-3, true);
   tuner.record(plan, timing(plan, 0, 60e-6, 50e-6, 0));  // warm-up
-  CHECK(feed_window(tuner, plan, 60e-6, 50e-6) == -1);
-  CHECK(feed_window(tuner, plan, 61e-6, 50e-6) == 115);
+  CHECK(feed_window(tuner, plan, 0, 60e-6, 50e-6, 0) == -1);
+  CHECK(feed_window(tuner, plan, 0, 61e-6, 50e-6, 0) == 115);
   // When the second window finds the worker the slower rank, the first one's share would cost time: no
   // proposal, and the second one's share is the next candidate.
   share_tuner turned;
   turned.restart(1e-3, true);
   turned.record(plan, timing(plan, 0, 60e-6, 50e-6, 0));
-  CHECK(feed_window(turned, plan, 60e-6, 50e-6) == -1);
-  CHECK(feed_window(turned, plan, 50e-6, 60e-6) == -1);
-  CHECK(feed_window(turned, plan, 50e-6, 61e-6) == 141);
+  CHECK(feed_window(turned, plan, 0, 60e-6, 50e-6, 0) == -1);
+  CHECK(feed_window(turned, plan, 0, 50e-6, 60e-6, 0) == -1);
+  CHECK(feed_window(turned, plan, 0, 50e-6, 61e-6, 0) == 141);
 }
 
 TEST_CASE("slow messages to tiny jobs give the root more of them") {
