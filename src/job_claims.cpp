@@ -40,8 +40,8 @@ void job_claims::open(MPI_Comm comm) {
   // Without shared memory (an MPI built without it, say) nobody claims: every rank agrees on that.
   MPI_Comm_set_errhandler(node_, MPI_ERRORS_RETURN);
   void* base = nullptr;
-  int made = MPI_Win_allocate_shared(rank == 0 ? line * lines_per_rank * size : 0, 1, MPI_INFO_NULL, node_, &base, &window_) ==
-             MPI_SUCCESS;
+  const MPI_Aint bytes_here = rank == 0 ? line * lines_per_rank * size : 0;
+  int made = MPI_Win_allocate_shared(bytes_here, 1, MPI_INFO_NULL, node_, &base, &window_) == MPI_SUCCESS;
   MPI_Allreduce(MPI_IN_PLACE, &made, 1, MPI_INT, MPI_MIN, comm);
   if (!made && window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
   if (made && with_root && size > 1) {

@@ -609,7 +609,8 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   job_error root_error;
   rank_status root_status;
   if (data_unchanged) {
-    root_status = run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, root_error, during ? &hook : nullptr);
+    root_status =
+        run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, root_error, during ? &hook : nullptr);
     if (root_status.code == wire::status::ok &&
         !std::equal(s.own_counts.begin(), s.own_counts.end(), site.counts.begin()))
       root_status.code = wire::status::counts_changed;
