@@ -20,12 +20,12 @@ void share_tuner::forget_window() {
   node_timed_ = false;
 }
 
-void share_tuner::restart(double replan_seconds, bool fresh_data) {
+void share_tuner::restart(double move_seconds, bool fresh_data) {
   warmed_ = false;
   candidate_ = -1;
   node_job_ = 0;
   if (fresh_data) proposals_ = 0;
-  replan_seconds_ = replan_seconds;
+  move_seconds_ = move_seconds;
   forget_window();
 }
 
@@ -95,11 +95,11 @@ int share_tuner::proposal(const chunk_plan& plan, bool take_over) {
       best_time = p;
     }
   }
-  // Re-planning costs what a first call costs beyond a steady one.
-  const double replan_cost = std::max(0.0, replan_seconds_ - call);
+  // Moving the share costs what a call with a move costs beyond a steady one.
+  const double move_cost = std::max(0.0, move_seconds_ - call);
   auto pays = [&](int n) {
     const double gain = now - predicted(n);
-    return n != plan.root_jobs && gain >= min_gain * now && gain * horizon >= replan_cost;
+    return n != plan.root_jobs && gain >= min_gain * now && gain * horizon >= move_cost;
   };
   const bool worth = pays(best);
   const int previous = candidate_;

@@ -6,10 +6,10 @@
 // what it corrects is that standing imbalance, not the moments a shared machine slows one rank down, which
 // no split can foresee. It proposes a share when the next window confirms the last one's (by its own
 // timings that share saves time too: noise moves the best share by a few jobs from window to window) and
-// the saving over the next calls pays for shipping the data again. Where jobs run never changes a result:
-// each job is computed alone, in the same code on every rank. When the root makes the workers' output nodes
-// while they run, that work is the root's too: a share that leaves room for it lets the workers run longer
-// while the root catches up.
+// the saving over the next calls pays for moving the share (the rows of the jobs that change hands). Where
+// jobs run never changes a result: each job is computed alone, in the same code on every rank. When the root
+// makes the workers' output nodes while they run, that work is the root's too: a share that leaves room for
+// it lets the workers run longer while the root catches up.
 #include <vector>
 
 #include "src/chunk_plan.hpp"
@@ -33,16 +33,16 @@ class share_tuner {
  public:
   /// Calls per decision; the first call after a plan is not measured (it warms up).
   static constexpr int window = 6;
-  /// Calls over which a new share must save more than re-shipping the data costs.
+  /// Calls over which a new share must save more than moving the share costs.
   static constexpr int horizon = 50;
   /// A proposal must also save this share of the predicted call time.
   static constexpr double min_gain = 0.004;
   /// Proposals per version of a call site's data.
   static constexpr int max_proposals = 4;
 
-  /// Forgets the timings of the old plan; `replan_seconds` is what making the new one took, and
-  /// `fresh_data` renews the proposal budget.
-  void restart(double replan_seconds, bool fresh_data);
+  /// Forgets the timings of the old plan; `move_seconds` is what the last move of the share took with its
+  /// call (0 before the first), and `fresh_data` renews the proposal budget.
+  void restart(double move_seconds, bool fresh_data);
   /// Records one steady-state call of `plan`.
   void record(const chunk_plan& plan, const call_timing& t);
   /// Whether the next call should time the workers' node making (call_timing::node_job): once per window,
@@ -60,7 +60,7 @@ class share_tuner {
   bool warmed_ = false;
   int proposals_ = 0;
   int candidate_ = -1;  ///< the previous window's best share, if it differed from the plan's
-  double replan_seconds_ = 0;
+  double move_seconds_ = 0;
   bool node_timed_ = false;  ///< this window has timed the node making
   double node_job_ = 0;      ///< the latest timing of the node making per worker job (0: none, or not made during the call)
   std::vector<double> check_, own_per_job_, worker_per_job_, latency_, arrival_;

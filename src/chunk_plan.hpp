@@ -2,6 +2,7 @@
 // Which jobs each rank runs: contiguous, the root first with a share of its own, the workers splitting the
 // rest evenly.
 #include <maprect/detail/wire.hpp>
+#include <algorithm>
 #include <vector>
 
 namespace maprect::detail {
@@ -27,6 +28,28 @@ struct chunk_plan {
   /// Jobs of rank r.
   int jobs(int r) const { return first(r + 1) - first(r); }
 };
+
+/// Jobs [begin, end), by global or local index.
+struct job_range {
+  int begin = 0;
+  int end = 0;
+  bool empty() const { return begin >= end; }
+  int size() const { return end - begin; }
+};
+
+/// The jobs a rank runs under a new plan that it did not run under the old one, in job order: those in front
+/// of the jobs it keeps, and those behind them. A rank that keeps none has all of them in front.
+struct gained_jobs {
+  job_range front, back;
+  int size() const { return front.size() + back.size(); }
+};
+
+/// What a rank that ran `before` gains when it runs `now` (both ranges of global jobs).
+inline gained_jobs jobs_gained(job_range before, job_range now) {
+  const int keep_begin = std::max(before.begin, now.begin), keep_end = std::min(before.end, now.end);
+  if (keep_begin >= keep_end) return {now, {now.end, now.end}};
+  return {{now.begin, keep_begin}, {keep_end, now.end}};
+}
 
 /// Where each of a rank's n jobs starts in that rank's blocks, in doubles, given the jobs' output counts and
 /// the rows per output. The root and the worker each compute it, and must agree to the double.

@@ -20,8 +20,8 @@
 namespace maprect::detail {
 
 /// The root's plan of one call site: the sizes it was planned for, who runs which jobs, a copy of the data
-/// the workers hold (to notice changes), output counts per job, and the message layouts of a steady-state
-/// call.
+/// the workers hold (to notice changes), output counts per job, the message layouts of a steady-state call,
+/// and the tuning of the root's share.
 struct root_site {
   bool planned = false;
   param_kinds kinds = param_kinds::dd;
@@ -38,6 +38,7 @@ struct root_site {
   long long slot_doubles = 0;  ///< the most doubles a worker's parameters and answer take in its node slot
   share_tuner tuner;        ///< proposes a better root share from the steady-state calls
   int next_root_jobs = -1;  ///< a root share to plan at the next call, or -1
+  double move_seconds = 0;  ///< what the last move of the root share took with its call (0: none yet)
 };
 
 class cluster_state {

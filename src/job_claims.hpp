@@ -16,16 +16,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "src/chunk_plan.hpp"
+
 namespace maprect::detail {
 
 /// A run of a chunk's jobs, [begin, end), local to the chunk; empty when begin == end.
-struct job_range {
-  int begin = 0;
-  int end = 0;
-  bool empty() const { return begin >= end; }
-  int size() const { return end - begin; }
-};
-
 /// A worker's progress in a call: jobs [0, done) of its chunk have their blocks in its slot; `finished` once
 /// it runs no more jobs (its claims are used up, or a job failed or changed its output count).
 struct job_progress {

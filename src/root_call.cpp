@@ -265,6 +265,30 @@ bool same_data(const root_site& site, const call_request& req) {
          rows_equal(req.x_i->data() + w, req.x_i->data() + site.plan.n_jobs, site.x_i.data(), site.row_int);
 }
 
+/// The steady-state layout of a call site from its plan and output counts: each rank's status and blocks in
+/// the answer buffer, where each job's blocks start, and the node slots' size. Collective (the slots grow).
+void lay_out_results(cluster_state& s, root_site& site) {
+  const int R = s.size;
+  site.n_outputs = 0;
+  for (int c : site.counts) site.n_outputs += c;
+  site.results.counts.resize(R);
+  site.results.displs.resize(R);
+  site.block_at.resize(site.counts.size());
+  site.slot_doubles = 0;
+  int at = 0;  // the call's answers fit one message: the first call checked
+  for (int r = 0; r < R; ++r) {
+    const int first = site.plan.first(r), jobs = site.plan.jobs(r);
+    block_offsets(site.counts.data() + first, jobs, site.rows, site.block_at.data() + first);
+    long long outputs = 0;
+    for (int j = first; j < first + jobs; ++j) outputs += site.counts[j];
+    site.results.displs[r] = at;
+    site.results.counts[r] = wire::status_doubles + static_cast<int>(outputs * site.rows);
+    at += site.results.counts[r];
+    if (r > 0) site.slot_doubles = std::max(site.slot_doubles, slot_doubles(site.n_own, jobs, site.results.counts[r]));
+  }
+  s.slots.reserve(site.slot_doubles, s.comm);
+}
+
 /// First call of a call site (or of new data, sizes or root share): ship each worker its rows, run, learn
 /// the output counts, gather the blocks, and keep the plan for steady-state calls.
 call_result first_call(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
@@ -370,30 +394,75 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   gatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, buffer, blocks.counts.data(), blocks.displs.data(), s.comm, s.policy);
   s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - blocks.counts[0] - wire::status_doubles * R);
 
-  // Plan the steady state: every rank sends its status slots, then its blocks.
-  site.n_outputs = 0;
-  for (int c : site.counts) site.n_outputs += c;
-  site.results.counts.resize(R);
-  site.results.displs.resize(R);
+  lay_out_results(s, site);
   s.segments.resize(R);
-  site.block_at.resize(static_cast<std::size_t>(J));
-  for (int r = 0; r < R; ++r) {
-    const int first = site.plan.first(r);
-    block_offsets(site.counts.data() + first, site.plan.jobs(r), site.rows, site.block_at.data() + first);
-  }
-  for (int r = 0; r < R; ++r) {
-    site.results.displs[r] = blocks.displs[r] - wire::status_doubles;
-    site.results.counts[r] = wire::status_doubles + blocks.counts[r];
-    s.segments[r] = {buffer + blocks.displs[r], site.plan.first(r), site.plan.first(r + 1)};
-  }
-  site.slot_doubles = 0;
-  for (int r = 1; r < R; ++r)
-    site.slot_doubles =
-        std::max(site.slot_doubles, slot_doubles(req.n_own, site.plan.jobs(r), site.results.counts[r]));
-  s.slots.reserve(site.slot_doubles, s.comm);
+  for (int r = 0; r < R; ++r) s.segments[r] = {buffer + blocks.displs[r], site.plan.first(r), site.plan.first(r + 1)};
   site.planned = true;
   s.mid_call = false;
   return {s.segments.data(), R, site.counts.data(), site.rows, site.n_outputs, jobs_made(req, site)};
+}
+
+/// A new root share for a call site whose sizes, data and output counts stay: each worker receives the output
+/// counts and rows of the jobs it gains (from the caller's rows) and keeps the rest of its copy, so moving the
+/// share costs a few rows, not a first call, and the share tuner can follow the timings.
+void move_share(cluster_state& s, root_site& site, const call_request& req, int root_jobs) {
+  const chunk_plan before = site.plan, now{req.n_jobs, s.size, root_jobs};
+  const int R = s.size, row_real = site.row_real, row_int = site.row_int;
+  s.mid_call = true;
+  fill_request(s, command::move_share, &req, row_real, row_int, 0);
+  s.request[wire::s_root_jobs] = root_jobs;
+  send_request(s, nullptr);  // the call that follows sends the shared parameters
+
+  // Per worker, in job order: the output counts, x_i rows and x_r rows of the jobs it gains. The copy of
+  // the workers' rows follows them: a kept row as the worker holds it, a gained one as it is sent now.
+  rank_layout counts, ints, reals;
+  for (rank_layout* l : {&counts, &ints, &reals}) {
+    l->counts.assign(R, 0);
+    l->displs.assign(R, 0);
+  }
+  std::vector<int> count_buffer, int_buffer;
+  std::vector<double> real_buffer, x_r;
+  std::vector<int> x_i;
+  x_r.reserve(static_cast<std::size_t>(now.n_jobs - root_jobs) * row_real);
+  x_i.reserve(static_cast<std::size_t>(now.n_jobs - root_jobs) * row_int);
+  for (int r = 1; r < R; ++r) {
+    const job_range had{before.first(r), before.first(r + 1)}, mine{now.first(r), now.first(r + 1)};
+    const gained_jobs gained = jobs_gained(had, mine);
+    counts.displs[r] = static_cast<int>(count_buffer.size());
+    ints.displs[r] = static_cast<int>(int_buffer.size());
+    reals.displs[r] = static_cast<int>(real_buffer.size());
+    for (int j = mine.begin; j < mine.end; ++j) {
+      const std::vector<double>& caller_real = (*req.x_r)[j];
+      const std::vector<int>& caller_int = (*req.x_i)[j];
+      if (j < gained.front.end || j >= gained.back.begin) {
+        count_buffer.push_back(site.counts[j]);
+        int_buffer.insert(int_buffer.end(), caller_int.begin(), caller_int.end());
+        real_buffer.insert(real_buffer.end(), caller_real.begin(), caller_real.end());
+        x_r.insert(x_r.end(), caller_real.begin(), caller_real.end());
+        x_i.insert(x_i.end(), caller_int.begin(), caller_int.end());
+      } else {
+        const std::size_t kept = static_cast<std::size_t>(j - before.root_jobs);
+        x_r.insert(x_r.end(), site.x_r.begin() + kept * row_real, site.x_r.begin() + (kept + 1) * row_real);
+        x_i.insert(x_i.end(), site.x_i.begin() + kept * row_int, site.x_i.begin() + (kept + 1) * row_int);
+      }
+    }
+    counts.counts[r] = static_cast<int>(count_buffer.size()) - counts.displs[r];
+    ints.counts[r] = static_cast<int>(int_buffer.size()) - ints.displs[r];
+    reals.counts[r] = static_cast<int>(real_buffer.size()) - reals.displs[r];
+  }
+  scatterv(count_buffer.data(), counts.counts.data(), counts.displs.data(), MPI_INT, MPI_IN_PLACE, 0, s.comm, s.policy);
+  scatterv(int_buffer.data(), ints.counts.data(), ints.displs.data(), MPI_INT, MPI_IN_PLACE, 0, s.comm, s.policy);
+  scatterv(real_buffer.data(), reals.counts.data(), reals.displs.data(), MPI_DOUBLE, MPI_IN_PLACE, 0, s.comm,
+           s.policy);
+  s.last_traffic.sent += sizeof(int) * (count_buffer.size() + int_buffer.size()) + sizeof(double) * real_buffer.size();
+
+  site.plan = now;
+  site.own.assign(now, req.n_own);
+  site.x_r.swap(x_r);
+  site.x_i.swap(x_i);
+  site.next_root_jobs = -1;
+  lay_out_results(s, site);
+  s.mid_call = false;
 }
 
 /// How a steady-state call ended.
@@ -698,21 +767,27 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
   if (!fits_one_message(n_int)) throw_too_large_for_message(n_int, "x_i of call id " + std::to_string(req.call_id));
   const int row_real = static_cast<int>((*req.x_r)[0].size());
   const int row_int = static_cast<int>((*req.x_i)[0].size());
-  // A new plan: on the first call, for new sizes or data, for changed output counts, or for a better
-  // root share. Its time tells the share tuner what re-planning costs.
+  // A new plan: on the first call, for new sizes or data, or for changed output counts.
   auto plan_anew = [&](int root_jobs, bool fresh_data) {
-    const auto start = std::chrono::steady_clock::now();
     const call_result result = first_call(s, site, req, row_real, row_int, root_jobs);
-    site.tuner.restart(seconds_between(start, std::chrono::steady_clock::now()), fresh_data);
+    site.tuner.restart(site.move_seconds, fresh_data);
     return result;
   };
   const int asked = site.next_root_jobs >= 0 ? std::min(site.next_root_jobs, req.n_jobs) : -1;
   if (!same_shape(site, req, row_real, row_int))
     return plan_anew(asked >= 0 ? asked : chunk_plan::even(req.n_jobs, s.size).root_jobs, true);
-  if (asked >= 0) return plan_anew(asked, false);
+  const auto start = std::chrono::steady_clock::now();
+  if (asked >= 0) move_share(s, site, req, asked);
   call_result result;
   const steady_outcome outcome = steady_call(s, site, req, result);
-  if (outcome == steady_outcome::done) return result;
+  if (outcome == steady_outcome::done) {
+    // Its time tells the share tuner what moving the share costs.
+    if (asked >= 0) {
+      site.move_seconds = seconds_between(start, std::chrono::steady_clock::now());
+      site.tuner.restart(site.move_seconds, false);
+    }
+    return result;
+  }
   // New data, or a job's output count changed: the same call again, planned anew with the same share.
   return plan_anew(site.plan.root_jobs, outcome == steady_outcome::data_changed);
 }

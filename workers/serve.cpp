@@ -142,6 +142,18 @@ struct serving_scope {
   serving_scope& operator=(const serving_scope&) = delete;
 };
 
+/// The steady-state layout of this rank's part of a call site, from its output counts: where each job's
+/// blocks start and the doubles of its answer. Grows the node slots to fit (collective, as on the root).
+void lay_out_answer(cluster_state& s, worker_site& site, const request_view& v) {
+  const int rows = rows_per_output(v.kinds, v.n_shared, v.n_own);
+  site.block_at.resize(static_cast<std::size_t>(site.n_jobs));
+  block_offsets(site.counts.data(), site.n_jobs, rows, site.block_at.data());
+  long long outputs = 0;
+  for (int c : site.counts) outputs += c;
+  site.planned_doubles = wire::status_doubles + static_cast<int>(outputs * rows);
+  s.slots.reserve(slot_doubles(v.n_own, site.n_jobs, site.planned_doubles), s.comm);
+}
+
 void serve_first_call(cluster_state& s, const request_view& v) {
   const double* shared = receive_shared(s, v);
   worker_site& site = s.cached_sites[v.call_id];
@@ -169,11 +181,48 @@ void serve_first_call(cluster_state& s, const request_view& v) {
   gatherv(site.out.data(), static_cast<int>(site.out.size()), MPI_DOUBLE, nullptr, nullptr, nullptr, s.comm,
           s.policy);
   site.counts = site.run_counts;
-  site.planned_doubles = wire::status_doubles + static_cast<int>(site.out.size());
-  s.slots.reserve(slot_doubles(v.n_own, site.n_jobs, site.planned_doubles), s.comm);
-  const int rows = rows_per_output(v.kinds, v.n_shared, v.n_own);
-  site.block_at.resize(static_cast<std::size_t>(site.n_jobs));
-  block_offsets(site.counts.data(), site.n_jobs, rows, site.block_at.data());
+  lay_out_answer(s, site, v);
+}
+
+/// A new root share: receives the output counts and rows of the jobs this rank gains, keeps those of the jobs
+/// it keeps (moved, not copied) and drops the others.
+void serve_move_share(cluster_state& s, const request_view& v) {
+  worker_site& site = s.cached_sites[v.call_id];
+  const chunk_plan now{v.n_jobs, s.size, v.root_jobs};
+  const job_range had{site.job_begin, site.job_begin + site.n_jobs}, mine{now.first(s.rank), now.first(s.rank + 1)};
+  const gained_jobs gained = jobs_gained(had, mine);
+  const auto n = static_cast<std::size_t>(gained.size());
+  std::vector<int> counts(n), ints(n * v.row_int);
+  std::vector<double> reals(n * v.row_real);
+  scatterv(nullptr, nullptr, nullptr, MPI_INT, counts.data(), static_cast<int>(counts.size()), s.comm, s.policy);
+  scatterv(nullptr, nullptr, nullptr, MPI_INT, ints.data(), static_cast<int>(ints.size()), s.comm, s.policy);
+  scatterv(nullptr, nullptr, nullptr, MPI_DOUBLE, reals.data(), static_cast<int>(reals.size()), s.comm, s.policy);
+
+  const auto jobs = static_cast<std::size_t>(mine.size());
+  std::vector<std::vector<double>> x_r(jobs);
+  std::vector<std::vector<int>> x_i(jobs);
+  std::vector<int> planned(jobs);
+  std::size_t next = 0;  // the next gained job's place in what was received
+  for (int j = mine.begin; j < mine.end; ++j) {
+    const auto local = static_cast<std::size_t>(j - mine.begin);
+    if (j < gained.front.end || j >= gained.back.begin) {
+      planned[local] = counts[next];
+      x_r[local].assign(reals.begin() + next * v.row_real, reals.begin() + (next + 1) * v.row_real);
+      x_i[local].assign(ints.begin() + next * v.row_int, ints.begin() + (next + 1) * v.row_int);
+      ++next;
+    } else {
+      const auto kept = static_cast<std::size_t>(j - had.begin);
+      planned[local] = site.counts[kept];
+      x_r[local] = std::move(site.x_r[kept]);
+      x_i[local] = std::move(site.x_i[kept]);
+    }
+  }
+  site.job_begin = mine.begin;
+  site.n_jobs = mine.size();
+  site.x_r = std::move(x_r);
+  site.x_i = std::move(x_i);
+  site.counts = std::move(planned);
+  lay_out_answer(s, site, v);
 }
 
 void serve_call(cluster_state& s, const request_view& v) {
@@ -244,6 +293,7 @@ void serve(cluster_state& s) {
     switch (static_cast<command>(static_cast<int>(s.request[wire::s_command]))) {
       case command::call: serve_call(s, v); break;
       case command::first_call: serve_first_call(s, v); break;
+      case command::move_share: serve_move_share(s, v); break;
       case command::fetch_error:
         if (static_cast<int>(s.request[wire::s_arg]) == s.rank) send_error(s);
         break;

@@ -141,9 +141,9 @@ TEST_CASE("slow messages to tiny jobs give the root more of them") {
   CHECK(proposal == 276);
 }
 
-TEST_CASE("a gain that cannot pay for re-shipping the data is no proposal") {
+TEST_CASE("a gain that cannot pay for moving the share is no proposal") {
   share_tuner tuner;
-  tuner.restart(1.0, true);  // re-planning took a second: 50 calls of the gain below do not pay for it
+  tuner.restart(1.0, true);  // moving the share took a second: 50 calls of the gain below do not pay for it
   const chunk_plan plan = chunk_plan::even(256, 2);
   CHECK(feed(tuner, plan, 3, 220e-6, 55e-6, 55e-6, 0) == -1);
 }

@@ -6,6 +6,7 @@
 #include "support/mpi_test.hpp"
 #include "mpi/compare.hpp"
 #include "mpi/functors.hpp"
+#include "src/chunk_plan.hpp"
 
 using namespace maprect;
 using test::benchmark_data;
@@ -17,6 +18,7 @@ MAPRECT_REGISTER(201, test::logistic_job);
 MAPRECT_REGISTER(202, test::ragged_job);
 MAPRECT_REGISTER(205, test::logistic_job);
 MAPRECT_REGISTER(206, test::logistic_job);
+MAPRECT_REGISTER(207, test::logistic_job);
 
 
 TEST_CASE("standard model: cluster equals in process bit for bit, all type combinations") {
@@ -172,6 +174,50 @@ TEST_CASE("any root share gives the in-process bits, and the messages of that sh
       CHECK(p.worker_seconds == 0);
     }
   }
+}
+
+TEST_CASE("a new root share sends only the rows that change hands, and the data check still sees them") {
+  const int J = 9, N = 6;
+  benchmark_data d(J, N);
+  const int R = test::the_cluster->size();
+  auto in_process = [&] {
+    return test::in_process([&] { return evaluate<207, test::logistic_job, var, var>(d.phi, d.theta, d.x_r, d.x_i); });
+  };
+  auto serial = in_process();
+  auto check_call = [&](const char* which) {
+    const auto distributed = evaluate<207, test::logistic_job, var, var>(d.phi, d.theta, d.x_r, d.x_i);
+    REQUIRE(distributed.size() == serial.size());
+    for (std::size_t k = 0; k < serial.size(); ++k) {
+      INFO(which << " call, entry " << k);
+      CHECK(bit_equal(distributed[k], serial[k]));
+    }
+    return test::the_cluster->last_call_traffic();
+  };
+  int share = 8;
+  detail::plan_root_share(207, share);
+  check_call("first");
+  // Down and up: workers gain jobs in front of theirs, behind them, or only jobs they did not hold.
+  for (int next : {2, 5, 0, 9, 3, 6}) {
+    INFO("root share " << share << " -> " << next << ", ranks " << R);
+    const detail::chunk_plan before{J, R, share}, now{J, R, next};
+    std::uint64_t gained = 0;
+    for (int r = 1; r < R; ++r)
+      for (int j = now.first(r); j < now.first(r + 1); ++j)
+        if (j < before.first(r) || j >= before.first(r + 1)) ++gained;
+    detail::plan_root_share(207, next);
+    const cluster::traffic moved = check_call("moving");
+    const cluster::traffic steady = check_call("steady");
+    // Beyond a steady call: the request that moves the share, and per gained job its output count and rows.
+    const std::uint64_t request = 8u * detail::wire::request_doubles * (R - 1), per_job = 4 + 8 * N + 4 * N;
+    if (R > 1) CHECK(moved.sent - steady.sent == request + gained * per_job);
+    share = next;
+  }
+  // Rows the workers gained in the move 9 -> 3 and kept in the move 3 -> 6, changed in place: never stale.
+  d.x_r[J - 1][2] += 0.5;
+  d.x_i[6][4] = 1 - d.x_i[6][4];
+  serial = in_process();
+  check_call("changed data");
+  check_call("steady");
 }
 
 TEST_CASE("messages past the shared-memory eager size (4 KiB) give the same bits") {

@@ -11,6 +11,7 @@ enum class command : int {
   first_call = 2,   ///< ship a call site's data and plan, then run the call
   fetch_error = 3,  ///< the named rank sends its last error's message to the root
   release = 4,      ///< leave the serve loop
+  move_share = 5,   ///< a new root share (s_root_jobs): each worker receives the rows of the jobs it gains
 };
 
 /// Fixed-size broadcast that opens every request: a header, then the shared parameters when they fit.
@@ -31,7 +32,7 @@ enum slot : int {
   s_row_int,      ///< length of every x_i row
   s_arg,          ///< command argument (fetch_error: the rank; call: a call_route)
   s_sequence,     ///< call number, checked by workers
-  s_root_jobs,    ///< first_call: how many jobs the root keeps (the workers split the rest evenly)
+  s_root_jobs,    ///< first_call, move_share: how many jobs the root keeps (the workers split the rest evenly)
 };
 
 /// How a steady-state call's data travel (the argument of a call request).
