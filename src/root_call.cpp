@@ -776,14 +776,17 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
   const int asked = site.next_root_jobs >= 0 ? std::min(site.next_root_jobs, req.n_jobs) : -1;
   if (!same_shape(site, req, row_real, row_int))
     return plan_anew(asked >= 0 ? asked : chunk_plan::even(req.n_jobs, s.size).root_jobs, true);
-  const auto start = std::chrono::steady_clock::now();
-  if (asked >= 0) move_share(s, site, req, asked);
+  std::chrono::steady_clock::time_point move_start;  // read only when the share moves: steady calls skip the clock
+  if (asked >= 0) {
+    move_start = std::chrono::steady_clock::now();
+    move_share(s, site, req, asked);
+  }
   call_result result;
   const steady_outcome outcome = steady_call(s, site, req, result);
   if (outcome == steady_outcome::done) {
     // Its time tells the share tuner what moving the share costs.
     if (asked >= 0) {
-      site.move_seconds = seconds_between(start, std::chrono::steady_clock::now());
+      site.move_seconds = seconds_between(move_start, std::chrono::steady_clock::now());
       site.tuner.restart(site.move_seconds, false);
     }
     return result;
