@@ -42,6 +42,8 @@ struct job_range {
 struct gained_jobs {
   job_range front, back;
   int size() const { return front.size() + back.size(); }
+  /// Whether job j, one of the rank's jobs under the new plan, is gained rather than kept.
+  bool has(int j) const { return j < front.end || j >= back.begin; }
 };
 
 /// What a rank that ran `before` gains when it runs `now` (both ranges of global jobs).

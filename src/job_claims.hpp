@@ -20,7 +20,6 @@
 
 namespace maprect::detail {
 
-/// A run of a chunk's jobs, [begin, end), local to the chunk; empty when begin == end.
 /// A worker's progress in a call: jobs [0, done) of its chunk have their blocks in its slot; `finished` once
 /// it runs no more jobs (its claims are used up, or a job failed or changed its output count).
 struct job_progress {

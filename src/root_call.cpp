@@ -289,8 +289,8 @@ void lay_out_results(cluster_state& s, root_site& site) {
   s.slots.reserve(site.slot_doubles, s.comm);
 }
 
-/// First call of a call site (or of new data, sizes or root share): ship each worker its rows, run, learn
-/// the output counts, gather the blocks, and keep the plan for steady-state calls.
+/// First call of a call site (or of new data or sizes, or changed output counts): ship each worker its rows,
+/// run, learn the output counts, gather the blocks, and keep the plan for steady-state calls.
 call_result first_call(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
                        int root_jobs) {
   const int J = req.n_jobs, R = s.size;
@@ -434,7 +434,7 @@ void move_share(cluster_state& s, root_site& site, const call_request& req, int 
     for (int j = mine.begin; j < mine.end; ++j) {
       const std::vector<double>& caller_real = (*req.x_r)[j];
       const std::vector<int>& caller_int = (*req.x_i)[j];
-      if (j < gained.front.end || j >= gained.back.begin) {
+      if (gained.has(j)) {
         count_buffer.push_back(site.counts[j]);
         int_buffer.insert(int_buffer.end(), caller_int.begin(), caller_int.end());
         real_buffer.insert(real_buffer.end(), caller_real.begin(), caller_real.end());

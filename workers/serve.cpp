@@ -205,7 +205,7 @@ void serve_move_share(cluster_state& s, const request_view& v) {
   std::size_t next = 0;  // the next gained job's place in what was received
   for (int j = mine.begin; j < mine.end; ++j) {
     const auto local = static_cast<std::size_t>(j - mine.begin);
-    if (j < gained.front.end || j >= gained.back.begin) {
+    if (gained.has(j)) {
       planned[local] = counts[next];
       x_r[local].assign(reals.begin() + next * v.row_real, reals.begin() + (next + 1) * v.row_real);
       x_i[local].assign(ints.begin() + next * v.row_int, ints.begin() + (next + 1) * v.row_int);
