@@ -53,10 +53,29 @@ inline gained_jobs jobs_gained(job_range before, job_range now) {
   return {{now.begin, keep_begin}, {keep_end, now.end}};
 }
 
+/// Calls f(j, gained, kept) for each job j that rank r runs under `now`, in job order: gained says whether r
+/// receives it now; otherwise r keeps it, and `kept` is its local index under `before`. The root packs a
+/// share move's rows and the worker unpacks them in this one order.
+template <class F>
+void for_each_job_moved(const chunk_plan& before, const chunk_plan& now, int r, F&& f) {
+  const job_range had{before.first(r), before.first(r + 1)}, mine{now.first(r), now.first(r + 1)};
+  const gained_jobs gained = jobs_gained(had, mine);
+  for (int j = mine.begin; j < mine.end; ++j) f(j, gained.has(j), j - had.begin);
+}
+
 /// Where each of a rank's n jobs starts in that rank's blocks, in doubles, given the jobs' output counts and
 /// the rows per output. The root and the worker each compute it, and must agree to the double.
 inline void block_offsets(const int* counts, int n, int rows, int* at) {
   for (int j = 0, offset = 0; j < n; offset += counts[j++] * rows) at[j] = offset;
+}
+
+/// One rank's part of a steady call: where each of its n jobs' blocks start (block_offsets), and the doubles
+/// of its answer, status and blocks. The root lays out every rank's part with it, and each worker its own.
+inline int lay_out_answer(const int* counts, int n, int rows, int* block_at) {
+  block_offsets(counts, n, rows, block_at);
+  long long outputs = 0;
+  for (int j = 0; j < n; ++j) outputs += counts[j];
+  return wire::status_doubles + static_cast<int>(outputs * rows);
 }
 
 /// Doubles in a worker's answer to a steady call when its jobs end before its local job `end` of n (the root
@@ -85,5 +104,17 @@ struct rank_layout {
     for (int r = 1; r < plan.ranks; ++r) displs[r] -= static_cast<int>(plan.root_jobs * per_job);
   }
 };
+
+/// What each rank reports after running its jobs of a first call: its status code, its failing job, and
+/// the output count of each of its jobs (ints). The root gathers by it and each worker sends by it.
+inline rank_layout first_reports(const chunk_plan& plan) {
+  rank_layout l;
+  l.assign(plan, 1);
+  for (int r = 0; r < plan.ranks; ++r) {
+    l.displs[r] += 2 * r;
+    l.counts[r] += 2;
+  }
+  return l;
+}
 
 }  // namespace maprect::detail

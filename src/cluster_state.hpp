@@ -12,6 +12,7 @@
 
 #include "src/balance.hpp"
 #include "src/chunk_plan.hpp"
+#include "src/exchange.hpp"
 #include "src/job_claims.hpp"
 #include "src/node_slots.hpp"
 #include "src/wait.hpp"
@@ -60,6 +61,9 @@ class cluster_state {
   std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
   double request[wire::request_doubles] = {};
 
+  /// This rank's end of the protocol.
+  endpoint ends() const { return {comm, rank, size, policy}; }
+
   // root
   std::unordered_map<int, root_site> sites;
   block_buffer own_out;          ///< the root's own status + blocks
@@ -77,7 +81,8 @@ class cluster_state {
   bool time_nodes = false;         ///< this call times its node making between the root's jobs (for the tuner)
   double node_seconds = 0;         ///< that time
   int node_jobs_timed = 0;         ///< the worker jobs whose nodes it made in that time
-  std::vector<double> shared_rest;
+  std::vector<double> shared_rest;  ///< workers: the shared parameters of a call beyond the inline ones
+  gained_rows gained;               ///< a share move's rows, per worker (root) or this worker's
   remote_call previous_backend = nullptr;
   std::vector<MPI_Request> done;  ///< with a timeout: per worker, the receive of its "done" message
   call_timing timing;             ///< the last steady-state call's timings (kept: no allocation per call)

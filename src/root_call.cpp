@@ -13,6 +13,7 @@
 
 #include "src/cluster_state.hpp"
 #include "src/data_check.hpp"
+#include "src/exchange.hpp"
 #include <maprect/detail/job_error.hpp>
 
 namespace maprect::detail {
@@ -39,33 +40,34 @@ struct rank_status {
   int job = -1;  ///< global index of the failing job
 };
 
-void fill_request(cluster_state& s, command cmd, const call_request* req, int row_real, int row_int, int arg) {
-  double* h = s.request;
-  std::fill(h, h + wire::request_doubles, 0.0);
-  h[wire::s_command] = static_cast<int>(cmd);
-  h[wire::s_arg] = arg;
-  h[wire::s_sequence] = static_cast<double>(++s.sequence);
-  if (req) {
-    h[wire::s_call_id] = req->call_id;
-    h[wire::s_kinds] = static_cast<int>(req->kinds);
-    h[wire::s_n_shared] = req->n_shared;
-    h[wire::s_n_own] = req->n_own;
-    h[wire::s_n_jobs] = req->n_jobs;
-    h[wire::s_row_real] = row_real;
-    h[wire::s_row_int] = row_int;
-    std::copy_n(req->shared, std::min(req->n_shared, wire::inline_shared), h + wire::header_slots);
-  }
+/// The header of a request about call `req` (sizes and kinds), with command `cmd`.
+wire::request header_of(command cmd, const call_request& req, int row_real, int row_int) {
+  wire::request h;
+  h.cmd = cmd;
+  h.call_id = req.call_id;
+  h.kinds = static_cast<int>(req.kinds);
+  h.n_shared = req.n_shared;
+  h.n_job = req.n_own;
+  h.n_jobs = req.n_jobs;
+  h.row_real = row_real;
+  h.row_int = row_int;
+  return h;
 }
 
-/// Broadcasts the opening request, and the shared parameters that did not fit in it.
-void send_request(cluster_state& s, const call_request* req) {
-  bcast(s.request, wire::request_doubles, MPI_DOUBLE, s.comm, s.policy);
-  s.last_traffic.sent += sizeof(double) * wire::request_doubles * static_cast<std::uint64_t>(s.size - 1);
-  if (req && req->n_shared > wire::inline_shared) {
-    const int rest = req->n_shared - wire::inline_shared;
-    bcast(const_cast<double*>(req->shared) + wire::inline_shared, rest, MPI_DOUBLE, s.comm, s.policy);
-    s.last_traffic.sent += sizeof(double) * rest * static_cast<std::uint64_t>(s.size - 1);
-  }
+/// Step 1 on the root: numbers and broadcasts a request, with the shared parameters of a call.
+void send_request(cluster_state& s, wire::request h, const double* shared = nullptr) {
+  h.sequence = ++s.sequence;
+  exchange_request(s.ends(), h, s.request, shared, s.shared_rest);
+  const bool call = h.cmd == command::call || h.cmd == command::first_call;
+  s.last_traffic.sent += request_bytes(s.ends(), call ? h.n_shared : 0);
+}
+
+/// A request that carries no call: fetch_error, release.
+wire::request bare_request(command cmd, int arg) {
+  wire::request h;
+  h.cmd = cmd;
+  h.arg = arg;
+  return h;
 }
 
 /// With a timeout: the call's clock starts now and, unless the workers report in node memory, a receive is
@@ -97,13 +99,9 @@ void start_timeout(cluster_state& s, bool done_messages = true) {
 /// whose "done" message has not come are named and the job is aborted.
 void gather_answers(cluster_state& s, const call_request& req, MPI_Datatype type, void* recvbuf, const int* counts,
                     const int* displs) {
-  if (s.timeout <= 0) {
-    gatherv(MPI_IN_PLACE, 0, type, recvbuf, counts, displs, s.comm, s.policy);
-    return;
-  }
-  MPI_Request r;
-  MPI_Igatherv(MPI_IN_PLACE, 0, type, recvbuf, counts, displs, type, 0, s.comm, &r);
-  if (!wait_until(r, s.policy, s.deadline)) {
+  MPI_Request pending = MPI_REQUEST_NULL;
+  const auto deadline = s.timeout > 0 ? s.deadline : std::chrono::steady_clock::time_point::max();
+  if (!collect_answers(s.ends(), type, nullptr, 0, recvbuf, counts, displs, deadline, pending)) {
     std::vector<int> late;
     for (int q = 1; q < s.size; ++q) {
       int answered = 0;
@@ -111,9 +109,9 @@ void gather_answers(cluster_state& s, const call_request& req, MPI_Datatype type
       if (!answered) late.push_back(q);
     }
     if (!late.empty()) abort_late(s, req, late);
-    wait(r, s.policy);  // every worker has answered (the root's own jobs were the slow part)
+    wait(pending, s.policy);  // every worker has answered (the root's own jobs were the slow part)
   }
-  MPI_Waitall(s.size - 1, s.done.data() + 1, MPI_STATUSES_IGNORE);
+  if (s.timeout > 0) MPI_Waitall(s.size - 1, s.done.data() + 1, MPI_STATUSES_IGNORE);
 }
 
 /// Whether a steady call of `site` moves its data through the node slots rather than messages.
@@ -187,7 +185,7 @@ void collect_reports(cluster_state& s, const call_request& req, double* buffer, 
 
 void scatter_own(cluster_state& s, root_site& site, const call_request& req) {
   if (static_cast<long long>(req.n_own) * req.n_jobs == 0) return;
-  scatterv(req.own, site.own.counts.data(), site.own.displs.data(), MPI_DOUBLE, MPI_IN_PLACE, 0, s.comm, s.policy);
+  post_parameters(s.ends(), req.own, site.own, nullptr, 0);
   s.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(static_cast<long long>(req.n_own) * req.n_jobs -
                                                                      site.own.counts[0]);
 }
@@ -228,21 +226,9 @@ rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int 
 /// Fetches the message of `rank`'s failure and throws it on the root.
 [[noreturn]] void throw_remote_error(cluster_state& s, int rank, int job) {
   s.mid_call = true;
-  fill_request(s, command::fetch_error, nullptr, 0, 0, rank);
-  send_request(s, nullptr);
-  MPI_Status st;
-  MPI_Probe(rank, 0, s.comm, &st);
-  int bytes = 0;
-  MPI_Get_count(&st, MPI_CHAR, &bytes);
-  std::string buffer(static_cast<std::size_t>(bytes), '\0');
-  MPI_Recv(buffer.data(), bytes, MPI_CHAR, rank, 0, s.comm, MPI_STATUS_IGNORE);
+  send_request(s, bare_request(command::fetch_error, rank));
   job_error e;
-  if (bytes >= static_cast<int>(sizeof(int))) {
-    int type = 0;
-    std::memcpy(&type, buffer.data(), sizeof(int));
-    e.type = static_cast<error_type>(type);
-    e.message = buffer.substr(sizeof(int));
-  }
+  exchange_error(s.ends(), rank, e);
   s.mid_call = false;
   throw_job_error(e, job, rank);
 }
@@ -266,7 +252,7 @@ bool same_data(const root_site& site, const call_request& req) {
 }
 
 /// The steady-state layout of a call site from its plan and output counts: each rank's status and blocks in
-/// the answer buffer, where each job's blocks start, and the node slots' size. Collective (the slots grow).
+/// the answer buffer, where each job's blocks start, and the host slots' size. Collective (the slots grow).
 void lay_out_results(cluster_state& s, root_site& site) {
   const int R = s.size;
   site.n_outputs = 0;
@@ -278,22 +264,18 @@ void lay_out_results(cluster_state& s, root_site& site) {
   int at = 0;  // the call's answers fit one message: the first call checked
   for (int r = 0; r < R; ++r) {
     const int first = site.plan.first(r), jobs = site.plan.jobs(r);
-    block_offsets(site.counts.data() + first, jobs, site.rows, site.block_at.data() + first);
-    long long outputs = 0;
-    for (int j = first; j < first + jobs; ++j) outputs += site.counts[j];
     site.results.displs[r] = at;
-    site.results.counts[r] = wire::status_doubles + static_cast<int>(outputs * site.rows);
+    site.results.counts[r] = lay_out_answer(site.counts.data() + first, jobs, site.rows, site.block_at.data() + first);
     at += site.results.counts[r];
     if (r > 0) site.slot_doubles = std::max(site.slot_doubles, slot_doubles(site.n_own, jobs, site.results.counts[r]));
   }
   s.slots.reserve(site.slot_doubles, s.comm);
 }
 
-/// First call of a call site (or of new data or sizes, or changed output counts): ship each worker its rows,
-/// run, learn the output counts, gather the blocks, and keep the plan for steady-state calls.
-call_result first_call(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
-                       int root_jobs) {
-  const int J = req.n_jobs, R = s.size;
+/// A call site planned anew for `req`: its sizes, who runs which jobs, and the root's copy of the rows the
+/// workers will hold (the root keeps no copy of its own rows: its jobs read the caller's).
+void plan_site(root_site& site, const call_request& req, int row_real, int row_int, int root_jobs, int ranks) {
+  const int J = req.n_jobs;
   site.planned = false;
   site.next_root_jobs = -1;
   site.kinds = req.kinds;
@@ -302,9 +284,9 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   site.row_real = row_real;
   site.row_int = row_int;
   site.rows = rows_per_output(req.kinds, req.n_shared, req.n_own);
-  site.plan = {J, R, root_jobs};
+  site.plan = {J, ranks, root_jobs};
   site.own.assign(site.plan, req.n_own);
-  const int w0 = site.plan.root_jobs;  // the first worker job: the root keeps no copy of its own rows
+  const int w0 = site.plan.root_jobs;
   // Appended row by row: one pass over fresh memory, not a zero fill and then a copy.
   site.x_r.clear();
   site.x_i.clear();
@@ -314,53 +296,48 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
     site.x_r.insert(site.x_r.end(), (*req.x_r)[j].begin(), (*req.x_r)[j].end());
     site.x_i.insert(site.x_i.end(), (*req.x_i)[j].begin(), (*req.x_i)[j].end());
   }
+}
 
-  s.mid_call = true;
-  fill_request(s, command::first_call, &req, row_real, row_int, 0);
-  s.request[wire::s_root_jobs] = root_jobs;
-  send_request(s, &req);
-  start_timeout(s);
+/// Step 2 of a first call: each worker receives its rows of x_r and x_i.
+void ship_rows(cluster_state& s, const root_site& site) {
+  static std::vector<std::vector<double>> no_real_rows;  // the root receives none
+  static std::vector<std::vector<int>> no_int_rows;
   rank_layout data;
-  if (row_real > 0) {
-    data.assign_workers(site.plan, row_real);
-    scatterv(site.x_r.data(), data.counts.data(), data.displs.data(), MPI_DOUBLE, MPI_IN_PLACE, 0, s.comm, s.policy);
+  if (site.row_real > 0) {
+    data.assign_workers(site.plan, site.row_real);
+    exchange_rows(s.ends(), site.x_r.data(), data, no_real_rows);
     s.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(site.x_r.size());
   }
-  if (row_int > 0) {
-    data.assign_workers(site.plan, row_int);
-    scatterv(site.x_i.data(), data.counts.data(), data.displs.data(), MPI_INT, MPI_IN_PLACE, 0, s.comm, s.policy);
+  if (site.row_int > 0) {
+    data.assign_workers(site.plan, site.row_int);
+    exchange_rows(s.ends(), site.x_i.data(), data, no_int_rows);
     s.last_traffic.sent += sizeof(int) * static_cast<std::uint64_t>(site.x_i.size());
   }
-  scatter_own(s, site, req);
+}
 
-  job_error root_error;
-  const rank_status root_status = run_own_chunk(s, req, site.plan.root_jobs, 0, root_error);
-
-  // Status and output counts of every rank: [status, failing job, counts of its jobs...].
-  rank_layout count_layout;
-  count_layout.assign(site.plan, 1);
-  for (int r = 0; r < R; ++r) {
-    count_layout.displs[r] += 2 * r;
-    count_layout.counts[r] += 2;
-  }
-  std::vector<int> gathered(static_cast<std::size_t>(J) + 2 * R);
+/// Step 5 of a first call, first half: every rank's status and output counts (first_reports), read into
+/// site.counts and each rank's status. Returns where each rank's blocks go in the answer buffer.
+rank_layout collect_counts(cluster_state& s, root_site& site, const call_request& req, rank_status root_status,
+                           std::vector<rank_status>& statuses, long long& total) {
+  const int R = s.size;
+  const rank_layout reports = first_reports(site.plan);
+  std::vector<int> gathered(static_cast<std::size_t>(reports.displs[R - 1] + reports.counts[R - 1]));
   gathered[0] = static_cast<int>(root_status.code);
   gathered[1] = root_status.job;
   std::copy(s.own_counts.begin(), s.own_counts.end(), gathered.begin() + 2);
-  gather_answers(s, req, MPI_INT, gathered.data(), count_layout.counts.data(), count_layout.displs.data());
+  gather_answers(s, req, MPI_INT, gathered.data(), reports.counts.data(), reports.displs.data());
+  s.last_traffic.received += sizeof(int) * static_cast<std::uint64_t>(gathered.size() - reports.counts[0]);
 
-  site.counts.resize(static_cast<std::size_t>(J));
-  std::vector<rank_status> statuses(static_cast<std::size_t>(R));
+  site.counts.resize(static_cast<std::size_t>(req.n_jobs));
+  statuses.assign(static_cast<std::size_t>(R), {});
   rank_layout blocks;
   blocks.counts.assign(R, 0);
   blocks.displs.assign(R, 0);
   // Each rank's region of the result buffer: its status slots, then its blocks.
-  long long total = 0;
-  bool all_ok = true;
+  total = 0;
   for (int r = 0; r < R; ++r) {
-    const int* g = gathered.data() + count_layout.displs[r];
+    const int* g = gathered.data() + reports.displs[r];
     statuses[r] = {static_cast<wire::status>(g[0]), g[1]};
-    all_ok = all_ok && statuses[r].code == wire::status::ok;
     const int b = site.plan.first(r), e = site.plan.first(r + 1);
     long long outputs = 0;
     for (int j = b; j < e; ++j) {
@@ -372,12 +349,33 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
     blocks.counts[r] = static_cast<int>(std::min(region_blocks, int_max));
     total += wire::status_doubles + region_blocks;
   }
+  return blocks;
+}
+
+/// First call of a call site (or of new data or sizes, or changed output counts): ship each worker its rows,
+/// run, learn the output counts, gather the blocks, and keep the plan for steady-state calls.
+call_result first_call(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
+                       int root_jobs) {
+  const int R = s.size;
+  plan_site(site, req, row_real, row_int, root_jobs, R);
+  s.mid_call = true;
+  wire::request header = header_of(command::first_call, req, row_real, row_int);
+  header.root_jobs = root_jobs;
+  send_request(s, header, req.shared);
+  start_timeout(s);
+  ship_rows(s, site);
+  scatter_own(s, site, req);
+
+  job_error root_error;
+  const rank_status root_status = run_own_chunk(s, req, site.plan.root_jobs, 0, root_error);
+  std::vector<rank_status> statuses;
+  long long total = 0;
+  const rank_layout blocks = collect_counts(s, site, req, root_status, statuses, total);
+  const bool all_ok = std::all_of(statuses.begin(), statuses.end(),
+                                  [](const rank_status& st) { return st.code == wire::status::ok; });
   const bool too_large = total > int_max;
   // Go or no-go for the blocks: only worth sending when every job succeeded and they fit one call.
-  int go = all_ok && !too_large ? 1 : 0;
-  bcast(&go, 1, MPI_INT, s.comm, s.policy);
-  s.last_traffic.received += sizeof(int) * static_cast<std::uint64_t>(gathered.size() - count_layout.counts[0]);
-
+  exchange_go(s.ends(), all_ok && !too_large ? 1 : 0);
   s.mid_call = false;  // every rank has joined every collective so far; with go = 0 they all stop here
   if (root_status.code != wire::status::ok) throw_job_error(root_error, root_status.job, 0);
   for (int r = 1; r < R; ++r)
@@ -391,7 +389,9 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   s.answers.resize(static_cast<std::size_t>(total));
   double* buffer = s.answers.data();
   if (req.own_jobs == nullptr) std::copy_n(s.own_out.data(), blocks.counts[0], buffer + blocks.displs[0]);
-  gatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, buffer, blocks.counts.data(), blocks.displs.data(), s.comm, s.policy);
+  MPI_Request unused;
+  collect_answers(s.ends(), MPI_DOUBLE, nullptr, 0, buffer, blocks.counts.data(), blocks.displs.data(),
+                  std::chrono::steady_clock::time_point::max(), unused);
   s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - blocks.counts[0] - wire::status_doubles * R);
 
   lay_out_results(s, site);
@@ -407,54 +407,39 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
 /// share costs a few rows, not a first call, and the share tuner can follow the timings.
 void move_share(cluster_state& s, root_site& site, const call_request& req, int root_jobs) {
   const chunk_plan before = site.plan, now{req.n_jobs, s.size, root_jobs};
-  const int R = s.size, row_real = site.row_real, row_int = site.row_int;
+  const int row_real = site.row_real, row_int = site.row_int;
   s.mid_call = true;
-  fill_request(s, command::move_share, &req, row_real, row_int, 0);
-  s.request[wire::s_root_jobs] = root_jobs;
-  send_request(s, nullptr);  // the call that follows sends the shared parameters
+  wire::request header = header_of(command::move_share, req, row_real, row_int);
+  header.root_jobs = root_jobs;
+  send_request(s, header);  // the call that follows sends the shared parameters
 
-  // Per worker, in job order: the output counts, x_i rows and x_r rows of the jobs it gains. The copy of
-  // the workers' rows follows them: a kept row as the worker holds it, a gained one as it is sent now.
-  rank_layout counts, ints, reals;
-  for (rank_layout* l : {&counts, &ints, &reals}) {
-    l->counts.assign(R, 0);
-    l->displs.assign(R, 0);
-  }
-  std::vector<int> count_buffer, int_buffer;
-  std::vector<double> real_buffer, x_r;
+  // Per worker, in job order, what it gains; the copy of the workers' rows follows them: a kept row as the
+  // worker holds it, a gained one as it is sent now.
+  gained_rows& g = s.gained;
+  g = {};
+  std::vector<double> x_r;
   std::vector<int> x_i;
   x_r.reserve(static_cast<std::size_t>(now.n_jobs - root_jobs) * row_real);
   x_i.reserve(static_cast<std::size_t>(now.n_jobs - root_jobs) * row_int);
-  for (int r = 1; r < R; ++r) {
-    const job_range had{before.first(r), before.first(r + 1)}, mine{now.first(r), now.first(r + 1)};
-    const gained_jobs gained = jobs_gained(had, mine);
-    counts.displs[r] = static_cast<int>(count_buffer.size());
-    ints.displs[r] = static_cast<int>(int_buffer.size());
-    reals.displs[r] = static_cast<int>(real_buffer.size());
-    for (int j = mine.begin; j < mine.end; ++j) {
+  for (int r = 1; r < s.size; ++r) {
+    g.begin_worker(r, s.size);
+    for_each_job_moved(before, now, r, [&](int j, bool gained, int kept) {
       const std::vector<double>& caller_real = (*req.x_r)[j];
       const std::vector<int>& caller_int = (*req.x_i)[j];
-      if (gained.has(j)) {
-        count_buffer.push_back(site.counts[j]);
-        int_buffer.insert(int_buffer.end(), caller_int.begin(), caller_int.end());
-        real_buffer.insert(real_buffer.end(), caller_real.begin(), caller_real.end());
+      if (gained) {
+        g.add(site.counts[j], caller_int, caller_real);
         x_r.insert(x_r.end(), caller_real.begin(), caller_real.end());
         x_i.insert(x_i.end(), caller_int.begin(), caller_int.end());
       } else {
-        const std::size_t kept = static_cast<std::size_t>(j - before.root_jobs);
-        x_r.insert(x_r.end(), site.x_r.begin() + kept * row_real, site.x_r.begin() + (kept + 1) * row_real);
-        x_i.insert(x_i.end(), site.x_i.begin() + kept * row_int, site.x_i.begin() + (kept + 1) * row_int);
+        const auto k = static_cast<std::size_t>(kept + before.first(r) - before.root_jobs);
+        x_r.insert(x_r.end(), site.x_r.begin() + k * row_real, site.x_r.begin() + (k + 1) * row_real);
+        x_i.insert(x_i.end(), site.x_i.begin() + k * row_int, site.x_i.begin() + (k + 1) * row_int);
       }
-    }
-    counts.counts[r] = static_cast<int>(count_buffer.size()) - counts.displs[r];
-    ints.counts[r] = static_cast<int>(int_buffer.size()) - ints.displs[r];
-    reals.counts[r] = static_cast<int>(real_buffer.size()) - reals.displs[r];
+    });
+    g.end_worker(r);
   }
-  scatterv(count_buffer.data(), counts.counts.data(), counts.displs.data(), MPI_INT, MPI_IN_PLACE, 0, s.comm, s.policy);
-  scatterv(int_buffer.data(), ints.counts.data(), ints.displs.data(), MPI_INT, MPI_IN_PLACE, 0, s.comm, s.policy);
-  scatterv(real_buffer.data(), reals.counts.data(), reals.displs.data(), MPI_DOUBLE, MPI_IN_PLACE, 0, s.comm,
-           s.policy);
-  s.last_traffic.sent += sizeof(int) * (count_buffer.size() + int_buffer.size()) + sizeof(double) * real_buffer.size();
+  exchange_gained(s.ends(), g);
+  s.last_traffic.sent += sizeof(int) * (g.counts.size() + g.ints.size()) + sizeof(double) * g.reals.size();
 
   site.plan = now;
   site.own.assign(now, req.n_own);
@@ -651,8 +636,9 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   const wire::call_route route = route_of(s, site);
   const bool slots = route != wire::call_route::messages, memory = route == wire::call_route::memory;
   if (slots) place_own(s, site, req);
-  fill_request(s, command::call, &req, site.row_real, site.row_int, static_cast<int>(route));
-  send_request(s, &req);
+  wire::request header = header_of(command::call, req, site.row_real, site.row_int);
+  header.arg = static_cast<int>(route);
+  send_request(s, header, req.shared);
   start_timeout(s, !memory);
   if (!slots) scatter_own(s, site, req);
   const auto sent = clock::now();
@@ -895,8 +881,7 @@ void stop_cluster(cluster_state& s) {
   s.serving = false;
   remote_backend = s.previous_backend;
   live_root = nullptr;
-  fill_request(s, command::release, nullptr, 0, 0, 0);
-  send_request(s, nullptr);
+  send_request(s, bare_request(command::release, 0));
 }
 
 void finish_cluster(cluster_state& s) {

@@ -2,6 +2,8 @@
 // A worker's copy of one call site: its rows of x_r/x_i (shipped once, received straight into these rows)
 // and the output counts the root planned for its jobs.
 #include <maprect/detail/job_runner.hpp>
+
+#include "src/chunk_plan.hpp"
 #include <vector>
 
 #include <maprect/detail/job_error.hpp>
@@ -9,6 +11,7 @@
 namespace maprect::detail {
 
 struct worker_site {
+  chunk_plan plan;                         ///< who runs which jobs, as the root planned them
   int job_begin = 0;                       ///< first global job of this rank
   int n_jobs = 0;                          ///< jobs of this rank
   std::vector<std::vector<double>> x_r;    ///< this rank's rows

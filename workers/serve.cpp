@@ -18,54 +18,11 @@ namespace {
 
 using wire::command;
 
-/// The call's sizes, read from the request header.
-struct request_view {
-  int call_id, n_shared, n_own, n_jobs, row_real, row_int, root_jobs, arg;
-  param_kinds kinds;
-  explicit request_view(const double* h)
-      : call_id(static_cast<int>(h[wire::s_call_id])),
-        n_shared(static_cast<int>(h[wire::s_n_shared])),
-        n_own(static_cast<int>(h[wire::s_n_own])),
-        n_jobs(static_cast<int>(h[wire::s_n_jobs])),
-        row_real(static_cast<int>(h[wire::s_row_real])),
-        row_int(static_cast<int>(h[wire::s_row_int])),
-        root_jobs(static_cast<int>(h[wire::s_root_jobs])),
-        arg(static_cast<int>(h[wire::s_arg])),
-        kinds(static_cast<param_kinds>(static_cast<int>(h[wire::s_kinds]))) {}
-};
-
-/// Receives the shared parameters: inline in the request, the rest in a second broadcast.
-const double* receive_shared(cluster_state& s, const request_view& v) {
-  if (v.n_shared <= wire::inline_shared) return s.request + wire::header_slots;
-  s.shared_rest.resize(static_cast<std::size_t>(v.n_shared));
-  std::memcpy(s.shared_rest.data(), s.request + wire::header_slots, sizeof(double) * wire::inline_shared);
-  bcast(s.shared_rest.data() + wire::inline_shared, v.n_shared - wire::inline_shared, MPI_DOUBLE, s.comm, s.policy);
-  return s.shared_rest.data();
-}
-
-/// Receives this rank's part of the scatter of a call site's rows straight into `rows` (allocated, of equal
-/// length): the root sends one flat buffer, and a datatype of the rows' addresses spreads it over them.
-template <class T>
-void receive_rows(cluster_state& s, std::vector<std::vector<T>>& rows, MPI_Datatype type) {
-  if (rows.empty()) {
-    scatterv(nullptr, nullptr, nullptr, type, nullptr, 0, s.comm, s.policy);
-    return;
-  }
-  std::vector<MPI_Aint> at(rows.size());
-  for (std::size_t j = 0; j < rows.size(); ++j) MPI_Get_address(rows[j].data(), &at[j]);
-  MPI_Datatype spread;
-  MPI_Type_create_hindexed_block(static_cast<int>(rows.size()), static_cast<int>(rows[0].size()), at.data(), type,
-                                 &spread);
-  MPI_Type_commit(&spread);
-  scatterv_typed(nullptr, nullptr, nullptr, type, MPI_BOTTOM, 1, spread, s.comm, s.policy);
-  MPI_Type_free(&spread);
-}
-
-void receive_own(cluster_state& s, worker_site& site, const request_view& v) {
-  site.own.resize(static_cast<std::size_t>(v.n_own) * site.n_jobs);
-  if (static_cast<long long>(v.n_own) * v.n_jobs == 0) return;
-  scatterv(nullptr, nullptr, nullptr, MPI_DOUBLE, site.own.data(), static_cast<int>(site.own.size()), s.comm,
-           s.policy);
+/// Step 3 by message: this rank's job parameters.
+void receive_job_parameters(cluster_state& s, worker_site& site, const wire::request& v) {
+  site.own.resize(static_cast<std::size_t>(v.n_job) * site.n_jobs);
+  if (static_cast<long long>(v.n_job) * v.n_jobs == 0) return;
+  post_parameters(s.ends(), nullptr, {}, site.own.data(), static_cast<int>(site.own.size()));
 }
 
 /// Runs this rank's jobs into site.out after `status_slots` doubles: all of them, or with `claiming` those it
@@ -74,7 +31,7 @@ void receive_own(cluster_state& s, worker_site& site, const request_view& v) {
 /// claiming, a changed output count ends the claims as well. With `slot_blocks` (only while claiming), each
 /// claimed batch's blocks are copied there as it ends and published (job_claims::publish), so that the root
 /// makes their nodes while this rank runs on.
-int run_jobs(cluster_state& s, worker_site& site, const request_view& v, const double* shared, const double* own,
+int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const double* shared, const double* own,
              int status_slots, bool claiming, int& end, double* slot_blocks = nullptr) {
   site.out.assign(static_cast<std::size_t>(status_slots), 0.0);
   site.run_counts.assign(static_cast<std::size_t>(site.n_jobs), 0);
@@ -94,13 +51,13 @@ int run_jobs(cluster_state& s, worker_site& site, const request_view& v, const d
       end = got.end;
       const chunk_input in{shared,
                            v.n_shared,
-                           own + static_cast<std::ptrdiff_t>(got.begin) * v.n_own,
-                           v.n_own,
+                           own + static_cast<std::ptrdiff_t>(got.begin) * v.n_job,
+                           v.n_job,
                            site.x_r.data() + got.begin,
                            site.x_i.data() + got.begin,
                            got.size(),
                            nullptr};
-      f->run[static_cast<int>(v.kinds)](in, site.out, site.run_counts.data() + got.begin, cursor);
+      f->run[v.kinds](in, site.out, site.run_counts.data() + got.begin, cursor);
       if (claiming && !std::equal(site.run_counts.begin() + got.begin, site.run_counts.begin() + got.end,
                                   site.counts.begin() + got.begin)) {
         end = s.claims.claim_rest();  // counts_changed: the blocks no longer fit the plan
@@ -142,103 +99,98 @@ struct serving_scope {
   serving_scope& operator=(const serving_scope&) = delete;
 };
 
-/// The steady-state layout of this rank's part of a call site, from its output counts: where each job's
-/// blocks start and the doubles of its answer. Grows the node slots to fit (collective, as on the root).
-void lay_out_answer(cluster_state& s, worker_site& site, const request_view& v) {
-  const int rows = rows_per_output(v.kinds, v.n_shared, v.n_own);
+/// The steady-state layout of this rank's part of a call site, from its output counts (as the root lays out
+/// every rank's). Grows the host slots to fit (collective, as on the root).
+void lay_out_site(cluster_state& s, worker_site& site, const wire::request& v) {
+  const int rows = rows_per_output(static_cast<param_kinds>(v.kinds), v.n_shared, v.n_job);
   site.block_at.resize(static_cast<std::size_t>(site.n_jobs));
-  block_offsets(site.counts.data(), site.n_jobs, rows, site.block_at.data());
-  long long outputs = 0;
-  for (int c : site.counts) outputs += c;
-  site.planned_doubles = wire::status_doubles + static_cast<int>(outputs * rows);
-  s.slots.reserve(slot_doubles(v.n_own, site.n_jobs, site.planned_doubles), s.comm);
+  site.planned_doubles = lay_out_answer(site.counts.data(), site.n_jobs, rows, site.block_at.data());
+  s.slots.reserve(slot_doubles(v.n_job, site.n_jobs, site.planned_doubles), s.comm);
 }
 
-void serve_first_call(cluster_state& s, const request_view& v) {
-  const double* shared = receive_shared(s, v);
+/// Steps 2 to 5 of a first call on this rank: receive the rows, run, report status and output counts, and
+/// on the root's go send the blocks.
+void serve_first_call(cluster_state& s, const wire::request& v, const double* shared) {
   worker_site& site = s.cached_sites[v.call_id];
-  const chunk_plan plan{v.n_jobs, s.size, v.root_jobs};
-  site.job_begin = plan.first(s.rank);
-  site.n_jobs = plan.jobs(s.rank);
+  site.plan = {v.n_jobs, s.size, v.root_jobs};
+  site.job_begin = site.plan.first(s.rank);
+  site.n_jobs = site.plan.jobs(s.rank);
   site.x_r.assign(static_cast<std::size_t>(site.n_jobs), std::vector<double>(static_cast<std::size_t>(v.row_real)));
   site.x_i.assign(static_cast<std::size_t>(site.n_jobs), std::vector<int>(static_cast<std::size_t>(v.row_int)));
-  if (v.row_real > 0) receive_rows(s, site.x_r, MPI_DOUBLE);
-  if (v.row_int > 0) receive_rows(s, site.x_i, MPI_INT);
-  receive_own(s, site, v);
+  if (v.row_real > 0) exchange_rows<double>(s.ends(), nullptr, {}, site.x_r);
+  if (v.row_int > 0) exchange_rows<int>(s.ends(), nullptr, {}, site.x_i);
+  receive_job_parameters(s, site, v);
 
   int end = 0;
   const int failed_job = run_jobs(s, site, v, shared, site.own.data(), 0, false, end);
   MPI_Request done = announce_done(s);
-  std::vector<int> report(2 + static_cast<std::size_t>(site.n_jobs));
+  std::vector<int> report(static_cast<std::size_t>(first_reports(site.plan).counts[s.rank]));
   report[0] = static_cast<int>(failed_job < 0 ? wire::status::ok : wire::status::failed);
   report[1] = failed_job;
   std::copy(site.run_counts.begin(), site.run_counts.end(), report.begin() + 2);
-  gatherv(report.data(), static_cast<int>(report.size()), MPI_INT, nullptr, nullptr, nullptr, s.comm, s.policy);
+  MPI_Request unused;
+  const auto never = std::chrono::steady_clock::time_point::max();
+  collect_answers(s.ends(), MPI_INT, report.data(), static_cast<int>(report.size()), nullptr, nullptr, nullptr, never,
+                  unused);
   finish_done(s, done);
-  int go = 0;
-  bcast(&go, 1, MPI_INT, s.comm, s.policy);
-  if (!go) return;
-  gatherv(site.out.data(), static_cast<int>(site.out.size()), MPI_DOUBLE, nullptr, nullptr, nullptr, s.comm,
-          s.policy);
+  if (!exchange_go(s.ends(), 0)) return;
+  collect_answers(s.ends(), MPI_DOUBLE, site.out.data(), static_cast<int>(site.out.size()), nullptr, nullptr, nullptr,
+                  never, unused);
   site.counts = site.run_counts;
-  lay_out_answer(s, site, v);
+  lay_out_site(s, site, v);
 }
 
 /// A new root share: receives the output counts and rows of the jobs this rank gains, keeps those of the jobs
 /// it keeps (moved, not copied) and drops the others.
-void serve_move_share(cluster_state& s, const request_view& v) {
+void serve_move_share(cluster_state& s, const wire::request& v) {
   worker_site& site = s.cached_sites[v.call_id];
-  const chunk_plan now{v.n_jobs, s.size, v.root_jobs};
-  const job_range had{site.job_begin, site.job_begin + site.n_jobs}, mine{now.first(s.rank), now.first(s.rank + 1)};
-  const gained_jobs gained = jobs_gained(had, mine);
-  const auto n = static_cast<std::size_t>(gained.size());
-  std::vector<int> counts(n), ints(n * v.row_int);
-  std::vector<double> reals(n * v.row_real);
-  scatterv(nullptr, nullptr, nullptr, MPI_INT, counts.data(), static_cast<int>(counts.size()), s.comm, s.policy);
-  scatterv(nullptr, nullptr, nullptr, MPI_INT, ints.data(), static_cast<int>(ints.size()), s.comm, s.policy);
-  scatterv(nullptr, nullptr, nullptr, MPI_DOUBLE, reals.data(), static_cast<int>(reals.size()), s.comm, s.policy);
+  const chunk_plan before = site.plan, now{v.n_jobs, s.size, v.root_jobs};
+  const job_range mine{now.first(s.rank), now.first(s.rank + 1)};
+  gained_rows& g = s.gained;
+  g.expect(jobs_gained({before.first(s.rank), before.first(s.rank + 1)}, mine).size(), v.row_real, v.row_int);
+  exchange_gained(s.ends(), g);
 
   const auto jobs = static_cast<std::size_t>(mine.size());
   std::vector<std::vector<double>> x_r(jobs);
   std::vector<std::vector<int>> x_i(jobs);
   std::vector<int> planned(jobs);
   std::size_t next = 0;  // the next gained job's place in what was received
-  for (int j = mine.begin; j < mine.end; ++j) {
+  for_each_job_moved(before, now, s.rank, [&](int j, bool gained, int kept) {
     const auto local = static_cast<std::size_t>(j - mine.begin);
-    if (gained.has(j)) {
-      planned[local] = counts[next];
-      x_r[local].assign(reals.begin() + next * v.row_real, reals.begin() + (next + 1) * v.row_real);
-      x_i[local].assign(ints.begin() + next * v.row_int, ints.begin() + (next + 1) * v.row_int);
+    if (gained) {
+      planned[local] = g.counts[next];
+      x_r[local].assign(g.reals.begin() + next * v.row_real, g.reals.begin() + (next + 1) * v.row_real);
+      x_i[local].assign(g.ints.begin() + next * v.row_int, g.ints.begin() + (next + 1) * v.row_int);
       ++next;
     } else {
-      const auto kept = static_cast<std::size_t>(j - had.begin);
       planned[local] = site.counts[kept];
       x_r[local] = std::move(site.x_r[kept]);
       x_i[local] = std::move(site.x_i[kept]);
     }
-  }
+  });
+  site.plan = now;
   site.job_begin = mine.begin;
   site.n_jobs = mine.size();
   site.x_r = std::move(x_r);
   site.x_i = std::move(x_i);
   site.counts = std::move(planned);
-  lay_out_answer(s, site, v);
+  lay_out_site(s, site, v);
 }
 
-void serve_call(cluster_state& s, const request_view& v) {
-  const double* shared = receive_shared(s, v);
+/// Steps 3 to 5 of a steady call on this rank.
+void serve_call(cluster_state& s, const wire::request& v, const double* shared) {
   worker_site& site = s.cached_sites[v.call_id];
   // With slots the parameters wait in this rank's slot; the blocks go behind them.
   const auto route = static_cast<wire::call_route>(v.arg);
   const bool slots = route != wire::call_route::messages;
   double* const slot = slots ? s.slots.slot(s.rank) : nullptr;
   if (slots) s.slots.sync();
-  else receive_own(s, site, v);
+  else receive_job_parameters(s, site, v);
   const auto start = std::chrono::steady_clock::now();
   int end = 0;
   // Through node memory, each batch's blocks are in the slot as soon as it ends.
   double* const published =
-      route == wire::call_route::memory ? slot + slot_blocks_at(v.n_own, site.n_jobs) : nullptr;
+      route == wire::call_route::memory ? slot + slot_blocks_at(v.n_job, site.n_jobs) : nullptr;
   const int failed_job = run_jobs(s, site, v, shared, slots ? slot : site.own.data(), wire::status_doubles,
                                   s.take_over, end, published);
   const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -260,20 +212,13 @@ void serve_call(cluster_state& s, const request_view& v) {
   site.out.data()[2] = busy;
   if (slots) {
     std::copy_n(site.out.data() + wire::status_doubles, doubles - wire::status_doubles,
-                slot + slot_blocks_at(v.n_own, site.n_jobs));
+                slot + slot_blocks_at(v.n_job, site.n_jobs));
     s.slots.sync();
   }
-  gatherv(site.out.data(), slots ? wire::status_doubles : doubles, MPI_DOUBLE, nullptr, nullptr, nullptr, s.comm,
-          s.policy);
+  MPI_Request unused;
+  collect_answers(s.ends(), MPI_DOUBLE, site.out.data(), slots ? wire::status_doubles : doubles, nullptr, nullptr,
+                  nullptr, std::chrono::steady_clock::time_point::max(), unused);
   finish_done(s, done);
-}
-
-void send_error(cluster_state& s) {
-  std::string buffer(sizeof(int), '\0');
-  const int type = static_cast<int>(s.last_error.type);
-  std::memcpy(buffer.data(), &type, sizeof(int));
-  buffer += s.last_error.message;
-  MPI_Send(buffer.data(), static_cast<int>(buffer.size()), MPI_CHAR, 0, 0, s.comm);
 }
 
 }  // namespace
@@ -282,21 +227,18 @@ void serve(cluster_state& s) {
   if (s.rank == 0) return;
   const serving_scope guard(s);
   while (true) {
-    bcast(s.request, wire::request_doubles, MPI_DOUBLE, s.comm, s.policy);
-    const auto sequence = static_cast<std::uint64_t>(s.request[wire::s_sequence]);
-    if (sequence != ++s.sequence) {
+    wire::request v;
+    const double* shared = exchange_request(s.ends(), v, s.request, nullptr, s.shared_rest);
+    if (v.sequence != ++s.sequence) {
       std::fprintf(stderr, "maprect: rank %d received request %llu, expected %llu; aborting\n", s.rank,
-                   static_cast<unsigned long long>(sequence), static_cast<unsigned long long>(s.sequence));
+                   static_cast<unsigned long long>(v.sequence), static_cast<unsigned long long>(s.sequence));
       MPI_Abort(s.comm, 3);
     }
-    const request_view v(s.request);
-    switch (static_cast<command>(static_cast<int>(s.request[wire::s_command]))) {
-      case command::call: serve_call(s, v); break;
-      case command::first_call: serve_first_call(s, v); break;
+    switch (v.cmd) {
+      case command::call: serve_call(s, v, shared); break;
+      case command::first_call: serve_first_call(s, v, shared); break;
       case command::move_share: serve_move_share(s, v); break;
-      case command::fetch_error:
-        if (static_cast<int>(s.request[wire::s_arg]) == s.rank) send_error(s);
-        break;
+      case command::fetch_error: exchange_error(s.ends(), v.arg, s.last_error); break;
       case command::release: return;
     }
   }

@@ -26,13 +26,45 @@ enum slot : int {
   s_call_id,      ///< the call site
   s_kinds,        ///< param_kinds of the call
   s_n_shared,     ///< S
-  s_n_own,        ///< P
+  s_n_job,        ///< P: parameters per job
   s_n_jobs,       ///< J
   s_row_real,     ///< length of every x_r row
   s_row_int,      ///< length of every x_i row
   s_arg,          ///< command argument (fetch_error: the rank; call: a call_route)
   s_sequence,     ///< call number, checked by workers
   s_root_jobs,    ///< first_call, move_share: how many jobs the root keeps (the workers split the rest evenly)
+};
+
+/// The header of a request as values: written into the opening broadcast by the root and read back from
+/// it by every worker, so that both sides agree on one encoding.
+struct request {
+  command cmd = command::call;  ///< what the workers do
+  int call_id = 0;              ///< the call site
+  int kinds = 0;                ///< param_kinds of the call
+  int n_shared = 0;             ///< S
+  int n_job = 0;                ///< P: parameters per job
+  int n_jobs = 0;               ///< J
+  int row_real = 0;             ///< length of every x_r row
+  int row_int = 0;              ///< length of every x_i row
+  int arg = 0;                  ///< command argument (fetch_error: the rank; call: a call_route)
+  std::uint64_t sequence = 0;   ///< call number, checked by workers
+  int root_jobs = 0;            ///< first_call, move_share: how many jobs the root keeps
+
+  /// Writes the header into the first header_slots doubles of `h`.
+  void write(double* h) const {
+    const double v[header_slots] = {static_cast<double>(static_cast<int>(cmd)), double(call_id), double(kinds),
+                                    double(n_shared), double(n_job), double(n_jobs), double(row_real),
+                                    double(row_int), double(arg), static_cast<double>(sequence),
+                                    double(root_jobs)};
+    for (int i = 0; i < header_slots; ++i) h[i] = v[i];
+  }
+  /// The header held in the first header_slots doubles of `h`.
+  static request read(const double* h) {
+    auto at = [h](slot s) { return static_cast<int>(h[s]); };
+    return {static_cast<command>(at(s_command)), at(s_call_id), at(s_kinds), at(s_n_shared), at(s_n_job),
+            at(s_n_jobs), at(s_row_real), at(s_row_int), at(s_arg), static_cast<std::uint64_t>(h[s_sequence]),
+            at(s_root_jobs)};
+  }
 };
 
 /// How a steady-state call's data travel (the argument of a call request).

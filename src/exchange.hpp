@@ -1,0 +1,93 @@
+#pragma once
+// The protocol of a call, as the steps that the root and every worker execute together. Each step is one
+// function that every rank of the cluster calls at the same point of the same request; the rank only picks
+// which buffers it passes (the root's side of a collective, or a worker's). Nothing else in the runtime
+// calls a collective on the cluster's communicator.
+//
+//  1. request   every rank     broadcast of the fixed header (wire::request) with up to inline_shared shared
+//                              parameters; a second broadcast carries the rest of them.
+//  2. assign    first call, new data, new output counts, new root share: the workers receive the rows
+//                              (and, for a share move, the output counts) of the jobs they gain and keep the
+//                              rest: exchange_rows (first call), exchange_gained (share move).
+//  3. post      steady call    the job parameters, P x J column-major: scattered by message, or written by
+//                              the root into each worker's host slot (no message).
+//  4. run       every rank     its jobs on local tapes (no communication); a failed job writes the status.
+//  5. collect   every rank     each worker's status and blocks: gathered by message; or its status only,
+//                              with the blocks in its host slot; or nothing, with both in host memory.
+//                              A first call gathers the statuses and output counts first, broadcasts go or
+//                              no-go, then gathers the blocks.
+//  6. error     on a failure   the root names the failing rank in a fetch_error request; that rank sends its
+//                              job_error (Boost.Serialization) and the root rethrows it: same type and message.
+//  7. release   every rank     a request with command release: the workers leave serve().
+#include <mpi.h>
+
+#include <maprect/detail/job_error.hpp>
+#include <maprect/detail/wire.hpp>
+#include <vector>
+
+#include "src/chunk_plan.hpp"
+#include "src/wait.hpp"
+
+namespace maprect::detail {
+
+/// This rank's end of the protocol: the cluster's communicator and how its collectives wait.
+struct endpoint {
+  MPI_Comm comm = MPI_COMM_NULL;            ///< the cluster's own duplicate of the user's communicator
+  int rank = 0;                             ///< this rank
+  int size = 1;                             ///< ranks in the cluster
+  wait_policy policy = wait_policy::spin;   ///< how this rank waits inside collectives
+  bool is_root() const { return rank == 0; }
+};
+
+/// Step 1. The root writes `header` and the shared parameters `shared` into `slots` (request_doubles) and
+/// broadcasts them; a worker receives them and reads `header` back. Shared parameters beyond the inline ones
+/// go in a second broadcast (a worker receives them into `rest`). Returns where this rank reads the shared
+/// parameters.
+const double* exchange_request(const endpoint& e, wire::request& header, double* slots, const double* shared,
+                               std::vector<double>& rest);
+
+/// Bytes the root sends for a request with n_shared shared parameters.
+std::uint64_t request_bytes(const endpoint& e, int n_shared);
+
+/// Step 2, first call: the root scatters the workers' rows (`all`, `layout`: the workers' part only);
+/// a worker receives its rows straight into `mine` (allocated, rows of equal length).
+template <class T>
+void exchange_rows(const endpoint& e, const T* all, const rank_layout& layout, std::vector<std::vector<T>>& mine);
+
+/// What a share move hands the workers: per worker, the output counts, x_i rows and x_r rows of the jobs it
+/// gains, in job order. The root holds every worker's, back to back, with their layouts; a worker its own.
+struct gained_rows {
+  std::vector<int> counts, ints;
+  std::vector<double> reals;
+  rank_layout count_layout, int_layout, real_layout;  ///< root only
+
+  /// Worker: sizes the buffers for n gained jobs.
+  void expect(int n, int row_real, int row_int);
+  /// Root: starts worker r's part (after the ones before it).
+  void begin_worker(int r, int ranks);
+  /// Root: ends worker r's part.
+  void end_worker(int r);
+  /// Root: appends a gained job.
+  void add(int count, const std::vector<int>& x_i, const std::vector<double>& x_r);
+};
+
+/// Step 2, share move: the root scatters each worker's gained rows; a worker receives its own.
+void exchange_gained(const endpoint& e, gained_rows& g);
+
+/// Step 3 by message: the root scatters the job parameters `all` by `layout` (keeping its own part); a
+/// worker receives its part into `mine` (`count` values).
+void post_parameters(const endpoint& e, const double* all, const rank_layout& layout, double* mine, int count);
+
+/// Step 5 by message: a worker sends `count` values of `type` from `mine`; the root receives rank r's into
+/// `all` at displs[r] (its own part stays in place). With a `deadline`, the root gives up waiting then and
+/// returns false, leaving the gather in `pending` (the workers always complete theirs).
+bool collect_answers(const endpoint& e, MPI_Datatype type, const void* mine, int count, void* all, const int* counts,
+                     const int* displs, std::chrono::steady_clock::time_point deadline, MPI_Request& pending);
+
+/// Step 5 of a first call: the root's go (1) or no-go (0) for the blocks, broadcast to every worker.
+int exchange_go(const endpoint& e, int go);
+
+/// Step 6: rank `from` sends its `error` to the root, which receives it into `error`; other ranks do nothing.
+void exchange_error(const endpoint& e, int from, job_error& error);
+
+}  // namespace maprect::detail
