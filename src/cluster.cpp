@@ -1,6 +1,7 @@
 // The cluster's lifecycle on every rank: MPI set-up, the root's release of the workers, tear-down.
 #include <maprect/cluster.hpp>
 
+#include <boost/mpi/communicator.hpp>
 #include <stdexcept>
 
 #include "src/cluster_state.hpp"
@@ -30,6 +31,8 @@ cluster::cluster(MPI_Comm comm) : state_(std::make_unique<detail::cluster_state>
   if (!initialized) throw std::logic_error("maprect::cluster(MPI_Comm): MPI is not initialised");
   detail::start_cluster(*state_, comm);
 }
+
+cluster::cluster(const boost::mpi::communicator& comm) : cluster(static_cast<MPI_Comm>(comm)) {}
 
 cluster::~cluster() {
   stop();

@@ -15,6 +15,7 @@
 #include "src/exchange.hpp"
 #include "src/job_claims.hpp"
 #include "src/node_slots.hpp"
+#include "src/settings.hpp"
 #include "src/wait.hpp"
 #include "workers/call_site_cache.hpp"
 

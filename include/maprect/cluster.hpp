@@ -6,6 +6,10 @@
 #include <cstdint>
 #include <memory>
 
+namespace boost::mpi {
+class communicator;
+}
+
 namespace maprect {
 
 namespace detail {
@@ -20,6 +24,9 @@ class cluster {
   cluster(int& argc, char**& argv);
   /// Serves on a duplicate of `comm`, for applications that own MPI (never initialises or finalises it).
   explicit cluster(MPI_Comm comm);
+  /// Serves on a duplicate of a Boost.MPI communicator, for applications written with Boost.MPI (include
+  /// <boost/mpi/communicator.hpp> to call it).
+  explicit cluster(const boost::mpi::communicator& comm);
   /// Root: releases the workers. Finalises MPI if this cluster initialised it.
   ~cluster();
   cluster(const cluster&) = delete;
