@@ -49,7 +49,7 @@ int cluster::rank() const { return state_->rank; }
 int cluster::size() const { return state_->size; }
 void cluster::serve() { detail::serve(*state_); }
 void cluster::stop() { detail::stop_cluster(*state_); }
-cluster::traffic cluster::last_call_traffic() const { return state_->last_traffic; }
-cluster::profile cluster::last_call_profile() const { return state_->last_profile; }
+cluster::traffic cluster::last_call_traffic() const { return state_->root.last_traffic; }
+cluster::profile cluster::last_call_profile() const { return state_->root.last_profile; }
 
 }  // namespace maprect

@@ -43,30 +43,29 @@ struct root_site {
   double move_seconds = 0;  ///< what the last move of the root share took with its call (0: none yet)
 };
 
-class cluster_state {
- public:
-  MPI_Comm comm = MPI_COMM_NULL;  ///< our duplicate of the user's communicator
-  int rank = 0;
-  int size = 1;
-  bool owns_mpi = false;   ///< this cluster initialised MPI and finalises it
-  bool serving = false;    ///< root: workers are in their serve loop
-  bool mid_call = false;   ///< root: a call's messages are under way (leaving now would strand the workers)
-  wait_policy policy = wait_policy::spin;
-  double timeout = 0;      ///< MAPRECT_TIMEOUT as the root has it (seconds; 0: none)
-  bool tune_shares = true; ///< root: tune its share of each call site's jobs (MAPRECT_BALANCE)
-  bool take_over = false;  ///< the root runs the jobs of node-local workers it finishes before (MAPRECT_BALANCE)
-  job_claims claims;       ///< where the root and the workers of its node claim the workers' jobs
-  node_slots slots;        ///< where steady calls' data go when every worker shares the root's node
+/// The root's side of a cluster: its call sites and what it reports of the last call.
+struct root_state {
+  bool serving = false;    ///< workers are in their serve loop
+  bool mid_call = false;   ///< a call's messages are under way (leaving now would strand the workers)
+  std::unordered_map<int, root_site> sites;
+  remote_call previous_backend = nullptr;  ///< the thread's backend before this cluster's, put back at stop
+  std::vector<MPI_Request> done;  ///< with a timeout: per worker, the receive of its "done" message
+  call_timing timing;             ///< the last steady-state call's timings (kept: no allocation per call)
   cluster::traffic last_traffic;
   cluster::profile last_profile;
-  std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
-  double request[wire::request_doubles] = {};
+};
 
-  /// This rank's end of the protocol.
-  endpoint ends() const { return {comm, rank, size, policy}; }
+/// A worker's side: its copies of the call sites, and its last job failure (sent on fetch_error).
+struct worker_state {
+  std::unordered_map<int, worker_site> sites;
+  job_error last_error;
+};
 
-  // root
-  std::unordered_map<int, root_site> sites;
+/// Buffers and progress of the call under way, kept between calls so that a steady call allocates nothing.
+struct call_scratch {
+  std::vector<double> shared_rest;  ///< workers: the shared parameters beyond the inline ones
+  gained_rows gained;               ///< a share move's rows, per worker (root) or this worker's
+  // root only
   block_buffer own_out;          ///< the root's own status + blocks
   std::vector<int> own_counts;   ///< output counts of the root's jobs
   block_buffer taken_out;        ///< blocks of the workers' jobs the root took over, one batch at a time
@@ -75,23 +74,35 @@ class cluster_state {
   std::vector<result_segment> segments;  ///< where this call's blocks are, in job order
   std::vector<int> answer_counts;  ///< per rank, the doubles its answer to this call holds
   std::vector<int> status_counts;  ///< per rank, the status doubles (the gather of a call through the slots)
-  std::vector<int> nodes_made;     ///< per worker, its leading jobs whose nodes this call has made
-  int making = 0;                  ///< the worker whose nodes are made next (those before it are all made)
-  bool making_stopped = false;     ///< a worker's jobs failed or changed output counts: no more nodes
-  int node_jobs = 0;               ///< worker jobs whose nodes this call has made
-  bool time_nodes = false;         ///< this call times its node making between the root's jobs (for the tuner)
+  std::vector<int> nodes_made;     ///< per worker, its leading jobs whose output nodes this call has made
+  int making = 0;                  ///< the worker whose output nodes are made next (those before it are all made)
+  bool making_stopped = false;     ///< a worker's jobs failed or changed output counts: no more output nodes
+  int node_jobs = 0;               ///< worker jobs whose output nodes this call has made
+  bool time_nodes = false;         ///< this call times its output-node making between the root's jobs (tuner)
   double node_seconds = 0;         ///< that time
-  int node_jobs_timed = 0;         ///< the worker jobs whose nodes it made in that time
-  std::vector<double> shared_rest;  ///< workers: the shared parameters of a call beyond the inline ones
-  gained_rows gained;               ///< a share move's rows, per worker (root) or this worker's
-  remote_call previous_backend = nullptr;
-  std::vector<MPI_Request> done;  ///< with a timeout: per worker, the receive of its "done" message
-  call_timing timing;             ///< the last steady-state call's timings (kept: no allocation per call)
+  int node_jobs_timed = 0;         ///< the worker jobs whose output nodes it made in that time
   std::chrono::steady_clock::time_point deadline;  ///< with a timeout: when the current call expires
+};
 
-  // workers
-  std::unordered_map<int, worker_site> cached_sites;
-  job_error last_error;          ///< the last job failure on this rank, sent on fetch_error
+/// What a cluster holds on each rank: its end of the protocol, the settings all ranks agreed on, the memory
+/// it shares with its host, and the root's or the worker's state.
+class cluster_state {
+ public:
+  MPI_Comm comm = MPI_COMM_NULL;  ///< our duplicate of the user's communicator
+  int rank = 0;
+  int size = 1;
+  bool owns_mpi = false;   ///< this cluster initialised MPI and finalises it
+  cluster_settings settings;  ///< as the root read them; take_over and tune_shares as they apply here
+  job_claims claims;       ///< where the root and the workers of its host claim the workers' jobs
+  node_slots slots;        ///< where steady calls' data go when every worker shares the root's host
+  std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
+  double request[wire::request_doubles] = {};  ///< the opening broadcast of the current request
+  root_state root;
+  worker_state worker;
+  call_scratch call;
+
+  /// This rank's end of the protocol.
+  endpoint ends() const { return {comm, rank, size, settings.policy}; }
 };
 
 /// Tag of the empty message a worker sends when its jobs of a call are done (only with a timeout): the

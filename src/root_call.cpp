@@ -57,9 +57,9 @@ wire::request header_of(command cmd, const call_request& req, int row_real, int 
 /// Step 1 on the root: numbers and broadcasts a request, with the shared parameters of a call.
 void send_request(cluster_state& s, wire::request h, const double* shared = nullptr) {
   h.sequence = ++s.sequence;
-  exchange_request(s.ends(), h, s.request, shared, s.shared_rest);
+  exchange_request(s.ends(), h, s.request, shared, s.call.shared_rest);
   const bool call = h.cmd == command::call || h.cmd == command::first_call;
-  s.last_traffic.sent += request_bytes(s.ends(), call ? h.n_shared : 0);
+  s.root.last_traffic.sent += request_bytes(s.ends(), call ? h.n_shared : 0);
 }
 
 /// A request that carries no call: fetch_error, release.
@@ -73,22 +73,22 @@ wire::request bare_request(command cmd, int arg) {
 /// With a timeout: the call's clock starts now and, unless the workers report in node memory, a receive is
 /// posted for each worker's "done" message. Without one the deadline is never.
 void start_timeout(cluster_state& s, bool done_messages = true) {
-  if (s.timeout <= 0) {
-    s.deadline = std::chrono::steady_clock::time_point::max();
+  if (s.settings.timeout <= 0) {
+    s.call.deadline = std::chrono::steady_clock::time_point::max();
     return;
   }
-  s.deadline = std::chrono::steady_clock::now() +
-               std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s.timeout));
+  s.call.deadline = std::chrono::steady_clock::now() +
+               std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s.settings.timeout));
   if (done_messages)
-    for (int r = 1; r < s.size; ++r) MPI_Irecv(nullptr, 0, MPI_BYTE, r, done_tag, s.comm, &s.done[r]);
+    for (int r = 1; r < s.size; ++r) MPI_Irecv(nullptr, 0, MPI_BYTE, r, done_tag, s.comm, &s.root.done[r]);
 }
 
 /// Names the workers that have not answered call `req` within the timeout, and aborts the job.
 [[noreturn]] void abort_late(cluster_state& s, const call_request& req, const std::vector<int>& late) {
   for (int q : late)
     std::fprintf(stderr, "maprect: rank %d did not answer call id %d within %g s (request %llu)\n", q, req.call_id,
-                 s.timeout, static_cast<unsigned long long>(s.sequence));
-  std::fprintf(stderr, "maprect: aborting the job (MAPRECT_TIMEOUT=%g)\n", s.timeout);
+                 s.settings.timeout, static_cast<unsigned long long>(s.sequence));
+  std::fprintf(stderr, "maprect: aborting the job (MAPRECT_TIMEOUT=%g)\n", s.settings.timeout);
   std::fflush(stderr);
   unguard_exit(s);  // this exit is deliberate and explained
   MPI_Abort(s.comm, 1);
@@ -100,18 +100,18 @@ void start_timeout(cluster_state& s, bool done_messages = true) {
 void gather_answers(cluster_state& s, const call_request& req, MPI_Datatype type, void* recvbuf, const int* counts,
                     const int* displs) {
   MPI_Request pending = MPI_REQUEST_NULL;
-  const auto deadline = s.timeout > 0 ? s.deadline : std::chrono::steady_clock::time_point::max();
+  const auto deadline = s.settings.timeout > 0 ? s.call.deadline : std::chrono::steady_clock::time_point::max();
   if (!collect_answers(s.ends(), type, nullptr, 0, recvbuf, counts, displs, deadline, pending)) {
     std::vector<int> late;
     for (int q = 1; q < s.size; ++q) {
       int answered = 0;
-      MPI_Test(&s.done[q], &answered, MPI_STATUS_IGNORE);
+      MPI_Test(&s.root.done[q], &answered, MPI_STATUS_IGNORE);
       if (!answered) late.push_back(q);
     }
     if (!late.empty()) abort_late(s, req, late);
-    wait(pending, s.policy);  // every worker has answered (the root's own jobs were the slow part)
+    wait(pending, s.settings.policy);  // every worker has answered (the root's own jobs were the slow part)
   }
-  if (s.timeout > 0) MPI_Waitall(s.size - 1, s.done.data() + 1, MPI_STATUSES_IGNORE);
+  if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
 }
 
 /// Whether a steady call of `site` moves its data through the node slots rather than messages.
@@ -136,8 +136,8 @@ void place_own(cluster_state& s, root_site& site, const call_request& req) {
   for (int r = 1; r < s.size; ++r) {
     const auto n = static_cast<std::size_t>(slot_blocks_at(req.n_own, site.plan.jobs(r)));
     std::copy_n(req.own + static_cast<std::ptrdiff_t>(site.plan.first(r)) * req.n_own, n, s.slots.slot(r));
-    s.last_traffic.sent += sizeof(double) * n;
-    s.last_traffic.through_memory += sizeof(double) * n;
+    s.root.last_traffic.sent += sizeof(double) * n;
+    s.root.last_traffic.through_memory += sizeof(double) * n;
   }
   s.slots.sync();
 }
@@ -145,12 +145,12 @@ void place_own(cluster_state& s, root_site& site, const call_request& req) {
 /// The gather of a call whose blocks wait in the node slots, behind each worker's parameters: only the
 /// workers' status doubles come by message, into `buffer`. The blocks stay in the slots until the next call.
 void gather_through_slots(cluster_state& s, const root_site& site, const call_request& req, double* buffer) {
-  s.status_counts.assign(static_cast<std::size_t>(s.size), wire::status_doubles);
-  gather_answers(s, req, MPI_DOUBLE, buffer, s.status_counts.data(), site.results.displs.data());
+  s.call.status_counts.assign(static_cast<std::size_t>(s.size), wire::status_doubles);
+  gather_answers(s, req, MPI_DOUBLE, buffer, s.call.status_counts.data(), site.results.displs.data());
   s.slots.sync();
   for (int r = 1; r < s.size; ++r) {
-    const int blocks = s.answer_counts[r] - wire::status_doubles;
-    s.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(blocks);
+    const int blocks = s.call.answer_counts[r] - wire::status_doubles;
+    s.root.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(blocks);
   }
 }
 
@@ -168,7 +168,7 @@ void collect_reports(cluster_state& s, const call_request& req, double* buffer, 
   };
   for (int r = 1; r < s.size; ++r) {
     finished_test test{&s.claims, r};
-    if (!wait_until(&finished_test::ready, &test, s.policy, s.deadline)) {
+    if (!wait_until(&finished_test::ready, &test, s.settings.policy, s.call.deadline)) {
       std::vector<int> late;
       for (int q = r; q < s.size; ++q)
         if (!s.claims.progress(q).finished) late.push_back(q);
@@ -179,14 +179,14 @@ void collect_reports(cluster_state& s, const call_request& req, double* buffer, 
     status[0] = report.code;
     status[1] = report.job;
     status[2] = report.busy;
-    s.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(s.answer_counts[r]);
+    s.root.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(s.call.answer_counts[r]);
   }
 }
 
 void scatter_own(cluster_state& s, root_site& site, const call_request& req) {
   if (static_cast<long long>(req.n_own) * req.n_jobs == 0) return;
   post_parameters(s.ends(), req.own, site.own, nullptr, 0);
-  s.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(static_cast<long long>(req.n_own) * req.n_jobs -
+  s.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(static_cast<long long>(req.n_own) * req.n_jobs -
                                                                      site.own.counts[0]);
 }
 
@@ -203,18 +203,18 @@ chunk_input root_jobs_input(const call_request& req, int first, int n) {
 }
 
 /// Runs the root's own chunk (jobs [0, n)): in place when the front door makes its outputs, else into
-/// s.own_out after `status_slots` reserved doubles. In place, `hook` (if not null) is polled between jobs.
+/// s.call.own_out after `status_slots` reserved doubles. In place, `hook` (if not null) is polled between jobs.
 rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int status_slots, job_error& error,
                           const own_jobs_hook* hook = nullptr) {
-  s.own_out.assign(static_cast<std::size_t>(status_slots), 0.0);
-  s.own_counts.assign(static_cast<std::size_t>(n), 0);
+  s.call.own_out.assign(static_cast<std::size_t>(status_slots), 0.0);
+  s.call.own_counts.assign(static_cast<std::size_t>(n), 0);
   int cursor = 0;
   try {
     if (req.own_jobs != nullptr) {
-      req.own_jobs->run(req.own_jobs->self, n, s.own_counts.data(), cursor, hook);
+      req.own_jobs->run(req.own_jobs->self, n, s.call.own_counts.data(), cursor, hook);
     } else {
       const chunk_input in = root_jobs_input(req, 0, n);
-      req.functor->run[static_cast<int>(req.kinds)](in, s.own_out, s.own_counts.data(), cursor);
+      req.functor->run[static_cast<int>(req.kinds)](in, s.call.own_out, s.call.own_counts.data(), cursor);
     }
   } catch (...) {
     error = current_job_error();
@@ -225,11 +225,11 @@ rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int 
 
 /// Fetches the message of `rank`'s failure and throws it on the root.
 [[noreturn]] void throw_remote_error(cluster_state& s, int rank, int job) {
-  s.mid_call = true;
+  s.root.mid_call = true;
   send_request(s, bare_request(command::fetch_error, rank));
   job_error e;
   exchange_error(s.ends(), rank, e);
-  s.mid_call = false;
+  s.root.mid_call = false;
   throw_job_error(e, job, rank);
 }
 
@@ -306,12 +306,12 @@ void ship_rows(cluster_state& s, const root_site& site) {
   if (site.row_real > 0) {
     data.assign_workers(site.plan, site.row_real);
     exchange_rows(s.ends(), site.x_r.data(), data, no_real_rows);
-    s.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(site.x_r.size());
+    s.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(site.x_r.size());
   }
   if (site.row_int > 0) {
     data.assign_workers(site.plan, site.row_int);
     exchange_rows(s.ends(), site.x_i.data(), data, no_int_rows);
-    s.last_traffic.sent += sizeof(int) * static_cast<std::uint64_t>(site.x_i.size());
+    s.root.last_traffic.sent += sizeof(int) * static_cast<std::uint64_t>(site.x_i.size());
   }
 }
 
@@ -324,9 +324,9 @@ rank_layout collect_counts(cluster_state& s, root_site& site, const call_request
   std::vector<int> gathered(static_cast<std::size_t>(reports.displs[R - 1] + reports.counts[R - 1]));
   gathered[0] = static_cast<int>(root_status.code);
   gathered[1] = root_status.job;
-  std::copy(s.own_counts.begin(), s.own_counts.end(), gathered.begin() + 2);
+  std::copy(s.call.own_counts.begin(), s.call.own_counts.end(), gathered.begin() + 2);
   gather_answers(s, req, MPI_INT, gathered.data(), reports.counts.data(), reports.displs.data());
-  s.last_traffic.received += sizeof(int) * static_cast<std::uint64_t>(gathered.size() - reports.counts[0]);
+  s.root.last_traffic.received += sizeof(int) * static_cast<std::uint64_t>(gathered.size() - reports.counts[0]);
 
   site.counts.resize(static_cast<std::size_t>(req.n_jobs));
   statuses.assign(static_cast<std::size_t>(R), {});
@@ -358,7 +358,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
                        int root_jobs) {
   const int R = s.size;
   plan_site(site, req, row_real, row_int, root_jobs, R);
-  s.mid_call = true;
+  s.root.mid_call = true;
   wire::request header = header_of(command::first_call, req, row_real, row_int);
   header.root_jobs = root_jobs;
   send_request(s, header, req.shared);
@@ -376,7 +376,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   const bool too_large = total > int_max;
   // Go or no-go for the blocks: only worth sending when every job succeeded and they fit one call.
   exchange_go(s.ends(), all_ok && !too_large ? 1 : 0);
-  s.mid_call = false;  // every rank has joined every collective so far; with go = 0 they all stop here
+  s.root.mid_call = false;  // every rank has joined every collective so far; with go = 0 they all stop here
   if (root_status.code != wire::status::ok) throw_job_error(root_error, root_status.job, 0);
   for (int r = 1; r < R; ++r)
     if (statuses[r].code != wire::status::ok) throw_remote_error(s, r, statuses[r].job);
@@ -385,21 +385,21 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
                             std::to_string(total) + " result values, more than 2^31-1 in one call");
 
   // Blocks land where steady-state calls will put them: after each rank's status slots.
-  s.mid_call = true;
-  s.answers.resize(static_cast<std::size_t>(total));
-  double* buffer = s.answers.data();
-  if (req.own_jobs == nullptr) std::copy_n(s.own_out.data(), blocks.counts[0], buffer + blocks.displs[0]);
+  s.root.mid_call = true;
+  s.call.answers.resize(static_cast<std::size_t>(total));
+  double* buffer = s.call.answers.data();
+  if (req.own_jobs == nullptr) std::copy_n(s.call.own_out.data(), blocks.counts[0], buffer + blocks.displs[0]);
   MPI_Request unused;
   collect_answers(s.ends(), MPI_DOUBLE, nullptr, 0, buffer, blocks.counts.data(), blocks.displs.data(),
                   std::chrono::steady_clock::time_point::max(), unused);
-  s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - blocks.counts[0] - wire::status_doubles * R);
+  s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - blocks.counts[0] - wire::status_doubles * R);
 
   lay_out_results(s, site);
-  s.segments.resize(R);
-  for (int r = 0; r < R; ++r) s.segments[r] = {buffer + blocks.displs[r], site.plan.first(r), site.plan.first(r + 1)};
+  s.call.segments.resize(R);
+  for (int r = 0; r < R; ++r) s.call.segments[r] = {buffer + blocks.displs[r], site.plan.first(r), site.plan.first(r + 1)};
   site.planned = true;
-  s.mid_call = false;
-  return {s.segments.data(), R, site.counts.data(), site.rows, site.n_outputs, jobs_made(req, site)};
+  s.root.mid_call = false;
+  return {s.call.segments.data(), R, site.counts.data(), site.rows, site.n_outputs, jobs_made(req, site)};
 }
 
 /// A new root share for a call site whose sizes, data and output counts stay: each worker receives the output
@@ -408,14 +408,14 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
 void move_share(cluster_state& s, root_site& site, const call_request& req, int root_jobs) {
   const chunk_plan before = site.plan, now{req.n_jobs, s.size, root_jobs};
   const int row_real = site.row_real, row_int = site.row_int;
-  s.mid_call = true;
+  s.root.mid_call = true;
   wire::request header = header_of(command::move_share, req, row_real, row_int);
   header.root_jobs = root_jobs;
   send_request(s, header);  // the call that follows sends the shared parameters
 
   // Per worker, in job order, what it gains; the copy of the workers' rows follows them: a kept row as the
   // worker holds it, a gained one as it is sent now.
-  gained_rows& g = s.gained;
+  gained_rows& g = s.call.gained;
   g = {};
   std::vector<double> x_r;
   std::vector<int> x_i;
@@ -439,7 +439,7 @@ void move_share(cluster_state& s, root_site& site, const call_request& req, int 
     g.end_worker(r);
   }
   exchange_gained(s.ends(), g);
-  s.last_traffic.sent += sizeof(int) * (g.counts.size() + g.ints.size()) + sizeof(double) * g.reals.size();
+  s.root.last_traffic.sent += sizeof(int) * (g.counts.size() + g.ints.size()) + sizeof(double) * g.reals.size();
 
   site.plan = now;
   site.own.assign(now, req.n_own);
@@ -447,7 +447,7 @@ void move_share(cluster_state& s, root_site& site, const call_request& req, int 
   site.x_i.swap(x_i);
   site.next_root_jobs = -1;
   lay_out_results(s, site);
-  s.mid_call = false;
+  s.root.mid_call = false;
 }
 
 /// How a steady-state call ended.
@@ -464,7 +464,7 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 /// The local job before which worker r's jobs of this call end: the root ran the rest of its chunk. Final once
 /// the root has stopped claiming (only the root moves the back of a chunk).
 int worker_end(const cluster_state& s, const root_site& site, int r) {
-  return s.take_over && s.claims.shared_with(r) ? s.claims.worker_end(r) : site.plan.jobs(r);
+  return s.settings.take_over && s.claims.shared_with(r) ? s.claims.worker_end(r) : site.plan.jobs(r);
 }
 
 /// Where the root's running of workers' jobs stopped early: a job that threw, or changed its output count.
@@ -483,22 +483,22 @@ int take_over_batch(cluster_state& s, const root_site& site, const call_request&
   const job_range got = s.claims.claim_back(r);
   if (got.empty()) return 0;
   const int j0 = site.plan.first(r) + got.begin, n = got.size();
-  s.taken_out.assign(0, 0.0);
-  s.taken_counts.assign(static_cast<std::size_t>(n), 0);
+  s.call.taken_out.assign(0, 0.0);
+  s.call.taken_counts.assign(static_cast<std::size_t>(n), 0);
   const chunk_input in = root_jobs_input(req, j0, n);
   int cursor = 0;
   try {
-    req.functor->run[static_cast<int>(req.kinds)](in, s.taken_out, s.taken_counts.data(), cursor);
+    req.functor->run[static_cast<int>(req.kinds)](in, s.call.taken_out, s.call.taken_counts.data(), cursor);
   } catch (...) {
     failure = {wire::status::failed, r, j0 + cursor, current_job_error()};
     return n;
   }
-  if (!std::equal(s.taken_counts.begin(), s.taken_counts.end(), site.counts.begin() + j0)) {
+  if (!std::equal(s.call.taken_counts.begin(), s.call.taken_counts.end(), site.counts.begin() + j0)) {
     failure.code = wire::status::counts_changed;
     failure.rank = r;
     return n;
   }
-  std::copy_n(s.taken_out.data(), s.taken_out.size(), answer_blocks(buffer, site, r) + site.block_at[j0]);
+  std::copy_n(s.call.taken_out.data(), s.call.taken_out.size(), answer_blocks(buffer, site, r) + site.block_at[j0]);
   return n;
 }
 
@@ -525,40 +525,40 @@ int take_over_jobs(cluster_state& s, const root_site& site, const call_request& 
 /// claims its jobs, else through the slots when they fit, else by messages.
 wire::call_route route_of(const cluster_state& s, const root_site& site) {
   if (!via_slots(s, site)) return wire::call_route::messages;
-  return s.take_over && s.claims.shared_with_all() ? wire::call_route::memory : wire::call_route::slots;
+  return s.settings.take_over && s.claims.shared_with_all() ? wire::call_route::memory : wire::call_route::slots;
 }
 
 /// Makes the output nodes of the workers' jobs whose blocks are in, in job order, up to the first worker
 /// still running. Returns true once every worker's are made. At a worker whose jobs failed or changed an
-/// output count it stops for good (s.making_stopped): its answer says why, and the call fails or is planned
+/// output count it stops for good (s.call.making_stopped): its answer says why, and the call fails or is planned
 /// anew. Called only when no claim of the root's is half done, so a finished worker's chunk is complete:
 /// its jobs, then those the root took over from its back, whose blocks are in `buffer`.
 bool make_ready_nodes(cluster_state& s, const root_site& site, const call_request& req, const double* buffer) {
-  while (s.making < s.size && !s.making_stopped) {
-    const int r = s.making, first = site.plan.first(r), jobs = site.plan.jobs(r);
+  while (s.call.making < s.size && !s.call.making_stopped) {
+    const int r = s.call.making, first = site.plan.first(r), jobs = site.plan.jobs(r);
     const job_progress p = s.claims.progress(r);
-    int& made = s.nodes_made[r];
+    int& made = s.call.nodes_made[r];
     if (p.done > made) {
       const double* blocks = slot_blocks(s, site, req, r) + site.block_at[first + made];
       req.own_jobs->make(req.own_jobs->self, blocks, first + made, first + p.done, site.counts.data());
-      s.node_jobs += p.done - made;
+      s.call.node_jobs += p.done - made;
       made = p.done;
     }
     if (!p.finished) return false;
     const int end = s.claims.worker_end(r);
     if (made < end) {
-      s.making_stopped = true;
+      s.call.making_stopped = true;
       return false;
     }
     if (end < jobs) {
       const double* taken = answer_blocks(buffer, site, r) + site.block_at[first + end];
       req.own_jobs->make(req.own_jobs->self, taken, first + end, first + jobs, site.counts.data());
-      s.node_jobs += jobs - end;
+      s.call.node_jobs += jobs - end;
       made = jobs;
     }
-    ++s.making;
+    ++s.call.making;
   }
-  return s.making >= s.size;
+  return s.call.making >= s.size;
 }
 
 /// The backend's state that the root's polls between its own jobs need.
@@ -570,19 +570,19 @@ struct node_poll {
   static void poll(void* self) {
     const auto& p = *static_cast<node_poll*>(self);
     cluster_state& s = *p.s;
-    if (!s.time_nodes) {
+    if (!s.call.time_nodes) {
       make_ready_nodes(s, *p.site, *p.req, p.buffer);
       return;
     }
     // Timed only when there is something to make: the clock costs about what a tiny job does.
-    if (s.making >= s.size || s.making_stopped) return;
-    const job_progress next = s.claims.progress(s.making);
-    if (next.done <= s.nodes_made[s.making] && !next.finished) return;
+    if (s.call.making >= s.size || s.call.making_stopped) return;
+    const job_progress next = s.claims.progress(s.call.making);
+    if (next.done <= s.call.nodes_made[s.call.making] && !next.finished) return;
     const auto start = std::chrono::steady_clock::now();
-    const int before = s.node_jobs;
+    const int before = s.call.node_jobs;
     make_ready_nodes(s, *p.site, *p.req, p.buffer);
-    s.node_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    s.node_jobs_timed += s.node_jobs - before;
+    s.call.node_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    s.call.node_jobs_timed += s.call.node_jobs - before;
   }
 };
 
@@ -593,35 +593,35 @@ struct node_poll {
 int make_nodes_and_take_over(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
                              taken_failure& failure) {
   int taken = 0;
-  for (unsigned spins = 1; !make_ready_nodes(s, site, req, buffer) && !s.making_stopped; ++spins) {
+  for (unsigned spins = 1; !make_ready_nodes(s, site, req, buffer) && !s.call.making_stopped; ++spins) {
     int n = 0;
-    for (int r = s.making; r < s.size && n == 0; ++r) n = take_over_batch(s, site, req, buffer, r, failure);
+    for (int r = s.call.making; r < s.size && n == 0; ++r) n = take_over_batch(s, site, req, buffer, r, failure);
     taken += n;
     if (failure.code != wire::status::ok) break;
     if (n > 0) continue;
-    if (s.policy == wait_policy::sleep) break;
-    if (s.timeout > 0 && spins % 1024 == 0 && std::chrono::steady_clock::now() >= s.deadline) break;
+    if (s.settings.policy == wait_policy::sleep) break;
+    if (s.settings.timeout > 0 && spins % 1024 == 0 && std::chrono::steady_clock::now() >= s.call.deadline) break;
     cpu_relax();
   }
   return taken;
 }
 
-/// Where this call's blocks are, in job order, into s.segments: the root's own jobs' in s.own_out; each
+/// Where this call's blocks are, in job order, into s.call.segments: the root's own jobs' in s.call.own_out; each
 /// worker's in its slot or, by message, in `buffer`; the jobs the root took over from a worker in `buffer`,
 /// right behind where the worker's would be.
 void locate_blocks(cluster_state& s, const root_site& site, const call_request& req, const double* buffer,
                    bool slots) {
-  s.segments.clear();
-  s.segments.push_back({s.own_out.data() + wire::status_doubles, 0, site.plan.root_jobs});
+  s.call.segments.clear();
+  s.call.segments.push_back({s.call.own_out.data() + wire::status_doubles, 0, site.plan.root_jobs});
   for (int r = 1; r < s.size; ++r) {
     const int first = site.plan.first(r), end = first + worker_end(s, site, r), last = site.plan.first(r + 1);
     const double* region = answer_blocks(buffer, site, r);
     if (!slots) {
-      s.segments.push_back({region, first, last});
+      s.call.segments.push_back({region, first, last});
       continue;
     }
-    s.segments.push_back({slot_blocks(s, site, req, r), first, end});
-    if (end < last) s.segments.push_back({region + site.block_at[end], end, last});
+    s.call.segments.push_back({slot_blocks(s, site, req, r), first, end});
+    if (end < last) s.call.segments.push_back({region + site.block_at[end], end, last});
   }
 }
 
@@ -629,8 +629,8 @@ void locate_blocks(cluster_state& s, const root_site& site, const call_request& 
 steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result) {
   using clock = std::chrono::steady_clock;
   const int R = s.size;
-  s.mid_call = true;
-  if (s.take_over)
+  s.root.mid_call = true;
+  if (s.settings.take_over)
     for (int r = 1; r < R; ++r)
       if (s.claims.shared_with(r)) s.claims.reset(r, site.plan.jobs(r));
   const wire::call_route route = route_of(s, site);
@@ -648,17 +648,17 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   const bool data_unchanged = same_data(site, req);
   const auto checked = clock::now();
   const int total = site.results.displs[R - 1] + site.results.counts[R - 1];
-  s.answers.resize(static_cast<std::size_t>(total));
-  double* buffer = s.answers.data();
+  s.call.answers.resize(static_cast<std::size_t>(total));
+  double* buffer = s.call.answers.data();
   // Through node memory, the root makes the workers' output nodes as their blocks come, not after the call.
   const bool during = memory && req.own_jobs != nullptr;
-  s.nodes_made.assign(static_cast<std::size_t>(R), 0);
-  s.making = 1;
-  s.making_stopped = false;
-  s.node_jobs = 0;
-  s.time_nodes = during && s.tune_shares && site.tuner.wants_node_timing();
-  s.node_seconds = 0;
-  s.node_jobs_timed = 0;
+  s.call.nodes_made.assign(static_cast<std::size_t>(R), 0);
+  s.call.making = 1;
+  s.call.making_stopped = false;
+  s.call.node_jobs = 0;
+  s.call.time_nodes = during && s.settings.tune_shares && site.tuner.wants_node_timing();
+  s.call.node_seconds = 0;
+  s.call.node_jobs_timed = 0;
   node_poll poll_state{&s, &site, &req, buffer};
   const own_jobs_hook hook{&poll_state, &node_poll::poll};
   job_error root_error;
@@ -667,31 +667,31 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
     root_status =
         run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, root_error, during ? &hook : nullptr);
     if (root_status.code == wire::status::ok &&
-        !std::equal(s.own_counts.begin(), s.own_counts.end(), site.counts.begin()))
+        !std::equal(s.call.own_counts.begin(), s.call.own_counts.end(), site.counts.begin()))
       root_status.code = wire::status::counts_changed;
   }
   const auto own_done = clock::now();
-  const int nodes_during_own = s.node_jobs;
+  const int nodes_during_own = s.call.node_jobs;
 
   taken_failure taken_failed;
   int taken = 0;
-  if (data_unchanged && root_status.code == wire::status::ok && s.take_over)
+  if (data_unchanged && root_status.code == wire::status::ok && s.settings.take_over)
     taken = during ? make_nodes_and_take_over(s, site, req, buffer, taken_failed)
                    : take_over_jobs(s, site, req, buffer, taken_failed);
   const auto taken_done = clock::now();
   // Each worker's answer ends where the root's claims on its chunk begin.
-  s.answer_counts.assign(site.results.counts.begin(), site.results.counts.end());
+  s.call.answer_counts.assign(site.results.counts.begin(), site.results.counts.end());
   for (int r = 1; r < R; ++r)
-    s.answer_counts[r] = answer_doubles(site.results.counts[r], site.block_at.data() + site.plan.first(r),
+    s.call.answer_counts[r] = answer_doubles(site.results.counts[r], site.block_at.data() + site.plan.first(r),
                                         site.plan.jobs(r), worker_end(s, site, r));
   long long answered = 0;
-  for (int r = 1; r < R; ++r) answered += s.answer_counts[r];
+  for (int r = 1; r < R; ++r) answered += s.call.answer_counts[r];
   if (memory) collect_reports(s, req, buffer, site.results.displs.data());
   else if (slots) gather_through_slots(s, site, req, buffer);
-  else gather_answers(s, req, MPI_DOUBLE, buffer, s.answer_counts.data(), site.results.displs.data());
+  else gather_answers(s, req, MPI_DOUBLE, buffer, s.call.answer_counts.data(), site.results.displs.data());
   const auto arrived = clock::now();
-  s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answered);
-  s.mid_call = false;
+  s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answered);
+  s.root.mid_call = false;
   if (!data_unchanged) return steady_outcome::data_changed;
 
   // The first failure in job order decides: the root's jobs come first, then each worker's chunk, whose
@@ -709,11 +709,11 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
       return steady_outcome::counts_changed;
   }
 
-  call_timing& t = s.timing;
+  call_timing& t = s.root.timing;
   t.check = seconds_between(sent, checked);
   t.own = seconds_between(checked, own_done);
   t.nodes_during_own = nodes_during_own;
-  t.node_job = s.node_jobs_timed > 0 ? s.node_seconds / s.node_jobs_timed : 0.0;
+  t.node_job = s.call.node_jobs_timed > 0 ? s.call.node_seconds / s.call.node_jobs_timed : 0.0;
   t.arrival = seconds_between(sent, arrived);
   t.waited = seconds_between(taken_done, arrived);
   t.worker_busy.resize(static_cast<std::size_t>(R));
@@ -724,11 +724,11 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
     t.worker_jobs[r] = worker_end(s, site, r);
     if (busiest == 0 || t.worker_busy[r] > t.worker_busy[busiest]) busiest = r;
   }
-  s.last_profile = {site.plan.root_jobs, busiest > 0 ? t.worker_jobs[busiest] : 0, t.own,
+  s.root.last_profile = {site.plan.root_jobs, busiest > 0 ? t.worker_jobs[busiest] : 0, t.own,
                     busiest > 0 ? t.worker_busy[busiest] : 0.0, t.check, taken};
-  if (s.tune_shares) {
+  if (s.settings.tune_shares) {
     site.tuner.record(site.plan, t);
-    site.next_root_jobs = site.tuner.proposal(site.plan, s.take_over && s.claims.shared_with_all());
+    site.next_root_jobs = site.tuner.proposal(site.plan, s.settings.take_over && s.claims.shared_with_all());
   }
   locate_blocks(s, site, req, buffer, slots);
   int made = jobs_made(req, site);
@@ -739,14 +739,14 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
                              ": a worker answered without publishing all its jobs");
     made = site.plan.n_jobs;
   }
-  result = {s.segments.data(), static_cast<int>(s.segments.size()), site.counts.data(), site.rows, site.n_outputs,
+  result = {s.call.segments.data(), static_cast<int>(s.call.segments.size()), site.counts.data(), site.rows, site.n_outputs,
             made};
   return steady_outcome::done;
 }
 
 call_result plan_or_call(cluster_state& s, const call_request& req) {
-  s.last_traffic = {};
-  root_site& site = s.sites[req.call_id];
+  s.root.last_traffic = {};
+  root_site& site = s.root.sites[req.call_id];
   const long long n_real = static_cast<long long>((*req.x_r)[0].size()) * req.n_jobs;
   const long long n_int = static_cast<long long>((*req.x_i)[0].size()) * req.n_jobs;
   if (!fits_one_message(n_real)) throw_too_large_for_message(n_real, "x_r of call id " + std::to_string(req.call_id));
@@ -794,14 +794,14 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
 
 call_result root_call(const call_request& req) {
   cluster_state& s = *live_root;
-  s.last_profile = {};
+  s.root.last_profile = {};
   try {
     return plan_or_call(s, req);
   } catch (const std::exception& e) {
-    if (s.mid_call) abort_mid_call(s, req, e.what());
+    if (s.root.mid_call) abort_mid_call(s, req, e.what());
     throw;
   } catch (...) {
-    if (s.mid_call) abort_mid_call(s, req, "unknown exception");
+    if (s.root.mid_call) abort_mid_call(s, req, "unknown exception");
     throw;
   }
 }
@@ -827,7 +827,7 @@ void abort_on_guarded_exit() {
 }  // namespace
 
 void plan_root_share(int call_id, int root_jobs) {
-  if (live_root != nullptr) live_root->sites[call_id].next_root_jobs = std::max(0, root_jobs);
+  if (live_root != nullptr) live_root->root.sites[call_id].next_root_jobs = std::max(0, root_jobs);
 }
 
 void guard_exit(cluster_state& s) {
@@ -849,26 +849,25 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   MPI_Comm_dup(comm, &s.comm);
   MPI_Comm_rank(s.comm, &s.rank);
   MPI_Comm_size(s.comm, &s.size);
-  cluster_settings settings;
   try {
-    settings = choose_cluster_settings(s.comm);
+    s.settings = choose_cluster_settings(s.comm);
   } catch (...) {
     MPI_Comm_free(&s.comm);
     throw;
   }
-  s.policy = settings.policy;
-  s.timeout = settings.timeout;
   // Ranks that share cores (the sleep policy) time their jobs with the scheduler's noise: even split.
-  s.tune_shares = settings.tune_shares && s.policy != wait_policy::sleep;
-  if (settings.take_over && s.size > 1) {
+  s.settings.tune_shares = s.settings.tune_shares && s.settings.policy != wait_policy::sleep;
+  if (s.settings.take_over && s.size > 1) {
     s.claims.open(s.comm);
-    s.take_over = s.claims.in_use();
+    s.settings.take_over = s.claims.in_use();
+  } else {
+    s.settings.take_over = false;
   }
-  if (settings.node_memory && s.size > 1) s.slots.open(s.comm);
+  if (s.settings.node_memory && s.size > 1) s.slots.open(s.comm);
   if (s.rank == 0 && s.size > 1) {
-    if (s.timeout > 0) s.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
-    s.serving = true;
-    s.previous_backend = remote_backend;
+    if (s.settings.timeout > 0) s.root.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
+    s.root.serving = true;
+    s.root.previous_backend = remote_backend;
     remote_backend = &root_call;
     live_root = &s;
     guard_exit(s);
@@ -876,10 +875,10 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
 }
 
 void stop_cluster(cluster_state& s) {
-  if (!s.serving) return;
+  if (!s.root.serving) return;
   unguard_exit(s);
-  s.serving = false;
-  remote_backend = s.previous_backend;
+  s.root.serving = false;
+  remote_backend = s.root.previous_backend;
   live_root = nullptr;
   send_request(s, bare_request(command::release, 0));
 }

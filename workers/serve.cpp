@@ -70,7 +70,7 @@ int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const 
       }
     }
   } catch (...) {
-    s.last_error = current_job_error();
+    s.worker.last_error = current_job_error();
     if (claiming) end = s.claims.claim_rest();
     return site.job_begin + begin + cursor;
   }
@@ -81,13 +81,13 @@ int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const 
 /// not); the request completes after the gather. Without one: nothing is sent.
 MPI_Request announce_done(cluster_state& s) {
   MPI_Request done = MPI_REQUEST_NULL;
-  if (s.timeout > 0) MPI_Isend(nullptr, 0, MPI_BYTE, 0, done_tag, s.comm, &done);
+  if (s.settings.timeout > 0) MPI_Isend(nullptr, 0, MPI_BYTE, 0, done_tag, s.comm, &done);
   return done;
 }
 
 /// Completes announce_done()'s message (no-op without a timeout).
 void finish_done(cluster_state& s, MPI_Request& done) {
-  if (s.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
+  if (s.settings.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
 }
 
 /// Arms the exit guard for the serve loop: a worker that exits inside it aborts the job, naming itself.
@@ -111,7 +111,7 @@ void lay_out_site(cluster_state& s, worker_site& site, const wire::request& v) {
 /// Steps 2 to 5 of a first call on this rank: receive the rows, run, report status and output counts, and
 /// on the root's go send the blocks.
 void serve_first_call(cluster_state& s, const wire::request& v, const double* shared) {
-  worker_site& site = s.cached_sites[v.call_id];
+  worker_site& site = s.worker.sites[v.call_id];
   site.plan = {v.n_jobs, s.size, v.root_jobs};
   site.job_begin = site.plan.first(s.rank);
   site.n_jobs = site.plan.jobs(s.rank);
@@ -143,10 +143,10 @@ void serve_first_call(cluster_state& s, const wire::request& v, const double* sh
 /// A new root share: receives the output counts and rows of the jobs this rank gains, keeps those of the jobs
 /// it keeps (moved, not copied) and drops the others.
 void serve_move_share(cluster_state& s, const wire::request& v) {
-  worker_site& site = s.cached_sites[v.call_id];
+  worker_site& site = s.worker.sites[v.call_id];
   const chunk_plan before = site.plan, now{v.n_jobs, s.size, v.root_jobs};
   const job_range mine{now.first(s.rank), now.first(s.rank + 1)};
-  gained_rows& g = s.gained;
+  gained_rows& g = s.call.gained;
   g.expect(jobs_gained({before.first(s.rank), before.first(s.rank + 1)}, mine).size(), v.row_real, v.row_int);
   exchange_gained(s.ends(), g);
 
@@ -179,7 +179,7 @@ void serve_move_share(cluster_state& s, const wire::request& v) {
 
 /// Steps 3 to 5 of a steady call on this rank.
 void serve_call(cluster_state& s, const wire::request& v, const double* shared) {
-  worker_site& site = s.cached_sites[v.call_id];
+  worker_site& site = s.worker.sites[v.call_id];
   // With slots the parameters wait in this rank's slot; the blocks go behind them.
   const auto route = static_cast<wire::call_route>(v.arg);
   const bool slots = route != wire::call_route::messages;
@@ -192,7 +192,7 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
   double* const published =
       route == wire::call_route::memory ? slot + slot_blocks_at(v.n_job, site.n_jobs) : nullptr;
   const int failed_job = run_jobs(s, site, v, shared, slots ? slot : site.own.data(), wire::status_doubles,
-                                  s.take_over, end, published);
+                                  s.settings.take_over, end, published);
   const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   wire::status code = wire::status::ok;
   if (failed_job >= 0)
@@ -228,7 +228,7 @@ void serve(cluster_state& s) {
   const serving_scope guard(s);
   while (true) {
     wire::request v;
-    const double* shared = exchange_request(s.ends(), v, s.request, nullptr, s.shared_rest);
+    const double* shared = exchange_request(s.ends(), v, s.request, nullptr, s.call.shared_rest);
     if (v.sequence != ++s.sequence) {
       std::fprintf(stderr, "maprect: rank %d received request %llu, expected %llu; aborting\n", s.rank,
                    static_cast<unsigned long long>(v.sequence), static_cast<unsigned long long>(s.sequence));
@@ -238,7 +238,7 @@ void serve(cluster_state& s) {
       case command::call: serve_call(s, v, shared); break;
       case command::first_call: serve_first_call(s, v, shared); break;
       case command::move_share: serve_move_share(s, v); break;
-      case command::fetch_error: exchange_error(s.ends(), v.arg, s.last_error); break;
+      case command::fetch_error: exchange_error(s.ends(), v.arg, s.worker.last_error); break;
       case command::release: return;
     }
   }
