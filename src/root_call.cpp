@@ -132,7 +132,7 @@ Double* answer_blocks(Double* buffer, const root_site& site, int r) {
 }
 
 /// Writes each worker's job parameters into its slot, where it reads them once the request arrives.
-void place_own(cluster_state& s, root_site& site, const call_request& req) {
+void place_own(cluster_state& s, const root_site& site, const call_request& req) {
   for (int r = 1; r < s.size; ++r) {
     const auto n = static_cast<std::size_t>(slot_blocks_at(req.n_own, site.plan.jobs(r)));
     std::copy_n(req.own + static_cast<std::ptrdiff_t>(site.plan.first(r)) * req.n_own, n, s.slots.slot(r));
@@ -183,7 +183,7 @@ void collect_reports(cluster_state& s, const call_request& req, double* buffer, 
   }
 }
 
-void scatter_own(cluster_state& s, root_site& site, const call_request& req) {
+void scatter_own(cluster_state& s, const root_site& site, const call_request& req) {
   if (static_cast<long long>(req.n_own) * req.n_jobs == 0) return;
   post_parameters(s.ends(), req.own, site.own, nullptr, 0);
   s.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(static_cast<long long>(req.n_own) * req.n_jobs -
@@ -625,34 +625,45 @@ void locate_blocks(cluster_state& s, const root_site& site, const call_request& 
   }
 }
 
-/// A steady-state call: one broadcast, one scatter, one gather.
-steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result) {
-  using clock = std::chrono::steady_clock;
-  const int R = s.size;
+/// Steps 1 and 3 of a steady call: the workers' claims reset, the request sent, the job parameters posted
+/// by the route the call takes. Starts the call's clock.
+wire::call_route post_steady_call(cluster_state& s, const root_site& site, const call_request& req) {
   s.root.mid_call = true;
   if (s.settings.take_over)
-    for (int r = 1; r < R; ++r)
+    for (int r = 1; r < s.size; ++r)
       if (s.claims.shared_with(r)) s.claims.reset(r, site.plan.jobs(r));
   const wire::call_route route = route_of(s, site);
-  const bool slots = route != wire::call_route::messages, memory = route == wire::call_route::memory;
-  if (slots) place_own(s, site, req);
+  if (route != wire::call_route::messages) place_own(s, site, req);
   wire::request header = header_of(command::call, req, site.row_real, site.row_int);
   header.arg = static_cast<int>(route);
   send_request(s, header, req.shared);
-  start_timeout(s, !memory);
-  if (!slots) scatter_own(s, site, req);
-  const auto sent = clock::now();
+  start_timeout(s, route != wire::call_route::memory);
+  if (route == wire::call_route::messages) scatter_own(s, site, req);
+  return route;
+}
 
+/// What the root did in a steady call while the workers ran: its data check, its own jobs, the jobs it took
+/// over, and when each ended.
+struct root_part {
+  bool data_unchanged = true;
+  rank_status status;        ///< of the root's own jobs
+  job_error error;           ///< their failure, if any
+  taken_failure taken_failed;
+  int taken = 0;             ///< workers' jobs the root ran
+  int nodes_during_own = 0;  ///< workers' jobs whose output nodes were made between the root's own
+  std::chrono::steady_clock::time_point checked, own_done, taken_done;
+};
+
+/// The root's part of step 4 of a steady call. Through host memory with output nodes made in place
+/// (`during`), the workers' output nodes are made as their blocks come, between the root's jobs and after.
+root_part run_root_part(cluster_state& s, root_site& site, const call_request& req, double* buffer, bool during) {
+  using clock = std::chrono::steady_clock;
+  root_part part;
   // The workers run from their copies of the data; meanwhile the root checks that those still equal the
   // caller's rows. If not, their answers are gathered (every rank joins every collective) and dropped.
-  const bool data_unchanged = same_data(site, req);
-  const auto checked = clock::now();
-  const int total = site.results.displs[R - 1] + site.results.counts[R - 1];
-  s.call.answers.resize(static_cast<std::size_t>(total));
-  double* buffer = s.call.answers.data();
-  // Through node memory, the root makes the workers' output nodes as their blocks come, not after the call.
-  const bool during = memory && req.own_jobs != nullptr;
-  s.call.nodes_made.assign(static_cast<std::size_t>(R), 0);
+  part.data_unchanged = same_data(site, req);
+  part.checked = clock::now();
+  s.call.nodes_made.assign(static_cast<std::size_t>(s.size), 0);
   s.call.making = 1;
   s.call.making_stopped = false;
   s.call.node_jobs = 0;
@@ -661,61 +672,67 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   s.call.node_jobs_timed = 0;
   node_poll poll_state{&s, &site, &req, buffer};
   const own_jobs_hook hook{&poll_state, &node_poll::poll};
-  job_error root_error;
-  rank_status root_status;
-  if (data_unchanged) {
-    root_status =
-        run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, root_error, during ? &hook : nullptr);
-    if (root_status.code == wire::status::ok &&
+  if (part.data_unchanged) {
+    part.status =
+        run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, part.error, during ? &hook : nullptr);
+    if (part.status.code == wire::status::ok &&
         !std::equal(s.call.own_counts.begin(), s.call.own_counts.end(), site.counts.begin()))
-      root_status.code = wire::status::counts_changed;
+      part.status.code = wire::status::counts_changed;
   }
-  const auto own_done = clock::now();
-  const int nodes_during_own = s.call.node_jobs;
+  part.own_done = clock::now();
+  part.nodes_during_own = s.call.node_jobs;
+  if (part.data_unchanged && part.status.code == wire::status::ok && s.settings.take_over)
+    part.taken = during ? make_nodes_and_take_over(s, site, req, buffer, part.taken_failed)
+                        : take_over_jobs(s, site, req, buffer, part.taken_failed);
+  part.taken_done = clock::now();
+  return part;
+}
 
-  taken_failure taken_failed;
-  int taken = 0;
-  if (data_unchanged && root_status.code == wire::status::ok && s.settings.take_over)
-    taken = during ? make_nodes_and_take_over(s, site, req, buffer, taken_failed)
-                   : take_over_jobs(s, site, req, buffer, taken_failed);
-  const auto taken_done = clock::now();
-  // Each worker's answer ends where the root's claims on its chunk begin.
+/// Step 5 of a steady call on the root, by its route: each worker's answer ends where the root's claims on
+/// its chunk begin.
+void collect_steady_answers(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
+                            wire::call_route route) {
   s.call.answer_counts.assign(site.results.counts.begin(), site.results.counts.end());
-  for (int r = 1; r < R; ++r)
-    s.call.answer_counts[r] = answer_doubles(site.results.counts[r], site.block_at.data() + site.plan.first(r),
-                                        site.plan.jobs(r), worker_end(s, site, r));
   long long answered = 0;
-  for (int r = 1; r < R; ++r) answered += s.call.answer_counts[r];
-  if (memory) collect_reports(s, req, buffer, site.results.displs.data());
-  else if (slots) gather_through_slots(s, site, req, buffer);
+  for (int r = 1; r < s.size; ++r) {
+    s.call.answer_counts[r] = answer_doubles(site.results.counts[r], site.block_at.data() + site.plan.first(r),
+                                             site.plan.jobs(r), worker_end(s, site, r));
+    answered += s.call.answer_counts[r];
+  }
+  if (route == wire::call_route::memory) collect_reports(s, req, buffer, site.results.displs.data());
+  else if (route == wire::call_route::slots) gather_through_slots(s, site, req, buffer);
   else gather_answers(s, req, MPI_DOUBLE, buffer, s.call.answer_counts.data(), site.results.displs.data());
-  const auto arrived = clock::now();
   s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answered);
-  s.root.mid_call = false;
-  if (!data_unchanged) return steady_outcome::data_changed;
+}
 
-  // The first failure in job order decides: the root's jobs come first, then each worker's chunk, whose
-  // jobs the worker ran before those the root took over.
-  if (root_status.code == wire::status::failed) throw_job_error(root_error, root_status.job, 0);
-  if (root_status.code == wire::status::counts_changed) return steady_outcome::counts_changed;
-  for (int r = 1; r < R; ++r) {
+/// The first failure in job order decides: the root's jobs come first, then each worker's chunk, whose jobs
+/// the worker ran before those the root took over. Throws a failure; returns done or counts_changed.
+steady_outcome first_failure(cluster_state& s, const root_site& site, const root_part& part, const double* buffer) {
+  if (part.status.code == wire::status::failed) throw_job_error(part.error, part.status.job, 0);
+  if (part.status.code == wire::status::counts_changed) return steady_outcome::counts_changed;
+  const taken_failure& taken = part.taken_failed;
+  for (int r = 1; r < s.size; ++r) {
     const double* st = buffer + site.results.displs[r];
     const auto code = static_cast<wire::status>(static_cast<int>(st[0]));
     if (code == wire::status::failed) throw_remote_error(s, r, static_cast<int>(st[1]));
     if (code == wire::status::counts_changed) return steady_outcome::counts_changed;
-    if (taken_failed.rank == r && taken_failed.code == wire::status::failed)
-      throw_job_error(taken_failed.error, taken_failed.job, 0);
-    if (taken_failed.rank == r && taken_failed.code == wire::status::counts_changed)
-      return steady_outcome::counts_changed;
+    if (taken.rank == r && taken.code == wire::status::failed) throw_job_error(taken.error, taken.job, 0);
+    if (taken.rank == r && taken.code == wire::status::counts_changed) return steady_outcome::counts_changed;
   }
+  return steady_outcome::done;
+}
 
+/// The call's timings and profile, and the share tuner's next proposal from them.
+void record_timing(cluster_state& s, root_site& site, const root_part& part, const double* buffer,
+                   std::chrono::steady_clock::time_point sent, std::chrono::steady_clock::time_point arrived) {
+  const int R = s.size;
   call_timing& t = s.root.timing;
-  t.check = seconds_between(sent, checked);
-  t.own = seconds_between(checked, own_done);
-  t.nodes_during_own = nodes_during_own;
+  t.check = seconds_between(sent, part.checked);
+  t.own = seconds_between(part.checked, part.own_done);
+  t.nodes_during_own = part.nodes_during_own;
   t.node_job = s.call.node_jobs_timed > 0 ? s.call.node_seconds / s.call.node_jobs_timed : 0.0;
   t.arrival = seconds_between(sent, arrived);
-  t.waited = seconds_between(taken_done, arrived);
+  t.waited = seconds_between(part.taken_done, arrived);
   t.worker_busy.resize(static_cast<std::size_t>(R));
   t.worker_jobs.resize(static_cast<std::size_t>(R));
   int busiest = 0;
@@ -725,12 +742,30 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
     if (busiest == 0 || t.worker_busy[r] > t.worker_busy[busiest]) busiest = r;
   }
   s.root.last_profile = {site.plan.root_jobs, busiest > 0 ? t.worker_jobs[busiest] : 0, t.own,
-                    busiest > 0 ? t.worker_busy[busiest] : 0.0, t.check, taken};
+                         busiest > 0 ? t.worker_busy[busiest] : 0.0, t.check, part.taken};
   if (s.settings.tune_shares) {
     site.tuner.record(site.plan, t);
     site.next_root_jobs = site.tuner.proposal(site.plan, s.settings.take_over && s.claims.shared_with_all());
   }
-  locate_blocks(s, site, req, buffer, slots);
+}
+
+/// A steady-state call: request and parameters out, the root's part, the answers in; then the result's
+/// segments, with every output node already made when they were made during the call.
+steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result) {
+  const wire::call_route route = post_steady_call(s, site, req);
+  const auto sent = std::chrono::steady_clock::now();
+  const int R = s.size;
+  s.call.answers.resize(static_cast<std::size_t>(site.results.displs[R - 1] + site.results.counts[R - 1]));
+  double* buffer = s.call.answers.data();
+  const bool during = route == wire::call_route::memory && req.own_jobs != nullptr;
+  const root_part part = run_root_part(s, site, req, buffer, during);
+  collect_steady_answers(s, site, req, buffer, route);
+  const auto arrived = std::chrono::steady_clock::now();
+  s.root.mid_call = false;
+  if (!part.data_unchanged) return steady_outcome::data_changed;
+  if (first_failure(s, site, part, buffer) == steady_outcome::counts_changed) return steady_outcome::counts_changed;
+  record_timing(s, site, part, buffer, sent, arrived);
+  locate_blocks(s, site, req, buffer, route != wire::call_route::messages);
   int made = jobs_made(req, site);
   if (during) {
     // Every worker has answered, so each one's jobs are all in: the nodes not made yet are made now.
@@ -739,8 +774,8 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
                              ": a worker answered without publishing all its jobs");
     made = site.plan.n_jobs;
   }
-  result = {s.call.segments.data(), static_cast<int>(s.call.segments.size()), site.counts.data(), site.rows, site.n_outputs,
-            made};
+  result = {s.call.segments.data(), static_cast<int>(s.call.segments.size()), site.counts.data(), site.rows,
+            site.n_outputs, made};
   return steady_outcome::done;
 }
 
