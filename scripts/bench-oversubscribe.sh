@@ -18,7 +18,7 @@ REPEATS="${REPEATS:-2000}"
 GAP_US="${GAP_US:-0}"
 read -r -a policies <<<"${POLICIES:-spin sleep auto}"
 read -r -a ranks <<<"${RANKS:-2 4}"
-program="$MAPRECT_BUILD_DIR/src/programs/maprect-bench-wait"
+program="$MAPRECT_BUILD_DIR/bin/maprect-bench-wait"
 
 if [ ! -f "$MAPRECT_BUILD_DIR/build.ninja" ]; then
   cmake -S "$MAPRECT_ROOT" -B "$MAPRECT_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null

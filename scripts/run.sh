@@ -17,4 +17,4 @@ export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 
 log "run: maprect fit --model logreg on $MAPRECT_RANKS ranks"
-exec mpirun -np "$MAPRECT_RANKS" "$MAPRECT_BUILD_DIR/src/programs/cli/maprect" fit --model logreg "$@"
+exec mpirun -np "$MAPRECT_RANKS" "$MAPRECT_BUILD_DIR/bin/maprect" fit --model logreg "$@"

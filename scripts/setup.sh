@@ -11,6 +11,7 @@ MAPRECT_PACKAGES=(
   libeigen3-dev catch2 libcli11-dev liblbfgspp-dev
   python3 python3-matplotlib
   valgrind iproute2
+  nlohmann-json3-dev
 )
 
 MAPRECT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -20,4 +20,4 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 log "soak: $N cycles at np=$NP"
 # Generous wall-clock limit (10 ms per cycle): a deadlock must fail, not hang CI.
-timeout -k 15 $((60 + N / 100)) mpirun -np "$NP" "$MAPRECT_BUILD_DIR/src/programs/maprect-soak" "$N"
+timeout -k 15 $((60 + N / 100)) mpirun -np "$NP" "$MAPRECT_BUILD_DIR/bin/maprect-soak" "$N"

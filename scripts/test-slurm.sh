@@ -7,7 +7,7 @@
 # Prints PASS/FAIL per check and exits non-zero on any failure. Where SLURM cannot be installed (not root,
 # no apt, apt-get fails) it prints `SKIP: SLURM cannot be installed here: <reason>` and exits
 # $MAPRECT_SLURM_SKIP_CODE (default 0; CTest sets 77).
-#   MAPRECT_BIN        the program to submit (default: the maprect built in $MAPRECT_BUILD_DIR; built if missing)
+#   MAPRECT_BIN        the program to submit (default: $MAPRECT_BUILD_DIR/bin/maprect; built if missing)
 #   MAPRECT_BUILD_DIR  build directory (default: <repo>/build)
 #   MAPRECT_SLURM_DIR  SLURM state dir (see scripts/slurm-local.sh); job outputs go to $MAPRECT_BUILD_DIR/slurm-test
 set -euo pipefail
@@ -36,15 +36,13 @@ if ((status == 3)); then skip "$(tail -n 1 <<<"$install_log" | sed 's/^\[slurm-l
 command -v python3 >/dev/null || { echo "FAIL: python3 is needed to check the JSON outputs"; exit 1; }
 
 # --- 2. the program ------------------------------------------------------------------------------------------
-# The built program, not a copy the install test put under test/.
-find_maprect() { find "$MAPRECT_BUILD_DIR" -name maprect -type f -executable -not -path '*/test/*' 2>/dev/null | head -n 1; }
-BIN=${MAPRECT_BIN:-$(find_maprect)}
-if [[ -z $BIN ]]; then
-  log "slurm: no maprect in $MAPRECT_BUILD_DIR: building"
+# The program as the build makes it, unless MAPRECT_BIN names another.
+BIN=${MAPRECT_BIN:-$MAPRECT_BUILD_DIR/bin/maprect}
+if [[ -z ${MAPRECT_BIN:-} && ! -x $BIN ]]; then
+  log "slurm: no $BIN: building"
   build
-  BIN=$(find_maprect)
 fi
-[[ -n $BIN && -x $BIN ]] || { echo "FAIL: no maprect program (looked in $MAPRECT_BUILD_DIR)"; exit 1; }
+[[ -x $BIN ]] || { echo "FAIL: no maprect program at $BIN"; exit 1; }
 BIN=$(realpath "$BIN")
 log "slurm: program $BIN"
 

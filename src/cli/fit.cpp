@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "logreg.hpp"
 #include "pk2cmt.hpp"
 #include "spmd.hpp"
@@ -166,14 +167,9 @@ struct fit_result {
   cluster::traffic traffic;
 };
 
-fit_result fit_on_root(const fit_problem& problem, const fit_options& o, const cluster& c) {
-  fit_result r;
-  std::printf("maprect fit: %s, %d parameters, %d rank%s\n", problem.description().c_str(), problem.size(), c.size(),
-              c.size() == 1 ? "" : "s");
-
-  // The cluster's gradient against the in-process run at the starting point; the runtime is bit-exact by
-  // design, so anything but 0 is a bug.
-  const Eigen::VectorXd x0 = problem.initial();
+/// The cluster's gradient against the in-process run at x0: the largest difference over the partials and the
+/// value. The runtime is bit-exact by design, so anything but 0 is a bug.
+double check_against_in_process(const fit_problem& problem, const Eigen::VectorXd& x0, const cluster& c) {
   Eigen::VectorXd g_cluster, g_local;
   const double lp_cluster = problem.log_density_gradient(x0, g_cluster);
   double lp_local = 0;
@@ -181,28 +177,37 @@ fit_result fit_on_root(const fit_problem& problem, const fit_options& o, const c
     in_process_scope local;
     lp_local = problem.log_density_gradient(x0, g_local);
   }
-  r.check_difference = std::max((g_cluster - g_local).cwiseAbs().maxCoeff(), std::fabs(lp_cluster - lp_local));
+  const double difference = std::max((g_cluster - g_local).cwiseAbs().maxCoeff(), std::fabs(lp_cluster - lp_local));
   std::printf("gradient check at the start: largest |cluster - in process| = %.3g over %d partials and the value%s\n",
-              r.check_difference, problem.size(), c.size() == 1 ? " (one rank: both ran in process)" : "");
+              difference, problem.size(), c.size() == 1 ? " (one rank: both ran in process)" : "");
+  return difference;
+}
 
+/// The solver's settings: strong-Wolfe backtracking line search, at most `max_iter` iterations.
+LBFGSpp::LBFGSParam<double> solver_settings(int max_iter) {
   LBFGSpp::LBFGSParam<double> param;
   param.epsilon = 1e-6;
   param.epsilon_rel = 1e-8;
   param.past = 1;
   param.delta = 1e-12;
-  param.max_iterations = o.max_iter;
+  param.max_iterations = max_iter;
   param.max_linesearch = 40;
   param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
+  return param;
+}
+
+/// L-BFGS from r.x; sets r.x, the status and the counts of iterations and gradients.
+void minimise(const fit_problem& problem, int max_iter, fit_result& r) {
+  const LBFGSpp::LBFGSParam<double> param = solver_settings(max_iter);
   LBFGSpp::LBFGSSolver<double, reporting_line_search> solver(param);
   objective f(problem);
-  r.x = x0;
   Eigen::VectorXd g;
   f.start(f(r.x, g), g);
   double fx = 0;
   try {
     solver.minimize(f, r.x, fx);
-    r.converged = f.iterations() < o.max_iter || f.last_gradient_norm() <= param.epsilon;
-    r.status = r.converged ? "converged" : "stopped at --max-iter " + std::to_string(o.max_iter);
+    r.converged = f.iterations() < max_iter || f.last_gradient_norm() <= param.epsilon;
+    r.status = r.converged ? "converged" : "stopped at --max-iter " + std::to_string(max_iter);
   } catch (const std::exception& e) {
     // The line search gives up when rounding hides any further decrease: converged if the gradient is
     // negligible against the density's scale, a failure otherwise.
@@ -212,14 +217,13 @@ fit_result fit_on_root(const fit_problem& problem, const fit_options& o, const c
     r.converged = true;
     r.status = "converged (line search at rounding level)";
   }
-  Eigen::VectorXd final_gradient;
-  r.log_density = problem.log_density_gradient(r.x, final_gradient);
-  r.gradient_norm = final_gradient.norm();
-  r.traffic = c.last_call_traffic();
   r.iterations = f.iterations();
   r.gradients = f.gradients();
   r.ms_per_gradient = 1e3 * f.seconds() / std::max(1, f.gradients());
+}
 
+/// The fit's outcome on stdout: status, estimates (against the truth when known), time and bytes per gradient.
+void print_fit_report(const fit_problem& problem, const fit_result& r, const cluster& c) {
   std::printf("%s after %d iterations (%d gradients): log density %.8f, |grad| %.3e\n", r.status.c_str(),
               r.iterations, r.gradients, r.log_density, r.gradient_norm);
   const auto estimates = problem.estimates(r.x);
@@ -239,43 +243,59 @@ fit_result fit_on_root(const fit_problem& problem, const fit_options& o, const c
   else
     std::printf("bytes per call: 0 (one rank: calls run in process)\n");
   std::fflush(stdout);
+}
+
+fit_result fit_on_root(const fit_problem& problem, const fit_options& o, const cluster& c) {
+  fit_result r;
+  std::printf("maprect fit: %s, %d parameters, %d rank%s\n", problem.description().c_str(), problem.size(), c.size(),
+              c.size() == 1 ? "" : "s");
+  r.x = problem.initial();
+  r.check_difference = check_against_in_process(problem, r.x, c);
+  minimise(problem, o.max_iter, r);
+  Eigen::VectorXd final_gradient;
+  r.log_density = problem.log_density_gradient(r.x, final_gradient);
+  r.gradient_norm = final_gradient.norm();
+  r.traffic = c.last_call_traffic();
+  print_fit_report(problem, r, c);
   return r;
+}
+
+/// The named estimates at x, each with its true value or null.
+json estimates_json(const fit_problem& problem, const Eigen::VectorXd& x) {
+  const auto estimates = problem.estimates(x);
+  const auto truth = problem.truth();
+  json out = json::array();
+  for (std::size_t k = 0; k < estimates.size(); ++k)
+    out.push_back({{"name", estimates[k].first},
+                   {"estimate", estimates[k].second},
+                   {"truth", truth.size() == estimates.size() ? json(truth[k].second) : json(nullptr)}});
+  return out;
 }
 
 void write_fit_json(std::ostream& out, const fit_problem& problem, const fit_options& o, const fit_result& r,
                     int ranks, const std::string& invocation) {
-  out << "{\n";
-  out << "  \"command\": \"fit\",\n";
-  out << "  \"model\": " << json_string(o.model) << ",\n";
-  out << "  \"data\": " << json_string(o.data.empty() ? "embedded" : o.data) << ",\n";
-  out << "  \"description\": " << json_string(problem.description()) << ",\n";
-  out << "  \"ranks\": " << ranks << ",\n";
-  out << "  \"command_line\": " << json_string(invocation) << ",\n";
-  out << "  \"hostname\": " << json_string(host_name()) << ",\n";
-  out << "  \"date\": " << json_string(utc_timestamp()) << ",\n";
-  out << "  \"parameters\": " << problem.size() << ",\n";
-  out << "  \"converged\": " << (r.converged ? "true" : "false") << ",\n";
-  out << "  \"status\": " << json_string(r.status) << ",\n";
-  out << "  \"iterations\": " << r.iterations << ",\n";
-  out << "  \"gradients\": " << r.gradients << ",\n";
-  out << "  \"log_density\": " << json_number(r.log_density) << ",\n";
-  out << "  \"gradient_norm\": " << json_number(r.gradient_norm) << ",\n";
-  out << "  \"gradient_check_max_abs_diff\": " << json_number(r.check_difference) << ",\n";
-  out << "  \"ms_per_gradient\": " << json_number(r.ms_per_gradient) << ",\n";
-  out << "  \"bytes_sent_per_call\": " << r.traffic.sent << ",\n";
-  out << "  \"bytes_received_per_call\": " << r.traffic.received << ",\n";
-  const auto estimates = problem.estimates(r.x);
-  const auto truth = problem.truth();
-  out << "  \"estimates\": [";
-  for (std::size_t k = 0; k < estimates.size(); ++k) {
-    out << (k ? ",\n    " : "\n    ") << "{\"name\": " << json_string(estimates[k].first)
-        << ", \"estimate\": " << json_number(estimates[k].second)
-        << ", \"truth\": " << (truth.size() == estimates.size() ? json_number(truth[k].second) : "null") << "}";
-  }
-  out << "\n  ],\n";
-  out << "  \"x\": [";
-  for (Eigen::Index k = 0; k < r.x.size(); ++k) out << (k ? ", " : "") << json_number(r.x(k));
-  out << "]\n}\n";
+  const json document = {{"command", "fit"},
+                         {"model", o.model},
+                         {"data", o.data.empty() ? "embedded" : o.data},
+                         {"description", problem.description()},
+                         {"ranks", ranks},
+                         {"command_line", invocation},
+                         {"hostname", host_name()},
+                         {"date", utc_timestamp()},
+                         {"parameters", problem.size()},
+                         {"converged", r.converged},
+                         {"status", r.status},
+                         {"iterations", r.iterations},
+                         {"gradients", r.gradients},
+                         {"log_density", r.log_density},
+                         {"gradient_norm", r.gradient_norm},
+                         {"gradient_check_max_abs_diff", r.check_difference},
+                         {"ms_per_gradient", r.ms_per_gradient},
+                         {"bytes_sent_per_call", r.traffic.sent},
+                         {"bytes_received_per_call", r.traffic.received},
+                         {"estimates", estimates_json(problem, r.x)},
+                         {"x", std::vector<double>(r.x.data(), r.x.data() + r.x.size())}};
+  write_json_document(out, document);
 }
 
 }  // namespace

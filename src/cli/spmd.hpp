@@ -48,9 +48,5 @@ std::string command_line(int argc, char** argv);
 std::string host_name();
 /// Now, as an ISO 8601 UTC timestamp.
 std::string utc_timestamp();
-/// `s` as a JSON string literal, quotes included.
-std::string json_string(const std::string& s);
-/// `x` as a JSON number (null when not finite), with full precision.
-std::string json_number(double x);
 
 }  // namespace maprect::cli

@@ -124,6 +124,95 @@ void cycle(const maprect::models::logreg_standard_problem& p, std::vector<double
   maprect::recover_memory();
 }
 
+/// The largest difference of `first` (log density, gradient) from the closed form: relative for the log
+/// density, absolute for the partials. The first result must be right, not only repeatable.
+double difference_from_closed_form(const maprect::models::logreg_standard_problem& problem,
+                                   const std::vector<double>& first) {
+  Eigen::VectorXd expected;
+  const double expected_lp = maprect::models::logreg_standard_closed_form(problem, problem.params, expected);
+  double max_diff = std::abs(first[0] - expected_lp) / std::max(1.0, std::abs(expected_lp));
+  for (Eigen::Index k = 0; k < expected.size(); ++k)
+    max_diff = std::max(max_diff, std::abs(first[static_cast<std::size_t>(k) + 1] - expected(k)));
+  return max_diff;
+}
+
+/// What a soak run found.
+struct soak_outcome {
+  long n = 0, warmup = 0;
+  int ranks = 0;
+  std::vector<double> first;                   ///< the first cycle's result
+  double max_diff = 0;                         ///< of the first result from the closed form
+  long mismatches = 0, first_mismatch = -1;    ///< cycles whose result differs from the first bit for bit
+  std::vector<rss_sample> rss_warm, rss_end;   ///< per rank, after the warm-up and at the end
+  double seconds = 0;                          ///< of cycles 1 to n - 1
+};
+
+/// n cycles, the first checked against the closed form and every later one against the first; RSS sampled
+/// after the warm-up and at the end. Root only.
+soak_outcome soak(long n, int ranks) {
+  soak_outcome o;
+  o.n = n;
+  o.warmup = n / 10;
+  o.ranks = ranks;
+  const auto problem = maprect::models::make_logreg_standard_problem(kJobs, kPoints);
+  cycle(problem, o.first);
+  o.max_diff = difference_from_closed_form(problem, o.first);
+  std::vector<double> result;
+  sample_rss(ranks);  // the probe call site's first call ships its data: before the warm-up sample
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long i = 1; i < n; ++i) {
+    if (i == o.warmup) o.rss_warm = sample_rss(ranks);
+    cycle(problem, result);
+    if (result.size() != o.first.size() ||
+        std::memcmp(result.data(), o.first.data(), sizeof(double) * o.first.size()) != 0) {
+      if (o.first_mismatch < 0) o.first_mismatch = i;
+      ++o.mismatches;
+    }
+  }
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  o.rss_end = sample_rss(ranks);
+  return o;
+}
+
+/// Prints each rank's RSS growth from the warm-up to the end; true if every rank grew by less than 1%.
+bool report_rss(const soak_outcome& o) {
+  const auto ranks = static_cast<std::size_t>(o.ranks);
+  if (o.rss_warm.size() != ranks || o.rss_end.size() != ranks) {
+    std::printf("FAILED: an RSS probe job ran on an unexpected rank\n");
+    return false;
+  }
+  bool ok = true;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const long w = o.rss_warm[r].rss, e = o.rss_end[r].rss;
+    const double growth = w > 0 ? static_cast<double>(e - w) / static_cast<double>(w) : 1.0;
+    const bool rank_ok = w > 0 && growth < kMaxGrowth;
+    std::printf("rank %zu: RSS after warm-up %ld kB, at end %ld kB, growth %+.3f%% %s (private %+ld kB, "
+                "shared memory %+ld kB)\n",
+                r, w, e, 100 * growth, rank_ok ? "ok" : "FAILED (limit 1%)", o.rss_end[r].anon - o.rss_warm[r].anon,
+                o.rss_end[r].shmem - o.rss_warm[r].shmem);
+    ok = ok && rank_ok;
+  }
+  return ok;
+}
+
+/// Prints the outcome; true if the first result matched the closed form, every result the first, and no
+/// rank's RSS grew by 1% or more.
+bool report(const soak_outcome& o) {
+  std::printf("maprect-soak: standard model J=%d x N=%d, var/var, %d rank(s), %ld cycles (warm-up %ld), %.1f s, "
+              "%.1f us per cycle\n", kJobs, kPoints, o.ranks, o.n, o.warmup, o.seconds,
+              1e6 * o.seconds / static_cast<double>(o.n - 1));
+  std::printf("log density %a, %zu gradient entries, max |diff| from the closed form %.3g (limit %g)\n", o.first[0],
+              o.first.size() - 1, o.max_diff, kTolerance);
+  bool ok = o.max_diff <= kTolerance;
+  ok = report_rss(o) && ok;
+  std::printf("results: %ld of %ld differ from the first bit for bit", o.mismatches, o.n - 1);
+  if (o.first_mismatch >= 0) std::printf(" (first at cycle %ld)", o.first_mismatch);
+  std::printf("\n");
+  ok = ok && o.mismatches == 0;
+  std::printf("%s\n", ok ? "OK" : "FAILED");
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -132,7 +221,6 @@ int main(int argc, char** argv) {
     c.serve();
     return 0;
   }
-
   long n = 100000;
   if (argc > 1) n = std::strtol(argv[1], nullptr, 10);
   if (n < 10) {
@@ -140,59 +228,7 @@ int main(int argc, char** argv) {
     c.stop();
     return 2;
   }
-  const long warmup = n / 10;
-  const int ranks = c.size();
-  const auto problem = maprect::models::make_logreg_standard_problem(kJobs, kPoints);
-
-  std::vector<double> first, result;
-  cycle(problem, first);
-  // The first result must be right, not only repeatable: against the closed form.
-  Eigen::VectorXd expected;
-  const double expected_lp = maprect::models::logreg_standard_closed_form(problem, problem.params, expected);
-  double max_diff = std::abs(first[0] - expected_lp) / std::max(1.0, std::abs(expected_lp));
-  for (Eigen::Index k = 0; k < expected.size(); ++k)
-    max_diff = std::max(max_diff, std::abs(first[static_cast<std::size_t>(k) + 1] - expected(k)));
-  long mismatches = 0, first_mismatch = -1;
-  std::vector<rss_sample> rss_warm, rss_end;
-  sample_rss(ranks);  // the probe call site's first call ships its data: before the warm-up sample
-  const auto t0 = std::chrono::steady_clock::now();
-  for (long i = 1; i < n; ++i) {
-    if (i == warmup) rss_warm = sample_rss(ranks);
-    cycle(problem, result);
-    if (result.size() != first.size() ||
-        std::memcmp(result.data(), first.data(), sizeof(double) * first.size()) != 0) {
-      if (first_mismatch < 0) first_mismatch = i;
-      ++mismatches;
-    }
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  rss_end = sample_rss(ranks);
+  const soak_outcome outcome = soak(n, c.size());
   c.stop();
-
-  std::printf("maprect-soak: standard model J=%d x N=%d, var/var, %d rank(s), %ld cycles (warm-up %ld), %.1f s, "
-              "%.1f us per cycle\n", kJobs, kPoints, ranks, n, warmup, seconds, 1e6 * seconds / static_cast<double>(n - 1));
-  std::printf("log density %a, %zu gradient entries, max |diff| from the closed form %.3g (limit %g)\n", first[0],
-              first.size() - 1, max_diff, kTolerance);
-  bool ok = max_diff <= kTolerance;
-  if (rss_warm.size() != static_cast<std::size_t>(ranks) || rss_end.size() != static_cast<std::size_t>(ranks)) {
-    std::printf("FAILED: an RSS probe job ran on an unexpected rank\n");
-    ok = false;
-  } else {
-    for (int r = 0; r < ranks; ++r) {
-      const long w = rss_warm[r].rss, e = rss_end[r].rss;
-      const double growth = w > 0 ? static_cast<double>(e - w) / static_cast<double>(w) : 1.0;
-      const bool rank_ok = w > 0 && growth < kMaxGrowth;
-      std::printf("rank %d: RSS after warm-up %ld kB, at end %ld kB, growth %+.3f%% %s (private %+ld kB, "
-                  "shared memory %+ld kB)\n",
-                  r, w, e, 100 * growth, rank_ok ? "ok" : "FAILED (limit 1%)", rss_end[r].anon - rss_warm[r].anon,
-                  rss_end[r].shmem - rss_warm[r].shmem);
-      ok = ok && rank_ok;
-    }
-  }
-  std::printf("results: %ld of %ld differ from the first bit for bit", mismatches, n - 1);
-  if (first_mismatch >= 0) std::printf(" (first at cycle %ld)", first_mismatch);
-  std::printf("\n");
-  ok = ok && mismatches == 0;
-  std::printf("%s\n", ok ? "OK" : "FAILED");
-  return ok ? 0 : 1;
+  return report(outcome) ? 0 : 1;
 }

@@ -1,0 +1,62 @@
+#pragma once
+// maprect bench's timing method. The machine is shared and its speed drifts, so the backends of one size are
+// timed side by side: in every round each takes one sample, in an order that rotates from round to round,
+// and every figure is a median over rounds (a ratio: the median of each round's ratio, which cancels the drift
+// the round's samples share).
+#include <utility>
+#include <vector>
+
+namespace maprect {
+class cluster;
+}
+
+namespace maprect::cli {
+
+struct bench_workspace;
+
+/// One gradient of a backend on its workspace (parameters, and what the gradient produced).
+using gradient_fn = void (*)(bench_workspace&);
+
+/// Median, smallest and mean of one contender's samples, in microseconds per gradient.
+struct timing {
+  double median_us, min_us, mean_us;
+};
+
+/// One backend in a comparison: how it computes a gradient, on which workspace, whether it must run in process
+/// while a cluster is live, and the samples it took.
+struct contender {
+  gradient_fn f;
+  bench_workspace* w;
+  bool in_process;
+  std::vector<double> us;                                  ///< one sample per round: microseconds per gradient
+  const cluster* remote = nullptr;                         ///< the cluster, for calls that use it
+  std::vector<double> root_us_per_job, worker_us_per_job;  ///< per round, from the last call's profile
+  std::vector<double> check_us;                            ///< per round: the last call's data check
+
+  contender(gradient_fn fn, bench_workspace* ws, bool local = false) : f(fn), w(ws), in_process(local) {}
+};
+
+/// The median of `xs` (the mean of the middle two when their number is even).
+double median_of(std::vector<double> xs);
+
+/// Median, minimum and mean of `us`, which must not be empty.
+timing summarise_samples(const std::vector<double>& us);
+
+/// One gradient of `c`, in process when `c` says so.
+void run_gradient(const contender& c);
+
+/// Times the contenders side by side for `repeat` rounds: each round times every contender once (a batch of
+/// gradients, long enough for the clock), collecting the cluster's profile of the last call of each sample.
+void sample_interleaved(std::vector<contender>& cs, int repeat);
+
+/// Median over rounds of a / b, each round's samples against each other.
+double paired_ratio(const contender& a, const contender& b);
+
+/// Median over rounds of (a - b) / J: what `a` adds per job.
+double paired_difference_per_job(const contender& a, const contender& b, int J);
+
+/// First calls of fresh call sites, one each, each followed by a few steady calls of the same site: the median
+/// first call in microseconds, and the median of (first call / median of the steady calls after it).
+std::pair<double, double> sample_first_calls(const std::vector<gradient_fn>& first_calls, bench_workspace& w);
+
+}  // namespace maprect::cli

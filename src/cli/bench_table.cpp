@@ -1,0 +1,101 @@
+// maprect bench: the printed table, one row per size and kernel, and the notes below it.
+#include <cstdio>
+#include <string>
+
+#include "bench_records.hpp"
+
+namespace maprect::cli {
+
+const bench_record* find_record(const std::vector<bench_record>& records, int J, int N, const std::string& kernel,
+                                const std::string& backend) {
+  for (const auto& r : records)
+    if (r.jobs == J && r.points == N && r.kernel == kernel && r.backend == backend) return &r;
+  return nullptr;
+}
+
+namespace {
+
+std::string cell(const std::optional<double>& x, const char* format) {
+  if (!x) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, format, *x);
+  return text;
+}
+
+std::string cell(double x, const char* format) { return cell(std::optional<double>(x), format); }
+
+std::string time_cell(const bench_record* r) { return r ? cell(r->median_us, "%.2f") : std::string("-"); }
+
+void print_header(int ranks) {
+  std::printf("\nmedian time per gradient in us (%d rank%s); ratios: median over rounds of each round's ratio "
+              "(cl/floor: of medians); first: first call / steady\n",
+              ranks, ranks == 1 ? "" : "s");
+  std::printf("%-9s %-6s %9s %9s %9s %9s %9s | %7s %7s %7s %8s %6s | %10s %16s %8s | %15s\n", "JxN", "kernel",
+              "analytic", "single", "in_proc", "cluster", "mpi_floor", "st/an", "ip/st", "speedup", "cl/floor",
+              "first", "first_call", "bytes sent/recv", "tape B/o", "us/job root|wkr");
+}
+
+/// The row of one size and kernel: the median times of every backend, the ratios, and what the cluster's
+/// calls cost beyond time (first call, bytes, tape, work per job on each side).
+void print_row(const std::vector<bench_record>& rs, const bench_summary& s) {
+  const bench_record* local = find_record(rs, s.jobs, s.points, s.kernel, "in_process");
+  const bench_record* remote = find_record(rs, s.jobs, s.points, s.kernel, "cluster");
+  std::string bytes = "-";
+  if (remote && remote->bytes_sent)
+    bytes = std::to_string(*remote->bytes_sent) + "/" + std::to_string(*remote->bytes_received);
+  const bench_record* tape_source = remote ? remote : local;
+  const std::string size = std::to_string(s.jobs) + "x" + std::to_string(s.points);
+  std::string per_job = "-";
+  if (remote && remote->root_us_per_job && remote->worker_us_per_job)
+    per_job = cell(remote->root_us_per_job, "%.3g") + "|" + cell(remote->worker_us_per_job, "%.3g");
+  std::printf("%-9s %-6s %9s %9s %9s %9s %9s | %7s %7s %7s %8s %6s | %10s %16s %8s | %15s\n", size.c_str(),
+              s.kernel.c_str(), time_cell(find_record(rs, s.jobs, s.points, "none", "analytic")).c_str(),
+              time_cell(find_record(rs, s.jobs, s.points, s.kernel, "single_tape")).c_str(),
+              time_cell(local).c_str(), time_cell(remote).c_str(),
+              time_cell(find_record(rs, s.jobs, s.points, "none", "raw_mpi_floor")).c_str(),
+              cell(s.single_tape_over_analytic, "%.2f").c_str(), cell(s.in_process_over_single_tape, "%.2f").c_str(),
+              cell(s.cluster_speedup_over_in_process, "%.2f").c_str(),
+              cell(s.cluster_over_raw_mpi_floor, "%.2f").c_str(), cell(s.first_call_over_steady, "%.2f").c_str(),
+              remote && remote->first_call_us ? cell(*remote->first_call_us, "%.1f").c_str() : "-", bytes.c_str(),
+              tape_source ? cell(tape_source->tape_bytes_per_output, "%.0f").c_str() : "-", per_job.c_str());
+}
+
+/// The notes under the table: per-job overhead and plain tape against the cluster at 512x1, the root's data
+/// check, and the root tape's bytes per output.
+void print_notes(const bench_results& results, int ranks) {
+  const auto& rs = results.records;
+  const auto& ss = results.summaries;
+  for (const auto& s : ss)
+    if (s.jobs == 512 && s.points == 1 && s.in_process_overhead_us_per_job)
+      std::printf("per-job overhead of in_process over single_tape at 512x1 (%s): %.3f us/job\n", s.kernel.c_str(),
+                  *s.in_process_overhead_us_per_job);
+  for (const auto& s : ss)
+    if (s.jobs == 512 && s.points == 1 && s.single_tape_over_cluster)
+      std::printf("one plain tape / cluster at 512x1 (%s): %.2f\n", s.kernel.c_str(), *s.single_tape_over_cluster);
+  for (const auto& s : ss)
+    if (s.check_over_in_process) {
+      const bench_record* remote = find_record(rs, s.jobs, s.points, s.kernel, "cluster");
+      std::printf("root's data check per cluster call at %dx%d (%s): %.1f us, %.2f%% of the in_process call\n",
+                  s.jobs, s.points, s.kernel.c_str(), remote ? remote->check_us.value_or(0) : 0.0,
+                  100 * *s.check_over_in_process);
+    }
+  for (const auto& r : rs)
+    if (r.backend == (ranks > 1 ? "cluster" : "in_process") && r.tape_bytes_per_output) {
+      std::printf("root tape per map_rect output (%s): %.1f B = node %.0f + partials %.0f + operand records %.1f; "
+                  "%.2f nodes per output\n",
+                  r.backend.c_str(), *r.tape_bytes_per_output, *r.tape_node_bytes_per_output,
+                  *r.tape_partials_bytes_per_output, *r.tape_other_bytes_per_output, *r.tape_nodes_per_output);
+      break;
+    }
+}
+
+}  // namespace
+
+void print_bench_table(const bench_results& results, int ranks) {
+  print_header(ranks);
+  for (const auto& s : results.summaries) print_row(results.records, s);
+  print_notes(results, ranks);
+  std::fflush(stdout);
+}
+
+}  // namespace maprect::cli
