@@ -63,10 +63,11 @@ inline chain_draws split_chains(const chain_draws& x) {
   return split;
 }
 
-/// True where no summary number is defined: a non-finite draw, or all draws equal.
+/// True where no diagnostic is defined (posterior's rule): a non-finite draw, or all draws within machine
+/// epsilon of each other.
 inline bool summary_undefined(const chain_draws& x) {
   if (!x.allFinite()) return true;
-  return x.maxCoeff() - x.minCoeff() <= std::numeric_limits<double>::epsilon() * std::max(1.0, x.cwiseAbs().maxCoeff());
+  return x.maxCoeff() - x.minCoeff() < std::numeric_limits<double>::epsilon();
 }
 
 /// Quantile of already sorted values by linear interpolation between order statistics (R's and Stan's type 7).
@@ -254,6 +255,90 @@ inline parameter_summary summarize_column(const std::string& name, const chain_d
   return s;
 }
 
+/// The cell text of a number, with NaN (an undefined diagnostic) spelled as such.
+inline std::string format_cell(const char* format, double value) {
+  if (std::isnan(value)) return "NaN";
+  char cell[64];
+  std::snprintf(cell, sizeof cell, format, value);
+  return cell;
+}
+
+/// Throws std::invalid_argument when print_summary's chain description is inconsistent.
+inline void check_print_input(const std::vector<int>& divergences_per_chain, int draws_per_chain) {
+  if (divergences_per_chain.empty())
+    throw std::invalid_argument("print_summary: divergences_per_chain is empty, expected one entry per chain");
+  for (std::size_t c = 0; c < divergences_per_chain.size(); ++c)
+    if (divergences_per_chain[c] < 0)
+      throw std::invalid_argument("print_summary: chain " + std::to_string(c + 1) + " has " +
+                                  std::to_string(divergences_per_chain[c]) + " divergences, expected >= 0");
+  if (draws_per_chain < 1)
+    throw std::invalid_argument("print_summary: draws_per_chain is " + std::to_string(draws_per_chain) +
+                                ", expected >= 1");
+}
+
+/// The header and one row per column, names left-aligned in a column as wide as the longest name.
+inline void print_table(std::ostream& os, const std::vector<parameter_summary>& rows) {
+  std::size_t width = 8;
+  for (const auto& r : rows) width = std::max(width, r.name.size());
+  const char* headers[] = {"Mean", "MCSE", "StdDev", "5%", "50%", "95%", "ESS_bulk", "ESS_tail", "R_hat"};
+  os << std::string(width, ' ');
+  for (const char* h : headers) os << ' ' << std::string(9 - std::char_traits<char>::length(h), ' ') << h;
+  os << '\n';
+  for (const auto& r : rows) {
+    const std::string cells[] = {format_cell("%.3g", r.mean),     format_cell("%.2g", r.mcse),
+                                 format_cell("%.3g", r.sd),       format_cell("%.3g", r.q5),
+                                 format_cell("%.3g", r.q50),      format_cell("%.3g", r.q95),
+                                 format_cell("%.0f", r.ess_bulk), format_cell("%.0f", r.ess_tail),
+                                 format_cell("%.3f", r.rhat)};
+    os << r.name << std::string(width - r.name.size(), ' ');
+    for (const auto& cell : cells) os << ' ' << std::string(cell.size() < 9 ? 9 - cell.size() : 0, ' ') << cell;
+    os << '\n';
+  }
+}
+
+/// Divergent transitions of each chain, and a warning when there are any.
+inline void print_divergences(std::ostream& os, const std::vector<int>& divergences_per_chain) {
+  long long total = 0;
+  os << "Divergent transitions per chain:";
+  for (std::size_t c = 0; c < divergences_per_chain.size(); ++c) {
+    os << (c == 0 ? " " : ", ") << c + 1 << ": " << divergences_per_chain[c];
+    total += divergences_per_chain[c];
+  }
+  os << " (" << total << " in all)\n";
+  if (total > 0)
+    os << "Warning: " << total << " divergent transitions after warm-up: the draws may be biased.\n";
+}
+
+/// Whether a column takes part in the convergence warnings: the model's parameters and lp__, not the sampler's
+/// own diagnostics (accept_stat__, treedepth__, ...), which need not mix.
+inline bool warned_column(const std::string& name) {
+  const bool sampler_column = name.size() > 2 && name.compare(name.size() - 2, 2, "__") == 0;
+  return !sampler_column || name == "lp__";
+}
+
+/// One warning line listing `names`, if any.
+inline void print_warning(std::ostream& os, const std::vector<std::string>& names, const std::string& what) {
+  if (names.empty()) return;
+  os << "Warning: " << what << " for " << names.size() << (names.size() == 1 ? " column: " : " columns: ");
+  for (std::size_t i = 0; i < names.size(); ++i) os << (i == 0 ? "" : ", ") << names[i];
+  os << '\n';
+}
+
+/// Warnings for R-hat above 1.01 and for bulk or tail ESS below 100 per chain (NaN, undefined, warns of neither).
+inline void print_convergence_warnings(std::ostream& os, const std::vector<parameter_summary>& rows,
+                                       std::size_t chains) {
+  const double ess_floor = 100.0 * static_cast<double>(chains);
+  std::vector<std::string> high_rhat, low_ess;
+  for (const auto& r : rows) {
+    if (!warned_column(r.name)) continue;
+    if (r.rhat > 1.01) high_rhat.push_back(r.name);
+    if (r.ess_bulk < ess_floor || r.ess_tail < ess_floor) low_ess.push_back(r.name);
+  }
+  print_warning(os, high_rhat, "R_hat > 1.01 (chains have not mixed; run longer or reparameterise)");
+  print_warning(os, low_ess,
+                "ESS_bulk or ESS_tail < " + format_cell("%.0f", ess_floor) + " (100 per chain; run longer)");
+}
+
 }  // namespace detail
 
 /// chains[c] is draws x columns for chain c (all chains the same shape).
@@ -271,15 +356,17 @@ inline std::vector<parameter_summary> summarize(const std::vector<Eigen::MatrixX
 /// chain).
 inline void print_summary(std::ostream& os, const std::vector<parameter_summary>& rows,
                           const std::vector<int>& divergences_per_chain, int draws_per_chain) {
-  char line[256];
-  std::snprintf(line, sizeof line, "%-16s %9s %9s %9s %9s %9s %9s %9s %9s %7s\n", "", "Mean", "MCSE", "StdDev",
-                "5%", "50%", "95%", "ESS_bulk", "ESS_tail", "R_hat");
-  os << divergences_per_chain.size() << " chains, each with " << draws_per_chain << " draws\n\n" << line;
-  for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "%-16s %9.3g %9.2g %9.3g %9.3g %9.3g %9.3g %9.0f %9.0f %7.3f\n",
-                  r.name.c_str(), r.mean, r.mcse, r.sd, r.q5, r.q50, r.q95, r.ess_bulk, r.ess_tail, r.rhat);
-    os << line;
-  }
+  detail::check_print_input(divergences_per_chain, draws_per_chain);
+  const std::size_t chains = divergences_per_chain.size();
+  os << "Inference for " << chains << (chains == 1 ? " chain" : " chains") << ": each with " << draws_per_chain
+     << " draws (" << static_cast<long long>(chains) * draws_per_chain << " in all).\n\n";
+  detail::print_table(os, rows);
+  os << '\n';
+  detail::print_divergences(os, divergences_per_chain);
+  detail::print_convergence_warnings(os, rows, chains);
+  os << "\nESS_bulk and ESS_tail are effective sample sizes for the bulk and for the 5% and 95% tails; R_hat is the\n"
+        "rank-normalised split R-hat, the larger of its bulk and folded (tail) forms (Vehtari et al. 2021).\n"
+        "At convergence R_hat is close to 1, and ESS above 100 per chain makes MCSE and quantiles reliable.\n";
 }
 
 }  // namespace maprect
