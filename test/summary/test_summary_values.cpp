@@ -174,11 +174,29 @@ TEST_CASE("a constant column gives NaN R-hat and ESS, and plain moments", "[summ
   CHECK(std::isfinite(rows.at(1).rhat));
 }
 
-TEST_CASE("a non-finite draw makes the diagnostics NaN", "[summary]") {
+TEST_CASE("a non-finite draw makes the diagnostics NaN; a NaN draw also the quantiles", "[summary]") {
   Eigen::MatrixXd x = ar1_chains(0.3, 50, 2, 3);
   x(10, 1) = std::numeric_limits<double>::infinity();
+  const auto infinite = summarize_one(x);
+  CHECK(std::isnan(infinite.rhat));
+  CHECK(std::isnan(infinite.ess_bulk));
+  CHECK(std::isnan(infinite.ess_tail));
+  CHECK(std::isfinite(infinite.q50));  // an infinite draw still has its place in the order
+  x(10, 1) = std::numeric_limits<double>::quiet_NaN();
+  const auto not_a_number = summarize_one(x);
+  CHECK(std::isnan(not_a_number.mean));
+  CHECK(std::isnan(not_a_number.q5));
+  CHECK(std::isnan(not_a_number.q50));
+  CHECK(std::isnan(not_a_number.rhat));
+}
+
+TEST_CASE("four draws per chain: R-hat defined, ESS not (split halves of 2 draws, posterior needs 3)",
+          "[summary]") {
+  Eigen::MatrixXd x(4, 2);
+  x << 1, 2, 3, 5, 2, 4, 4, 3;
   const auto s = summarize_one(x);
-  CHECK(std::isnan(s.rhat));
+  CHECK(std::isfinite(s.rhat));
   CHECK(std::isnan(s.ess_bulk));
   CHECK(std::isnan(s.ess_tail));
+  CHECK(s.mean == 3.0);
 }
