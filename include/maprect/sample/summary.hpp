@@ -118,9 +118,9 @@ inline double inverse_normal_cdf(double p) {
 /// Pooled ranks (ties get their average rank) mapped to normal scores Phi^-1((r - 3/8) / (S + 1/4)).
 inline chain_draws rank_normalize(const chain_draws& x) {
   const Eigen::Index S = x.size();
-  std::vector<Eigen::Index> order(static_cast<std::size_t>(S));
-  std::iota(order.begin(), order.end(), Eigen::Index{0});
-  std::stable_sort(order.begin(), order.end(), [&](Eigen::Index i, Eigen::Index j) { return x(i) < x(j); });
+  Eigen::Matrix<Eigen::Index, Eigen::Dynamic, 1> order(S);
+  std::iota(order.data(), order.data() + S, Eigen::Index{0});
+  std::stable_sort(order.data(), order.data() + S, [&](Eigen::Index i, Eigen::Index j) { return x(i) < x(j); });
   chain_draws z(x.rows(), x.cols());
   for (Eigen::Index first = 0; first < S;) {
     Eigen::Index last = first;
@@ -184,28 +184,28 @@ inline double basic_ess(const chain_draws& x) {
   const Eigen::Index n = x.rows();
   if (n < 3 || summary_undefined(x)) return nan;
   const pooled_autocorrelation rho(x);
-  std::vector<double> rho_hat(static_cast<std::size_t>(n), 0.0);
+  Eigen::VectorXd rho_hat = Eigen::VectorXd::Zero(n);
   double even = 1, odd = rho(1);
-  rho_hat[0] = even;
-  rho_hat[1] = odd;
+  rho_hat(0) = even;
+  rho_hat(1) = odd;
   Eigen::Index t = 0;
   while (t < n - 5 && !std::isnan(even + odd) && even + odd > 0) {
     t += 2;
     even = rho(t);
     odd = rho(t + 1);
     if (even + odd >= 0) {
-      rho_hat[t] = even;
-      rho_hat[t + 1] = odd;
+      rho_hat(t) = even;
+      rho_hat(t + 1) = odd;
     }
   }
   const Eigen::Index max_t = t;
-  if (even > 0) rho_hat[max_t] = even;
+  if (even > 0) rho_hat(max_t) = even;
   for (t = 2; t <= max_t - 2; t += 2)
-    if (rho_hat[t] + rho_hat[t + 1] > rho_hat[t - 2] + rho_hat[t - 1])
-      rho_hat[t] = rho_hat[t + 1] = (rho_hat[t - 2] + rho_hat[t - 1]) / 2;
+    if (rho_hat(t) + rho_hat(t + 1) > rho_hat(t - 2) + rho_hat(t - 1))
+      rho_hat(t) = rho_hat(t + 1) = (rho_hat(t - 2) + rho_hat(t - 1)) / 2;
   const double total = static_cast<double>(x.size());
-  double tau = -1 + rho_hat[max_t];
-  for (Eigen::Index k = 0; k < max_t; ++k) tau += 2 * rho_hat[k];
+  double tau = -1 + rho_hat(max_t);
+  for (Eigen::Index k = 0; k < max_t; ++k) tau += 2 * rho_hat(k);
   tau = std::max(tau, 1 / std::log10(total));
   return total / tau;
 }
