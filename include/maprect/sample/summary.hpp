@@ -266,7 +266,8 @@ inline void check_print_input(const std::vector<int>& divergences_per_chain, int
                                 ", expected >= 1");
 }
 
-/// The header and one row per column, names left-aligned in a column as wide as the longest name.
+/// The header and one row per column, names left-aligned in a column as wide as the longest name. R-hat keeps
+/// three decimals, which show the 1.01 threshold, unless it is far off (chains stuck apart give 1e14).
 inline void print_table(std::ostream& os, const std::vector<parameter_summary>& rows) {
   std::size_t width = 8;
   for (const auto& r : rows) width = std::max(width, r.name.size());
@@ -279,7 +280,7 @@ inline void print_table(std::ostream& os, const std::vector<parameter_summary>& 
                                  format_cell("%.3g", r.sd),       format_cell("%.3g", r.q5),
                                  format_cell("%.3g", r.q50),      format_cell("%.3g", r.q95),
                                  format_cell("%.0f", r.ess_bulk), format_cell("%.0f", r.ess_tail),
-                                 format_cell("%.3f", r.rhat)};
+                                 format_cell(r.rhat < 10 ? "%.3f" : "%.3g", r.rhat)};
     os << r.name << std::string(width - r.name.size(), ' ');
     for (const auto& cell : cells) os << ' ' << std::string(cell.size() < 9 ? 9 - cell.size() : 0, ' ') << cell;
     os << '\n';
