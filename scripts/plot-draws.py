@@ -114,25 +114,37 @@ def kernel_density(draws, grid):
     return np.exp(-0.5 * z * z).sum(axis=1) / (draws.size * bandwidth * np.sqrt(2 * np.pi))
 
 
-def plot(columns, chains, labels, parameters, output):
+def plot_parameter(trace, density, chains, j, colours):
+    """One row: every chain's trace and density of column j. Returns the number of non-finite draws left out."""
+    finite = [c[:, j][np.isfinite(c[:, j])] for c in chains]
+    everything = np.concatenate(finite)
+    if everything.size == 0:
+        density.text(0.5, 0.5, "no finite draws", ha="center", va="center", transform=density.transAxes)
+    else:
+        low, high = everything.min(), everything.max()
+        pad = 0.1 * (high - low) if high > low else max(abs(low), 1.0) * 0.01
+        grid = np.linspace(low - pad, high + pad, GRID_POINTS)
+    for k, draws in enumerate(chains):
+        colour = colours[k % len(colours)]
+        trace.plot(np.arange(1, draws.shape[0] + 1), draws[:, j], color=colour, linewidth=0.6, alpha=0.8,
+                   label=f"chain {k + 1}")
+        if finite[k].size:
+            density.plot(kernel_density(finite[k], grid), grid, color=colour, linewidth=1.0)
+    density.set_ylim(trace.get_ylim())
+    density.set_xticks([])
+    return sum(c.shape[0] for c in chains) - everything.size
+
+
+def plot(columns, chains, parameters, output):
     fig, axes = plt.subplots(len(parameters), 2, figsize=(11, 2.4 * len(parameters)), squeeze=False,
                              gridspec_kw=dict(width_ratios=[3, 1]))
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for row, name in enumerate(parameters):
-        j = columns.index(name)
         trace, density = axes[row]
-        everything = np.concatenate([c[:, j] for c in chains])
-        low, high = everything.min(), everything.max()
-        pad = 0.1 * (high - low) if high > low else max(abs(low), 1.0) * 0.01
-        grid = np.linspace(low - pad, high + pad, GRID_POINTS)
-        for k, (draws, label) in enumerate(zip(chains, labels)):
-            colour = colours[k % len(colours)]
-            trace.plot(np.arange(1, draws.shape[0] + 1), draws[:, j], color=colour, linewidth=0.6, alpha=0.8,
-                       label=label)
-            density.plot(kernel_density(draws[:, j], grid), grid, color=colour, linewidth=1.0)
+        left_out = plot_parameter(trace, density, chains, columns.index(name), colours)
+        if left_out:
+            print(f"plot-draws.py: {name}: {left_out} non-finite draws left out of the plot", file=sys.stderr)
         trace.set_ylabel(name)
-        density.set_ylim(trace.get_ylim())
-        density.set_xticks([])
         if row == 0:
             trace.set_title("trace")
             density.set_title("density")
@@ -162,13 +174,13 @@ def main(argv):
     except CsvError as e:
         sys.exit(f"plot-draws.py: {e}")
     output = args.output or default_output(args.csv[0])
-    labels = [f"chain {k + 1}" for k in range(len(chains))]
     try:
-        plot(columns, chains, labels, parameters, output)
+        plot(columns, chains, parameters, output)
     except OSError as e:
         sys.exit(f"plot-draws.py: {output}: cannot write ({e.strerror or e})")
     per_chain = ", ".join(str(c.shape[0]) for c in chains)
-    print(f"plot-draws.py: wrote {output} ({len(parameters)} parameters; draws per chain: {per_chain})")
+    plural = "" if len(parameters) == 1 else "s"
+    print(f"plot-draws.py: wrote {output} ({len(parameters)} parameter{plural}; draws per chain: {per_chain})")
 
 
 if __name__ == "__main__":

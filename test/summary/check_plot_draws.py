@@ -71,6 +71,12 @@ def check_good(script, work):
         failures.append(f"chosen parameters: exit {result.returncode}, {result.stderr.strip()}")
     elif "(2 parameters; draws per chain: 150, 200)" not in result.stdout:
         failures.append(f"--warmup run said {result.stdout.strip()!r}, expected chain 2's 50 warm-up draws kept")
+    nonfinite = os.path.join(work, "nonfinite-1.csv")
+    with open(nonfinite, "w") as f:
+        f.write("lp__,mu,sigma\n-1,0.5,nan\n-2,0.7,inf\n-1.5,0.1,1\n-1.2,0.3,2\n")
+    result = run(script, nonfinite, "-o", os.path.join(work, "nonfinite.png"))
+    if result.returncode != 0 or "sigma: 2 non-finite draws left out of the plot" not in result.stderr:
+        failures.append(f"non-finite draws: exit {result.returncode}, stderr {result.stderr.strip()!r}")
     return failures
 
 
