@@ -18,15 +18,13 @@ import os
 import re
 import sys
 
+# Debian's python3-matplotlib (and its numpy) belong to /usr/bin/python3, which a virtualenv or pyenv python3
+# does not see.
+MISSING = "plot-draws.py: {} not found; install python3-matplotlib and run with /usr/bin/python3"
 try:
-    import matplotlib
     import numpy as np
 except ImportError:
-    # Debian's python3-matplotlib belongs to /usr/bin/python3, which a virtualenv or pyenv python3 does not see.
-    sys.exit("plot-draws.py: matplotlib or numpy not found; install python3-matplotlib and run with /usr/bin/python3")
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+    sys.exit(MISSING.format("numpy"))
 
 DEFAULT_PARAMETERS = 4
 GRID_POINTS = 200
@@ -135,7 +133,20 @@ def plot_parameter(trace, density, chains, j, colours):
     return sum(c.shape[0] for c in chains) - everything.size
 
 
+def load_pyplot():
+    """matplotlib.pyplot on the Agg backend, imported only once the files are known good (it takes a second)."""
+    try:
+        import matplotlib
+    except ImportError:
+        sys.exit(MISSING.format("matplotlib"))
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
+
+    return matplotlib.pyplot
+
+
 def plot(columns, chains, parameters, output):
+    plt = load_pyplot()
     fig, axes = plt.subplots(len(parameters), 2, figsize=(11, 2.4 * len(parameters)), squeeze=False,
                              gridspec_kw=dict(width_ratios=[3, 1]))
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
