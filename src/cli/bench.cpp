@@ -1,4 +1,4 @@
-// maprect bench: the benchmark matrix of the standard model (shared/benchmark-model.md). For each size J x N
+// maprect bench: the benchmark matrix of the standard model (docs/benchmark-model.md). For each size J x N
 // and kernel (scalar, vector) it times one gradient by: the closed form in double (analytic, the floor of AD),
 // the functor for every job on one plain tape (single_tape), map_rect in process (in_process) and map_rect
 // over all launched ranks (cluster), next to the raw MPI messages of one call (raw_mpi_floor).
@@ -453,7 +453,7 @@ void write_json(std::ostream& out, const std::vector<record>& rs, const std::vec
   out << "  \"unit\": \"microseconds per gradient\",\n";
   out << "  \"method\": \"backends timed round-robin, one sample each per round; ratios are medians over rounds of "
          "each round's ratio\",\n";
-  out << "  \"model\": \"standard benchmark model (shared/benchmark-model.md)\"\n";
+  out << "  \"model\": \"standard benchmark model (docs/benchmark-model.md)\"\n";
   out << "}\n";
 }
 
