@@ -1,4 +1,4 @@
-// maprect bench: the benchmark matrix of the standard model (shared/benchmark-model.md). For each size J x N
+// maprect bench: the benchmark matrix of the standard model (docs/benchmark-model.md). For each size J x N
 // and kernel (scalar, vector) it times one gradient by: the closed form in double (analytic, the floor of AD),
 // the functor for every job on one plain tape (single_tape), map_rect in process (in_process) and map_rect
 // over all launched ranks (cluster), next to the raw MPI messages of one call (raw_mpi_floor). This file runs

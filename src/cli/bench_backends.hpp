@@ -1,5 +1,5 @@
 #pragma once
-// The backends `maprect bench` compares on the standard model (shared/benchmark-model.md): the closed form in
+// The backends `maprect bench` compares on the standard model (docs/benchmark-model.md): the closed form in
 // double (analytic, the floor of AD), the functor for every job on one plain tape (single_tape), and map_rect,
 // in process or over the cluster, each size on call sites of its own.
 #include <maprect/maprect.hpp>

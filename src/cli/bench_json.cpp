@@ -71,7 +71,7 @@ void write_bench_json(std::ostream& out, const bench_results& results, int ranks
       {"unit", "microseconds per gradient"},
       {"method", "backends timed round-robin, one sample each per round; ratios are medians over rounds of each "
                  "round's ratio"},
-      {"model", "standard benchmark model (shared/benchmark-model.md)"}};
+      {"model", "standard benchmark model (docs/benchmark-model.md)"}};
   write_json_document(out, document);
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file logreg: hierarchical logistic regression, one map_rect job per group; also the job functors of the
-/// standard benchmark model (shared/benchmark-model.md), which is the same likelihood on equal-sized groups.
+/// standard benchmark model (docs/benchmark-model.md), which is the same likelihood on equal-sized groups.
 ///
 /// Model. Group j has points (x_ji, y_ji), y in {0, 1}:
 ///   eta_ji = (alpha + u_j) + (beta + v_j) * x_ji,   y_ji ~ Bernoulli(inv_logit(eta_ji))
@@ -128,7 +128,7 @@ using logreg_standard_scalar_job = logreg_functor<logreg_kernel::scalar, logreg_
 /// Standard benchmark model, vector kernel (register it under a call id of your own).
 using logreg_standard_vector_job = logreg_functor<logreg_kernel::vector, logreg_layout::standard>;
 
-/// The standard benchmark model at J jobs of N points (shared/benchmark-model.md): data in the standard
+/// The standard benchmark model at J jobs of N points (docs/benchmark-model.md): data in the standard
 /// layout and the parameter values every implementation measures at.
 struct logreg_standard_problem {
   std::vector<std::vector<double>> x_r;  ///< x_r[j][i] = sin(0.37 i + j)

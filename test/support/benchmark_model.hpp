@@ -1,5 +1,5 @@
 #pragma once
-// The standard benchmark model (shared/benchmark-model.md) with its closed-form gradient, for tests.
+// The standard benchmark model (docs/benchmark-model.md) with its closed-form gradient, for tests.
 #include <maprect/map_rect.hpp>
 
 #include <cmath>
