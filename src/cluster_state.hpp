@@ -13,8 +13,7 @@
 #include "src/balance.hpp"
 #include "src/chunk_plan.hpp"
 #include "src/exchange.hpp"
-#include "src/job_claims.hpp"
-#include "src/node_slots.hpp"
+#include "src/host_memory.hpp"
 #include "src/settings.hpp"
 #include "src/wait.hpp"
 #include "workers/call_site_cache.hpp"
@@ -93,8 +92,7 @@ class cluster_state {
   int size = 1;
   bool owns_mpi = false;   ///< this cluster initialised MPI and finalises it
   cluster_settings settings;  ///< as the root read them; take_over and tune_shares as they apply here
-  job_claims claims;       ///< where the root and the workers of its host claim the workers' jobs
-  node_slots slots;        ///< where steady calls' data go when every worker shares the root's host
+  host_memory host;        ///< the claims (root and workers of its host) and the slots (all on one host)
   std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
   double request[wire::request_doubles] = {};  ///< the opening broadcast of the current request
   root_state root;

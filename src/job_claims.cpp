@@ -24,60 +24,26 @@ int worker_batch(int left) { return std::max(1, left / 4); }
 
 }  // namespace
 
-void job_claims::open(MPI_Comm comm) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  // Keyed by rank, so that the root, when present, is rank 0 of its node's communicator.
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_);
-  MPI_Group comm_group, node_group;
-  MPI_Comm_group(comm, &comm_group);
-  MPI_Comm_group(node_, &node_group);
-  const int root = 0;
-  int root_on_node = MPI_UNDEFINED;
-  MPI_Group_translate_ranks(comm_group, 1, &root, node_group, &root_on_node);
-  const bool with_root = root_on_node != MPI_UNDEFINED;
-  // Without shared memory (an MPI built without it, say) nobody claims: every rank agrees on that.
-  MPI_Comm_set_errhandler(node_, MPI_ERRORS_RETURN);
-  void* base = nullptr;
-  const MPI_Aint bytes_here = rank == 0 ? line * lines_per_rank * size : 0;
-  int made = MPI_Win_allocate_shared(bytes_here, 1, MPI_INFO_NULL, node_, &base, &window_) == MPI_SUCCESS;
-  MPI_Allreduce(MPI_IN_PLACE, &made, 1, MPI_INT, MPI_MIN, comm);
-  if (!made && window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
-  if (made && with_root && size > 1) {
-    MPI_Aint bytes = 0;
-    int unit = 0;
-    char* root_base = nullptr;
-    MPI_Win_shared_query(window_, root_on_node, &bytes, &unit, &root_base);
-    if (rank == 0) {
-      words_.assign(static_cast<std::size_t>(size), nullptr);
-      progress_.assign(static_cast<std::size_t>(size), nullptr);
-      int node_size = 1;
-      MPI_Comm_size(node_, &node_size);
-      for (int n = 1; n < node_size; ++n) {
-        int r = MPI_UNDEFINED;
-        MPI_Group_translate_ranks(node_group, 1, &n, comm_group, &r);
-        words_[r] = new (root_base + line * lines_per_rank * r) word(pack(0, 0));
-        progress_[r] = new (root_base + line * (lines_per_rank * r + 1)) word(pack(0, 0));
-      }
-    } else {
-      mine_ = reinterpret_cast<word*>(root_base + line * lines_per_rank * rank);
-      my_progress_ = reinterpret_cast<word*>(root_base + line * (lines_per_rank * rank + 1));
-    }
-  }
-  MPI_Group_free(&comm_group);
-  MPI_Group_free(&node_group);
-  // The root has made its words before any worker reads one.
-  MPI_Barrier(node_);
-}
+MPI_Aint job_claims::bytes_for(int ranks) { return line * lines_per_rank * ranks; }
 
-void job_claims::close() {
-  if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
-  if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
+void job_claims::place(char* base, int rank, const std::vector<int>& comm_rank) {
   words_.clear();
   progress_.clear();
   mine_ = nullptr;
   my_progress_ = nullptr;
+  if (rank != 0) {
+    mine_ = reinterpret_cast<word*>(base + line * lines_per_rank * rank);
+    my_progress_ = reinterpret_cast<word*>(base + line * (lines_per_rank * rank + 1));
+    return;
+  }
+  const int ranks = *std::max_element(comm_rank.begin(), comm_rank.end()) + 1;
+  words_.assign(static_cast<std::size_t>(ranks), nullptr);
+  progress_.assign(static_cast<std::size_t>(ranks), nullptr);
+  for (std::size_t h = 1; h < comm_rank.size(); ++h) {
+    const int r = comm_rank[h];
+    words_[r] = new (base + line * lines_per_rank * r) word(pack(0, 0));
+    progress_[r] = new (base + line * (lines_per_rank * r + 1)) word(pack(0, 0));
+  }
 }
 
 job_range job_claims::claim_back(int r) {

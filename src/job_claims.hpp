@@ -38,10 +38,12 @@ struct worker_report {
 /// memory with the root.
 class job_claims {
  public:
-  /// Sets up the words on every rank of comm that shares memory with rank 0. Collective over comm.
-  void open(MPI_Comm comm);
-  /// Frees them. Collective over the communicator given to open().
-  void close();
+  /// Bytes of the words of a cluster of `ranks` ranks (a pair of cache lines per rank).
+  static MPI_Aint bytes_for(int ranks);
+  /// Places the words at `base` (the root host's share of the host window) for a rank of the root's host:
+  /// `rank` in the cluster's communicator, comm_rank[h] for each host rank h. The root makes the words of
+  /// its host's workers; a worker finds its own.
+  void place(char* base, int rank, const std::vector<int>& comm_rank);
 
   /// Root: whether worker r's jobs can be claimed (it shares memory with the root).
   bool shared_with(int r) const { return r < static_cast<int>(words_.size()) && words_[r] != nullptr; }
@@ -92,8 +94,6 @@ class job_claims {
   static int front(std::uint64_t w) { return static_cast<int>(static_cast<std::uint32_t>(w)); }
   static int back(std::uint64_t w) { return static_cast<int>(w >> 32); }
 
-  MPI_Comm node_ = MPI_COMM_NULL;
-  MPI_Win window_ = MPI_WIN_NULL;
   std::vector<word*> words_;     ///< root: per rank, its claim word or null
   std::vector<word*> progress_;  ///< root: per rank, its progress word or null
   word* mine_ = nullptr;         ///< worker: its claim word, or null

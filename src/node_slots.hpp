@@ -9,6 +9,8 @@
 
 #include <cstddef>
 
+#include "src/mpi_handles.hpp"
+
 namespace maprect::detail {
 
 /// Where a worker's blocks start in its slot: behind its job parameters (P × its jobs). The root and the
@@ -25,30 +27,24 @@ class node_slots {
   /// Doubles a slot may grow to (8 MiB): beyond that a message costs no more than the copies.
   static constexpr long long max_doubles = 1 << 20;
 
-  /// Sets up the slots if every rank of comm shares rank 0's node (none yet: see reserve()). Collective.
-  void open(MPI_Comm comm);
-  /// Frees them. Collective over the communicator given to open().
-  void close();
-
-  /// Whether the slots can be used at all: every worker shares the root's node.
-  bool usable() const { return on_one_node_; }
-  /// Doubles each slot holds now (0 before the first reserve()).
+  /// Uses `capacity` doubles per worker at `base` in `window` (host_memory places them; capacity 0: none yet).
+  void place(double* base, long long capacity, const shared_window* window) {
+    base_ = base;
+    capacity_ = capacity;
+    window_ = window;
+  }
+  /// Whether the slots can be used at all: every worker shares the root's host.
+  bool usable() const { return window_ != nullptr; }
+  /// Doubles each slot holds now (0 before the first host_memory::reserve()).
   long long capacity() const { return capacity_; }
-  /// Grows every slot to the most any rank asks for, unless that passes max_doubles. Collective over comm:
-  /// afterwards every rank sees the same capacity.
-  void reserve(long long doubles, MPI_Comm comm);
   /// Worker r's slot (the root's view), or this worker's own with r = its rank.
   double* slot(int r) const { return base_ + static_cast<std::ptrdiff_t>(r - 1) * capacity_; }
   /// Orders this rank's accesses to the slots with its messages: called after writing a slot and before
   /// the message that announces it, and after receiving such a message and before reading.
-  void sync() const;
+  void sync() const { window_->sync(); }
 
  private:
-  void free_window();
-
-  MPI_Comm node_ = MPI_COMM_NULL;
-  MPI_Win window_ = MPI_WIN_NULL;
-  bool on_one_node_ = false;
+  const shared_window* window_ = nullptr;
   long long capacity_ = 0;
   double* base_ = nullptr;  ///< the slots, worker 1's first
 };

@@ -116,12 +116,12 @@ void gather_answers(cluster_state& s, const call_request& req, MPI_Datatype type
 
 /// Whether a steady call of `site` moves its data through the node slots rather than messages.
 bool via_slots(const cluster_state& s, const root_site& site) {
-  return s.slots.usable() && site.slot_doubles <= s.slots.capacity();
+  return s.host.slots.usable() && site.slot_doubles <= s.host.slots.capacity();
 }
 
 /// Where worker r's blocks of a steady call start in its slot: behind its job parameters.
 const double* slot_blocks(const cluster_state& s, const root_site& site, const call_request& req, int r) {
-  return s.slots.slot(r) + slot_blocks_at(req.n_own, site.plan.jobs(r));
+  return s.host.slots.slot(r) + slot_blocks_at(req.n_own, site.plan.jobs(r));
 }
 
 /// Where worker r's blocks start in the root's answer buffer: behind its status doubles. The blocks of the
@@ -135,11 +135,11 @@ Double* answer_blocks(Double* buffer, const root_site& site, int r) {
 void place_own(cluster_state& s, const root_site& site, const call_request& req) {
   for (int r = 1; r < s.size; ++r) {
     const auto n = static_cast<std::size_t>(slot_blocks_at(req.n_own, site.plan.jobs(r)));
-    std::copy_n(req.own + static_cast<std::ptrdiff_t>(site.plan.first(r)) * req.n_own, n, s.slots.slot(r));
+    std::copy_n(req.own + static_cast<std::ptrdiff_t>(site.plan.first(r)) * req.n_own, n, s.host.slots.slot(r));
     s.root.last_traffic.sent += sizeof(double) * n;
     s.root.last_traffic.through_memory += sizeof(double) * n;
   }
-  s.slots.sync();
+  s.host.slots.sync();
 }
 
 /// The gather of a call whose blocks wait in the node slots, behind each worker's parameters: only the
@@ -147,7 +147,7 @@ void place_own(cluster_state& s, const root_site& site, const call_request& req)
 void gather_through_slots(cluster_state& s, const root_site& site, const call_request& req, double* buffer) {
   s.call.status_counts.assign(static_cast<std::size_t>(s.size), wire::status_doubles);
   gather_answers(s, req, MPI_DOUBLE, buffer, s.call.status_counts.data(), site.results.displs.data());
-  s.slots.sync();
+  s.host.slots.sync();
   for (int r = 1; r < s.size; ++r) {
     const int blocks = s.call.answer_counts[r] - wire::status_doubles;
     s.root.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(blocks);
@@ -167,14 +167,14 @@ void collect_reports(cluster_state& s, const call_request& req, double* buffer, 
     }
   };
   for (int r = 1; r < s.size; ++r) {
-    finished_test test{&s.claims, r};
+    finished_test test{&s.host.claims, r};
     if (!wait_until(&finished_test::ready, &test, s.settings.policy, s.call.deadline)) {
       std::vector<int> late;
       for (int q = r; q < s.size; ++q)
-        if (!s.claims.progress(q).finished) late.push_back(q);
+        if (!s.host.claims.progress(q).finished) late.push_back(q);
       abort_late(s, req, late);
     }
-    const worker_report report = s.claims.report(r);
+    const worker_report report = s.host.claims.report(r);
     double* status = buffer + displs[r];
     status[0] = report.code;
     status[1] = report.job;
@@ -269,7 +269,7 @@ void lay_out_results(cluster_state& s, root_site& site) {
     at += site.results.counts[r];
     if (r > 0) site.slot_doubles = std::max(site.slot_doubles, slot_doubles(site.n_own, jobs, site.results.counts[r]));
   }
-  s.slots.reserve(site.slot_doubles, s.comm);
+  s.host.reserve(site.slot_doubles, s.comm);
 }
 
 /// A call site planned anew for `req`: its sizes, who runs which jobs, and the root's copy of the rows the
@@ -464,7 +464,7 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 /// The local job before which worker r's jobs of this call end: the root ran the rest of its chunk. Final once
 /// the root has stopped claiming (only the root moves the back of a chunk).
 int worker_end(const cluster_state& s, const root_site& site, int r) {
-  return s.settings.take_over && s.claims.shared_with(r) ? s.claims.worker_end(r) : site.plan.jobs(r);
+  return s.settings.take_over && s.host.claims.shared_with(r) ? s.host.claims.worker_end(r) : site.plan.jobs(r);
 }
 
 /// Where the root's running of workers' jobs stopped early: a job that threw, or changed its output count.
@@ -480,7 +480,7 @@ struct taken_failure {
 /// left); on a failure records it in `failure`.
 int take_over_batch(cluster_state& s, const root_site& site, const call_request& req, double* buffer, int r,
                     taken_failure& failure) {
-  const job_range got = s.claims.claim_back(r);
+  const job_range got = s.host.claims.claim_back(r);
   if (got.empty()) return 0;
   const int j0 = site.plan.first(r) + got.begin, n = got.size();
   s.call.taken_out.assign(0, 0.0);
@@ -511,7 +511,7 @@ int take_over_jobs(cluster_state& s, const root_site& site, const call_request& 
   for (bool any = true; any;) {
     any = false;
     for (int r = 1; r < s.size; ++r) {
-      if (!s.claims.shared_with(r)) continue;
+      if (!s.host.claims.shared_with(r)) continue;
       const int n = take_over_batch(s, site, req, buffer, r, failure);
       if (failure.code != wire::status::ok) return taken;
       any = any || n > 0;
@@ -525,7 +525,7 @@ int take_over_jobs(cluster_state& s, const root_site& site, const call_request& 
 /// claims its jobs, else through the slots when they fit, else by messages.
 wire::call_route route_of(const cluster_state& s, const root_site& site) {
   if (!via_slots(s, site)) return wire::call_route::messages;
-  return s.settings.take_over && s.claims.shared_with_all() ? wire::call_route::memory : wire::call_route::slots;
+  return s.settings.take_over && s.host.claims.shared_with_all() ? wire::call_route::memory : wire::call_route::slots;
 }
 
 /// Makes the output nodes of the workers' jobs whose blocks are in, in job order, up to the first worker
@@ -536,7 +536,7 @@ wire::call_route route_of(const cluster_state& s, const root_site& site) {
 bool make_ready_nodes(cluster_state& s, const root_site& site, const call_request& req, const double* buffer) {
   while (s.call.making < s.size && !s.call.making_stopped) {
     const int r = s.call.making, first = site.plan.first(r), jobs = site.plan.jobs(r);
-    const job_progress p = s.claims.progress(r);
+    const job_progress p = s.host.claims.progress(r);
     int& made = s.call.nodes_made[r];
     if (p.done > made) {
       const double* blocks = slot_blocks(s, site, req, r) + site.block_at[first + made];
@@ -545,7 +545,7 @@ bool make_ready_nodes(cluster_state& s, const root_site& site, const call_reques
       made = p.done;
     }
     if (!p.finished) return false;
-    const int end = s.claims.worker_end(r);
+    const int end = s.host.claims.worker_end(r);
     if (made < end) {
       s.call.making_stopped = true;
       return false;
@@ -576,7 +576,7 @@ struct node_poll {
     }
     // Timed only when there is something to make: the clock costs about what a tiny job does.
     if (s.call.making >= s.size || s.call.making_stopped) return;
-    const job_progress next = s.claims.progress(s.call.making);
+    const job_progress next = s.host.claims.progress(s.call.making);
     if (next.done <= s.call.nodes_made[s.call.making] && !next.finished) return;
     const auto start = std::chrono::steady_clock::now();
     const int before = s.call.node_jobs;
@@ -631,7 +631,7 @@ wire::call_route post_steady_call(cluster_state& s, const root_site& site, const
   s.root.mid_call = true;
   if (s.settings.take_over)
     for (int r = 1; r < s.size; ++r)
-      if (s.claims.shared_with(r)) s.claims.reset(r, site.plan.jobs(r));
+      if (s.host.claims.shared_with(r)) s.host.claims.reset(r, site.plan.jobs(r));
   const wire::call_route route = route_of(s, site);
   if (route != wire::call_route::messages) place_own(s, site, req);
   wire::request header = header_of(command::call, req, site.row_real, site.row_int);
@@ -745,7 +745,7 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
                          busiest > 0 ? t.worker_busy[busiest] : 0.0, t.check, part.taken};
   if (s.settings.tune_shares) {
     site.tuner.record(site.plan, t);
-    site.next_root_jobs = site.tuner.proposal(site.plan, s.settings.take_over && s.claims.shared_with_all());
+    site.next_root_jobs = site.tuner.proposal(site.plan, s.settings.take_over && s.host.claims.shared_with_all());
   }
 }
 
@@ -892,13 +892,8 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   }
   // Ranks that share cores (the sleep policy) time their jobs with the scheduler's noise: even split.
   s.settings.tune_shares = s.settings.tune_shares && s.settings.policy != wait_policy::sleep;
-  if (s.settings.take_over && s.size > 1) {
-    s.claims.open(s.comm);
-    s.settings.take_over = s.claims.in_use();
-  } else {
-    s.settings.take_over = false;
-  }
-  if (s.settings.node_memory && s.size > 1) s.slots.open(s.comm);
+  if (s.size > 1) s.host.open(s.comm, s.settings.take_over, s.settings.node_memory);
+  s.settings.take_over = s.host.claims.in_use();
   if (s.rank == 0 && s.size > 1) {
     if (s.settings.timeout > 0) s.root.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
     s.root.serving = true;
@@ -922,8 +917,7 @@ void finish_cluster(cluster_state& s) {
   int finalized = 0;
   MPI_Finalized(&finalized);  // an application that owns MPI may have finalised it already
   if (s.comm == MPI_COMM_NULL || finalized) return;
-  s.claims.close();
-  s.slots.close();
+  s.host.close();
   MPI_Comm_free(&s.comm);
 }
 

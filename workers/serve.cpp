@@ -37,7 +37,7 @@ int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const 
   site.run_counts.assign(static_cast<std::size_t>(site.n_jobs), 0);
   end = 0;
   auto next = [&]() -> job_range {
-    if (claiming) return s.claims.claim_front();
+    if (claiming) return s.host.claims.claim_front();
     return end == 0 ? job_range{0, site.n_jobs} : job_range{};
   };
   int begin = 0, cursor = 0;
@@ -60,18 +60,18 @@ int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const 
       f->run[v.kinds](in, site.out, site.run_counts.data() + got.begin, cursor);
       if (claiming && !std::equal(site.run_counts.begin() + got.begin, site.run_counts.begin() + got.end,
                                   site.counts.begin() + got.begin)) {
-        end = s.claims.claim_rest();  // counts_changed: the blocks no longer fit the plan
+        end = s.host.claims.claim_rest();  // counts_changed: the blocks no longer fit the plan
         return -1;
       }
       if (slot_blocks) {
         const std::size_t from = static_cast<std::size_t>(status_slots + site.block_at[got.begin]);
         std::copy(site.out.data() + from, site.out.data() + site.out.size(), slot_blocks + site.block_at[got.begin]);
-        s.claims.publish(got.end);
+        s.host.claims.publish(got.end);
       }
     }
   } catch (...) {
     s.worker.last_error = current_job_error();
-    if (claiming) end = s.claims.claim_rest();
+    if (claiming) end = s.host.claims.claim_rest();
     return site.job_begin + begin + cursor;
   }
   return -1;
@@ -105,7 +105,7 @@ void lay_out_site(cluster_state& s, worker_site& site, const wire::request& v) {
   const int rows = rows_per_output(static_cast<param_kinds>(v.kinds), v.n_shared, v.n_job);
   site.block_at.resize(static_cast<std::size_t>(site.n_jobs));
   site.planned_doubles = lay_out_answer(site.counts.data(), site.n_jobs, rows, site.block_at.data());
-  s.slots.reserve(slot_doubles(v.n_job, site.n_jobs, site.planned_doubles), s.comm);
+  s.host.reserve(slot_doubles(v.n_job, site.n_jobs, site.planned_doubles), s.comm);
 }
 
 /// Steps 2 to 5 of a first call on this rank: receive the rows, run, report status and output counts, and
@@ -183,8 +183,8 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
   // With slots the parameters wait in this rank's slot; the blocks go behind them.
   const auto route = static_cast<wire::call_route>(v.arg);
   const bool slots = route != wire::call_route::messages;
-  double* const slot = slots ? s.slots.slot(s.rank) : nullptr;
-  if (slots) s.slots.sync();
+  double* const slot = slots ? s.host.slots.slot(s.rank) : nullptr;
+  if (slots) s.host.slots.sync();
   else receive_job_parameters(s, site, v);
   const auto start = std::chrono::steady_clock::now();
   int end = 0;
@@ -200,7 +200,7 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
   else if (!std::equal(site.run_counts.begin(), site.run_counts.begin() + end, site.counts.begin()))
     code = wire::status::counts_changed;
   if (published) {
-    s.claims.finish({static_cast<int>(code), failed_job, busy});  // the root reads it there: no gather
+    s.host.claims.finish({static_cast<int>(code), failed_job, busy});  // the root reads it there: no gather
     return;
   }
   MPI_Request done = announce_done(s);
@@ -213,7 +213,7 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
   if (slots) {
     std::copy_n(site.out.data() + wire::status_doubles, doubles - wire::status_doubles,
                 slot + slot_blocks_at(v.n_job, site.n_jobs));
-    s.slots.sync();
+    s.host.slots.sync();
   }
   MPI_Request unused;
   collect_answers(s.ends(), MPI_DOUBLE, site.out.data(), slots ? wire::status_doubles : doubles, nullptr, nullptr,

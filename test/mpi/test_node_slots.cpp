@@ -1,11 +1,14 @@
-// node_slots, the memory a root shares with the workers of its node: every rank agrees on the capacity,
-// and what one side writes before a message the other reads after it, in both directions.
+// host_memory, the window a root shares with the workers of its host: every rank agrees on the slots'
+// capacity, what one side writes before a message the other reads after it crosses in both directions, and
+// the claim words in the same window still work after the slots grew.
 #include <catch2/catch.hpp>
 #include <mpi.h>
 
-#include "src/node_slots.hpp"
+#include "src/host_memory.hpp"
 #include "support/catch_session.hpp"
 
+using maprect::detail::host_memory;
+using maprect::detail::job_range;
 using maprect::detail::node_slots;
 
 namespace {
@@ -24,19 +27,20 @@ double mark(int rank, long long i, bool answer) { return (answer ? -1.0 : 1.0) *
 }  // namespace
 
 // Every rank runs this test: the slots are collective, and a worker's checks count as much as the root's.
-TEST_CASE("node slots: usable on one node, capacities agreed, data crosses both ways") {
+TEST_CASE("host memory: slots usable on one host, capacities agreed, data crosses both ways, claims survive growth") {
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  node_slots slots;
-  slots.open(comm);
+  host_memory host;
+  host.open(comm, true, true);
+  const node_slots& slots = host.slots;
   CHECK(slots.usable() == (size > 1));  // CTest starts every rank on this machine
   CHECK(slots.capacity() == 0);
 
   // Each rank asks for a different size: all see the largest, rounded up to whole cache lines.
-  slots.reserve(10 * rank + 5, comm);
+  host.reserve(10 * rank + 5, comm);
   const auto [lo, hi] = spread(slots.capacity(), comm);
   CHECK(lo == hi);
   if (size > 1) {
@@ -46,11 +50,11 @@ TEST_CASE("node slots: usable on one node, capacities agreed, data crosses both 
 
   // A request past the limit leaves the slots as they are; a smaller one too; a larger one grows them.
   const long long before = slots.capacity();
-  slots.reserve(node_slots::max_doubles + 1, comm);
+  host.reserve(node_slots::max_doubles + 1, comm);
   CHECK(slots.capacity() == before);
-  slots.reserve(1, comm);
+  host.reserve(1, comm);
   CHECK(slots.capacity() == before);
-  slots.reserve(rank == size - 1 ? 3000 : 0, comm);
+  host.reserve(rank == size - 1 ? 3000 : 0, comm);
   if (size > 1) CHECK(slots.capacity() >= 3000);
 
   if (size > 1) {
@@ -78,8 +82,29 @@ TEST_CASE("node slots: usable on one node, capacities agreed, data crosses both 
       CHECK(wrong_answers == 0);
     }
   }
-  slots.close();
+  // The claim words live in the same window, placed again when the slots grew: the root takes the back of a
+  // worker's 8 jobs, the worker the front, and each sees the other's claim.
+  CHECK(host.claims.in_use() == (size > 1));
+  if (rank == 0)
+    for (int r = 1; r < size; ++r) host.claims.reset(r, 8);
+  job_range back;
+  if (rank == 0 && size > 1) back = host.claims.claim_back(size - 1);
+  MPI_Barrier(comm);
+  if (rank > 0) {
+    const job_range front = host.claims.claim_front();
+    CHECK(front.begin == 0);
+    CHECK(front.end == (rank == size - 1 ? 1 : 2));  // a quarter of what is left unclaimed
+    CHECK(host.claims.claim_rest() == (rank == size - 1 ? 7 : 8));
+  }
+  MPI_Barrier(comm);
+  if (rank == 0 && size > 1) {
+    CHECK(back.begin == 7);
+    CHECK(back.end == 8);
+    CHECK(host.claims.worker_end(size - 1) == 7);
+  }
+  host.close();
   CHECK_FALSE(slots.usable());
+  CHECK_FALSE(host.claims.in_use());
   MPI_Comm_free(&comm);
 }
 
