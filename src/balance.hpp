@@ -1,7 +1,7 @@
 #pragma once
 // The root's share of a call site's jobs, tuned to its steady-state calls. With an even split the root is
 // the slowest rank: besides its jobs it checks the call's data, sends the messages and builds the output
-// nodes (after the gather, or on one node between its jobs as the workers' blocks come). The tuner watches
+// nodes (after the gather, or on one host between its jobs as the workers' blocks come). The tuner watches
 // every few calls and predicts the call time of each possible root share from the fastest times it saw:
 // what it corrects is that standing imbalance, not the moments a shared machine slows one rank down, which
 // no split can foresee. It proposes a share when the next window confirms the last one's (by its own

@@ -36,7 +36,7 @@ struct root_site {
   rank_layout own;          ///< job parameters per rank (doubles)
   rank_layout results;      ///< status + blocks per rank (doubles)
   std::vector<int> block_at;  ///< per job: where its blocks start in its rank's blocks (doubles)
-  long long slot_doubles = 0;  ///< the most doubles a worker's parameters and answer take in its node slot
+  long long slot_doubles = 0;  ///< the most doubles a worker's parameters and answer take in its host slot
   share_tuner tuner;        ///< proposes a better root share from the steady-state calls
   int next_root_jobs = -1;  ///< a root share to plan at the next call, or -1
   double move_seconds = 0;  ///< what the last move of the root share took with its call (0: none yet)

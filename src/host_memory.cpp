@@ -51,9 +51,9 @@ void host_memory::reserve(long long doubles, MPI_Comm comm) {
   long long asked = doubles;
   MPI_Allreduce(MPI_IN_PLACE, &asked, 1, MPI_LONG_LONG, MPI_MAX, comm);
   const long long capacity = slots.capacity();
-  if (asked <= capacity || asked > node_slots::max_doubles) return;
+  if (asked <= capacity || asked > host_slots::max_doubles) return;
   // Room to spare, in whole cache lines, so that a few larger call sites do not each rebuild the window.
-  const long long wanted = std::min<long long>(node_slots::max_doubles, (std::max(asked, 2 * capacity) + 7) / 8 * 8);
+  const long long wanted = std::min<long long>(host_slots::max_doubles, (std::max(asked, 2 * capacity) + 7) / 8 * 8);
   if (allocate(wanted)) return;  // every rank of the host (here: of comm) agrees
   // Out of shared memory (a small /dev/shm, say): messages carry the data, as across hosts. The claim words
   // are placed again in a window of their own size, which was allocated before.

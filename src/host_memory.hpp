@@ -2,13 +2,13 @@
 // The memory a cluster's ranks share with the other ranks of their host: one host communicator, split once,
 // and one MPI shared-memory window on it. The window holds the claim and progress words of the workers on
 // the root's host (job_claims), then, when every rank shares the root's host, a slot of doubles per worker
-// (node_slots). Growing the slots allocates the window anew and places both again; that happens only
+// (host_slots). Growing the slots allocates the window anew and places both again; that happens only
 // between calls, when no claim is under way.
 #include <mpi.h>
 
 #include "src/job_claims.hpp"
 #include "src/mpi_handles.hpp"
-#include "src/node_slots.hpp"
+#include "src/host_slots.hpp"
 
 namespace maprect::detail {
 
@@ -16,14 +16,14 @@ namespace maprect::detail {
 class host_memory {
  public:
   job_claims claims;  ///< the workers' claim words (in_use() once open with take_over)
-  node_slots slots;   ///< the workers' slots (usable() once open with slots, on one host)
+  host_slots slots;   ///< the workers' slots (usable() once open with slots, on one host)
 
   /// Splits `comm` by host and allocates the window: claim words when `take_over`, and (empty) slots when
   /// `with_slots` and every rank shares one host. Collective over comm; every rank agrees on what is usable.
   void open(MPI_Comm comm, bool take_over, bool with_slots);
   /// Frees the window and the host communicator. Collective over the communicator given to open().
   void close();
-  /// Grows every slot to the most any rank asks for (`doubles`), unless that passes node_slots::max_doubles.
+  /// Grows every slot to the most any rank asks for (`doubles`), unless that passes host_slots::max_doubles.
   /// Collective over `comm`: afterwards every rank sees the same capacity.
   void reserve(long long doubles, MPI_Comm comm);
 

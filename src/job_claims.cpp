@@ -1,4 +1,4 @@
-// Claim words in memory that the root shares with the workers of its node (an MPI shared-memory window).
+// Claim words in memory that the root shares with the workers of its host (an MPI shared-memory window).
 #include "src/job_claims.hpp"
 
 #include <algorithm>

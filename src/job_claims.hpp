@@ -1,13 +1,13 @@
 #pragma once
 // Taking over a slower worker's jobs. On a shared machine one core can run at half the speed of another for
-// a while, and no split planned in advance can follow that. So for each worker on the root's node, the
+// a while, and no split planned in advance can follow that. So for each worker on the root's host, the
 // jobs of its chunk that nobody has started yet are one word in memory both share: the worker claims them
 // from the front, and the root, once its own jobs are done, from the back. The worker's jobs are then a
 // prefix of its chunk, which it sends as usual; the root places the blocks of the rest itself. Any job runs
 // the same code wherever it runs, so the results do not depend on who ran what.
 //
 // Beside each claim word, in a cache line of its own, the worker publishes its progress: how many of its
-// jobs have their blocks in its node slot. The root makes those jobs' output nodes while the worker runs
+// jobs have their blocks in its host slot. The root makes those jobs' output nodes while the worker runs
 // the rest, instead of all of them after the worker's answer.
 #include <mpi.h>
 
@@ -27,7 +27,7 @@ struct job_progress {
   bool finished = false;
 };
 
-/// How a worker's part of a call ended, left in node memory once it has finished.
+/// How a worker's part of a call ended, left in host memory once it has finished.
 struct worker_report {
   int code = 0;       ///< a wire::status
   int job = -1;       ///< global index of the failing job

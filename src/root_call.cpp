@@ -70,7 +70,7 @@ wire::request bare_request(command cmd, int arg) {
   return h;
 }
 
-/// With a timeout: the call's clock starts now and, unless the workers report in node memory, a receive is
+/// With a timeout: the call's clock starts now and, unless the workers report in host memory, a receive is
 /// posted for each worker's "done" message. Without one the deadline is never.
 void start_timeout(cluster_state& s, bool done_messages = true) {
   if (s.settings.timeout <= 0) {
@@ -114,7 +114,7 @@ void gather_answers(cluster_state& s, const call_request& req, MPI_Datatype type
   if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
 }
 
-/// Whether a steady call of `site` moves its data through the node slots rather than messages.
+/// Whether a steady call of `site` moves its data through the host slots rather than messages.
 bool via_slots(const cluster_state& s, const root_site& site) {
   return s.host.slots.usable() && site.slot_doubles <= s.host.slots.capacity();
 }
@@ -142,7 +142,7 @@ void place_own(cluster_state& s, const root_site& site, const call_request& req)
   s.host.slots.sync();
 }
 
-/// The gather of a call whose blocks wait in the node slots, behind each worker's parameters: only the
+/// The gather of a call whose blocks wait in the host slots, behind each worker's parameters: only the
 /// workers' status doubles come by message, into `buffer`. The blocks stay in the slots until the next call.
 void gather_through_slots(cluster_state& s, const root_site& site, const call_request& req, double* buffer) {
   s.call.status_counts.assign(static_cast<std::size_t>(s.size), wire::status_doubles);
@@ -154,7 +154,7 @@ void gather_through_slots(cluster_state& s, const root_site& site, const call_re
   }
 }
 
-/// The answers of a call through node memory: waits, as the policy says, until every worker has finished,
+/// The answers of a call through host memory: waits, as the policy says, until every worker has finished,
 /// and copies each one's report into its status doubles in `buffer`. Nothing is received: the blocks stay
 /// in the slots until the next call. Past the call's deadline, names the late workers and aborts.
 void collect_reports(cluster_state& s, const call_request& req, double* buffer, const int* displs) {
@@ -502,7 +502,7 @@ int take_over_batch(cluster_state& s, const root_site& site, const call_request&
   return n;
 }
 
-/// Once its own jobs are done, the root runs the jobs of its node's workers that nobody has started yet,
+/// Once its own jobs are done, the root runs the jobs of its host's workers that nobody has started yet,
 /// from the back of each chunk, a batch from each worker in turn. Stops at the first failure. Returns the
 /// number of jobs it ran.
 int take_over_jobs(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
@@ -521,7 +521,7 @@ int take_over_jobs(cluster_state& s, const root_site& site, const call_request& 
   return taken;
 }
 
-/// How a steady call of `site` travels: through node memory when every worker shares the root's node and
+/// How a steady call of `site` travels: through host memory when every worker shares the root's host and
 /// claims its jobs, else through the slots when they fit, else by messages.
 wire::call_route route_of(const cluster_state& s, const root_site& site) {
   if (!via_slots(s, site)) return wire::call_route::messages;
@@ -892,7 +892,7 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   }
   // Ranks that share cores (the sleep policy) time their jobs with the scheduler's noise: even split.
   s.settings.tune_shares = s.settings.tune_shares && s.settings.policy != wait_policy::sleep;
-  if (s.size > 1) s.host.open(s.comm, s.settings.take_over, s.settings.node_memory);
+  if (s.size > 1) s.host.open(s.comm, s.settings.take_over, s.settings.host_transport);
   s.settings.take_over = s.host.claims.in_use();
   if (s.rank == 0 && s.size > 1) {
     if (s.settings.timeout > 0) s.root.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);

@@ -22,7 +22,7 @@ struct environment_reading {
   int policy = -1;  // -1: auto
   double timeout = 0;
   int balance = 2;  // 0: even, 1: static, 2: auto
-  bool node_memory = true;  // MAPRECT_TRANSPORT=auto
+  bool host_transport = true;  // MAPRECT_TRANSPORT=auto
   std::string error;
 };
 
@@ -50,7 +50,7 @@ environment_reading read_environment() {
       e.error = std::string("MAPRECT_BALANCE must be auto, static or even, not '") + v + "'";
   }
   if (const char* v = std::getenv("MAPRECT_TRANSPORT"); v != nullptr && v[0] != '\0') {
-    if (std::strcmp(v, "messages") == 0) e.node_memory = false;
+    if (std::strcmp(v, "messages") == 0) e.host_transport = false;
     else if (std::strcmp(v, "auto") != 0)
       e.error = std::string("MAPRECT_TRANSPORT must be auto or messages, not '") + v + "'";
   }
@@ -94,7 +94,7 @@ cluster_settings choose_cluster_settings(MPI_Comm comm) {
   if (e.timeout > 0 && policy == wait_policy::spin) policy = wait_policy::poll;
   // The root's settings decide, so that every rank agrees even if environments differ.
   double agreed[4] = {static_cast<double>(policy), e.timeout, static_cast<double>(e.balance),
-                      e.node_memory ? 1.0 : 0.0};
+                      e.host_transport ? 1.0 : 0.0};
   MPI_Bcast(agreed, 4, MPI_DOUBLE, 0, comm);
   return {static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1], agreed[2] >= 1, agreed[2] >= 2,
           agreed[3] != 0};

@@ -188,7 +188,7 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
   else receive_job_parameters(s, site, v);
   const auto start = std::chrono::steady_clock::now();
   int end = 0;
-  // Through node memory, each batch's blocks are in the slot as soon as it ends.
+  // Through host memory, each batch's blocks are in the slot as soon as it ends.
   double* const published =
       route == wire::call_route::memory ? slot + slot_blocks_at(v.n_job, site.n_jobs) : nullptr;
   const int failed_job = run_jobs(s, site, v, shared, slots ? slot : site.own.data(), wire::status_doubles,

@@ -44,7 +44,7 @@ class cluster {
   void stop();
 
   /// Bytes of data the root sent and received in its last map_rect call, by MPI message or through memory
-  /// shared with the workers of its node (MAPRECT_TRANSPORT).
+  /// shared with the workers of its host (MAPRECT_TRANSPORT).
   struct traffic {
     std::uint64_t sent = 0;            ///< bytes sent by the root
     std::uint64_t received = 0;        ///< bytes received by the root

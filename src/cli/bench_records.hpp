@@ -28,7 +28,7 @@ struct bench_record {
   std::optional<double> max_abs_diff_vs_analytic;
   std::optional<double> log_density;
   std::optional<unsigned long long> bytes_sent, bytes_received;
-  std::optional<unsigned long long> bytes_through_memory;  ///< cluster: of those, through node memory
+  std::optional<unsigned long long> bytes_through_memory;  ///< cluster: of those, through host memory
   std::optional<double> tape_bytes_per_output, tape_nodes_per_output;
   std::optional<double> tape_node_bytes_per_output, tape_partials_bytes_per_output, tape_other_bytes_per_output;
 };

@@ -98,11 +98,11 @@ TEST_CASE("calls really cross ranks: traffic per call matches the message plan")
     const int taken = test::the_cluster->last_call_profile().taken_jobs;
     CHECK(t.sent == 8u * (32 * (R - 1) + 2 * (8 - root_jobs)));
     CHECK(t.received == 8u * (5 * (8 - root_jobs - taken) + 3 * (R - 1)));
-    // On one node the parameters and blocks go through memory, and the status too when the workers claim
+    // On one host the parameters and blocks go through memory, and the status too when the workers claim
     // their jobs; the request (and otherwise the status) by message.
-    const unsigned status_bytes = test::reports_through_node_memory() ? 8u * 3 * (R - 1) : 0u;
+    const unsigned status_bytes = test::reports_through_host_memory() ? 8u * 3 * (R - 1) : 0u;
     CHECK(t.through_memory ==
-          (test::through_node_memory() ? 8u * (2 * (8 - root_jobs) + 5 * (8 - root_jobs - taken)) + status_bytes
+          (test::through_host_memory() ? 8u * (2 * (8 - root_jobs) + 5 * (8 - root_jobs - taken)) + status_bytes
                                        : 0u));
   }
 }

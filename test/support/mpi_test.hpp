@@ -14,15 +14,15 @@ extern bool one_node;
 
 /// Whether the cluster's steady calls move their data through shared memory: more than one rank, all on
 /// one node, and MAPRECT_TRANSPORT not `messages`.
-inline bool through_node_memory() {
+inline bool through_host_memory() {
   const char* v = std::getenv("MAPRECT_TRANSPORT");
   return the_cluster->size() > 1 && one_node && (v == nullptr || std::strcmp(v, "messages") != 0);
 }
 
-/// Whether the workers also leave their status in shared memory (no gather): through node memory, with the
+/// Whether the workers also leave their status in shared memory (no gather): through host memory, with the
 /// root taking over jobs (MAPRECT_BALANCE auto, the default).
-inline bool reports_through_node_memory() {
+inline bool reports_through_host_memory() {
   const char* v = std::getenv("MAPRECT_BALANCE");
-  return through_node_memory() && (v == nullptr || v[0] == '\0' || std::strcmp(v, "auto") == 0);
+  return through_host_memory() && (v == nullptr || v[0] == '\0' || std::strcmp(v, "auto") == 0);
 }
 }  // namespace maprect::test

@@ -70,9 +70,9 @@ struct request {
 /// How a steady-state call's data travel (the argument of a call request).
 enum class call_route : int {
   messages = 0,  ///< parameters by scatter, blocks and status by gather
-  slots = 1,     ///< parameters and blocks through the node slots, status by gather
-  memory = 2,    ///< through the node slots, each batch of blocks published as it ends and the status
-                 ///< in node memory beside the claims: no message but the request
+  slots = 1,     ///< parameters and blocks through the host slots, status by gather
+  memory = 2,    ///< through the host slots, each batch of blocks published as it ends and the status
+                 ///< in host memory beside the claims: no message but the request
 };
 
 /// Per rank, the results of a steady-state call begin with this many status doubles: status code, failing

@@ -9,7 +9,7 @@
 
 using maprect::detail::host_memory;
 using maprect::detail::job_range;
-using maprect::detail::node_slots;
+using maprect::detail::host_slots;
 
 namespace {
 
@@ -35,7 +35,7 @@ TEST_CASE("host memory: slots usable on one host, capacities agreed, data crosse
   MPI_Comm_size(comm, &size);
   host_memory host;
   host.open(comm, true, true);
-  const node_slots& slots = host.slots;
+  const host_slots& slots = host.slots;
   CHECK(slots.usable() == (size > 1));  // CTest starts every rank on this machine
   CHECK(slots.capacity() == 0);
 
@@ -50,7 +50,7 @@ TEST_CASE("host memory: slots usable on one host, capacities agreed, data crosse
 
   // A request past the limit leaves the slots as they are; a smaller one too; a larger one grows them.
   const long long before = slots.capacity();
-  host.reserve(node_slots::max_doubles + 1, comm);
+  host.reserve(host_slots::max_doubles + 1, comm);
   CHECK(slots.capacity() == before);
   host.reserve(1, comm);
   CHECK(slots.capacity() == before);

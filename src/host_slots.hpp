@@ -22,7 +22,7 @@ inline long long slot_doubles(int n_own, int jobs, int answer) { return slot_blo
 
 /// Per worker, a slot of doubles in memory shared with the root (an MPI shared-memory window). In a steady
 /// call it holds the worker's job parameters, then its blocks (slot_blocks_at).
-class node_slots {
+class host_slots {
  public:
   /// Doubles a slot may grow to (8 MiB): beyond that a message costs no more than the copies.
   static constexpr long long max_doubles = 1 << 20;
