@@ -30,6 +30,15 @@ TEST_CASE("registration: both spellings of both macros register their call ids")
     CHECK(e->kind == detail::functor_kind::reduce_sum);
     CHECK(*e->type == typeid(test::walking_partial));
   }
+  // A map_rect request that names a reduce_sum id (a worker cannot check the kind first) is refused.
+  const detail::functor_entry* reduce_entry = detail::find_functor(362, "reduce_sum");
+  const double no_values[1] = {0};
+  const detail::chunk_input none{no_values, 0, no_values, 0, nullptr, nullptr, 0, nullptr};
+  detail::block_buffer out;
+  int count = 0, cursor = 0;
+  CHECK_THROWS_WITH(reduce_entry->run[0](none, out, &count, cursor),
+                    "this call id is registered for reduce_sum (MAPRECT_REGISTER_REDUCE), not for map_rect "
+                    "(MAPRECT_REGISTER)");
   recover_memory();
   const std::vector<double> terms = {0.5, 1.5};
   const var v = 2.0;
