@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 #include "reduce_sum/functors.hpp"
@@ -389,4 +390,46 @@ TEST_CASE("reduce_sum: a reduce_sum inside a functor runs in process with the sa
   CHECK(bits(got.gradient[5]) == bits(b.gradient[1]));
   check_finite_differences<328, nested_reduce_partial>(4, sliced, scale);
   recover_memory();
+}
+
+TEST_CASE("reduce_sum: data changed between calls of one call site is never stale") {
+  recover_memory();
+  logistic_data d(19, 2);
+  const vector_v beta = to_var(d.beta);
+  const var alpha = d.alpha;
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    d.X(round, 1) += 0.5;
+    d.y[round + 4] = 1 - d.y[round + 4];
+    const var lp = reduce_sum<304, logistic_partial>(d.y, 4, nullptr, d.X, beta, alpha);
+    CHECK(gradient_of(lp, operands_of(d.y, d.X, beta, alpha)) ==
+          fold_over_slices<logistic_partial>(4, d.y, d.X, beta, alpha));
+    CHECK(close(lp.val(), d.exact().value, 1e-13));
+  }
+  recover_memory();
+}
+
+TEST_CASE("reduce_sum: calls on several threads at once give the bits of a call alone") {
+  recover_memory();
+  const nested_arguments a(29);
+  const std::vector<vari*> ops = operands_of(a.sliced, a.m, a.scalars, a.x, a.k, a.data);
+  const value_and_gradient alone =
+      gradient_of(reduce_sum<320, walking_partial>(a.sliced, 4, nullptr, a.m, a.scalars, a.x, a.k, a.data), ops);
+  recover_memory();
+  // Each thread builds the same arguments on its own tape and calls the same call site.
+  std::vector<int> equal(3, 0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i)
+    threads.emplace_back([&equal, &alone, i] {
+      for (int repeat = 0; repeat < 20; ++repeat) {
+        const nested_arguments mine(29);
+        const std::vector<vari*> my_ops = operands_of(mine.sliced, mine.m, mine.scalars, mine.x, mine.k, mine.data);
+        const var lp = reduce_sum<320, walking_partial>(mine.sliced, 4, nullptr, mine.m, mine.scalars, mine.x, mine.k,
+                                                        mine.data);
+        equal[i] += gradient_of(lp, my_ops) == alone;
+        recover_memory();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(equal == std::vector<int>(3, 20));
 }
