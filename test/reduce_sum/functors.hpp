@@ -53,6 +53,32 @@ struct hierarchical_partial {
   }
 };
 
+/// The standard benchmark model as a partial sum over groups: group j's (u_j, v_j) sliced, (alpha, beta) and
+/// the groups' data shared. Each group's sum is computed as map_rect's logistic_job computes its output.
+struct standard_partial {
+  template <class T_group, class T_shared>
+  reduce_return_t<Eigen::Matrix<T_group, -1, 1>, Eigen::Matrix<T_shared, -1, 1>> operator()(
+      const std::vector<Eigen::Matrix<T_group, -1, 1>>& groups, int start, int end, std::ostream*,
+      const Eigen::Matrix<T_shared, -1, 1>& phi, const std::vector<std::vector<double>>& x_r,
+      const std::vector<std::vector<int>>& x_i) const {
+    reduce_return_t<Eigen::Matrix<T_group, -1, 1>, Eigen::Matrix<T_shared, -1, 1>> lp = 0;
+    for (int j = start; j <= end; ++j) {
+      const auto& theta = groups[static_cast<std::size_t>(j - start)];
+      return_type_t<T_shared, T_group> group_lp = 0;
+      const auto intercept = phi(0) + theta(0);
+      const auto slope = phi(1) + theta(1);
+      const std::vector<double>& x = x_r[static_cast<std::size_t>(j)];
+      const std::vector<int>& y = x_i[static_cast<std::size_t>(j)];
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const auto eta = intercept + slope * x[i];
+        group_lp += y[i] ? log_inv_logit(eta) : log1m_inv_logit(eta);
+      }
+      lp += group_lp;
+    }
+    return lp;
+  }
+};
+
 // walk(x, w): a smooth function of every scalar of x, each with its own weight (w grows as x is walked),
 // so that every var of every argument gets a distinct partial.
 inline double walk(double x, double& w) {

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "reduce_sum/functors.hpp"
+#include "support/benchmark_model.hpp"
 
 using namespace maprect;
 using namespace maprect::test;
@@ -432,4 +433,32 @@ TEST_CASE("reduce_sum: calls on several threads at once give the bits of a call 
     });
   for (std::thread& t : threads) t.join();
   CHECK(equal == std::vector<int>(3, 20));
+}
+
+MAPRECT_REGISTER_REDUCE(330, maprect::test::standard_partial)
+MAPRECT_REGISTER(331, maprect::test::logistic_job)
+
+TEST_CASE("reduce_sum: the standard model over groups matches its closed form, and map_rect's outputs folded") {
+  recover_memory();
+  const benchmark_data d(37, 11);
+  Eigen::VectorXd want_gradient;
+  const double want = d.closed_form(want_gradient);
+  const vector_v phi = to_var(d.phi);
+  std::vector<vector_v> theta;
+  for (const auto& t : d.theta) theta.push_back(to_var(t));
+  // map_rect's outputs (one per job) folded in job order: the values of reduce_sum with grainsize 1.
+  const vector_v outputs = map_rect<331, logistic_job>(phi, theta, d.x_r, d.x_i);
+  double fold = 0.0;
+  for (Eigen::Index j = 0; j < outputs.size(); ++j) fold += outputs(j).val();
+  const std::vector<vari*> ops = operands_of(theta, phi, d.x_r, d.x_i);
+  for (int G : {1, 8, 37}) {
+    INFO("grainsize " << G);
+    const var lp = reduce_sum<330, standard_partial>(theta, G, nullptr, phi, d.x_r, d.x_i);
+    const value_and_gradient got = gradient_of(lp, ops);
+    CHECK(close(got.value, want, 1e-13));
+    if (G == 1) CHECK(bits(got.value) == bits(fold));
+    // Operands: alpha, beta, then (u_j, v_j) per group: the closed form's order.
+    for (Eigen::Index k = 0; k < want_gradient.size(); ++k) CHECK(close(got.gradient[k], want_gradient(k), 1e-12));
+  }
+  recover_memory();
 }
