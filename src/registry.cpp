@@ -14,7 +14,7 @@ namespace {
 
 struct registration {
   functor_entry entry;
-  std::string conflict;                               // name of a second functor registered for the same id
+  std::string conflict;                                 // name of a second functor registered for the same id
   functor_kind conflict_kind = functor_kind::map_rect;  // the front door that second functor serves
 };
 

@@ -120,7 +120,8 @@ TEST_CASE("flatten: data arguments and skeletons survive Boost.Serialization bit
   CHECK(same_bits(round_trip(r), r));
   const Eigen::Matrix2d fixed = Eigen::Matrix2d::Identity() * 0.1;
   CHECK(same_bits(round_trip(fixed), fixed));
-  const std::vector<std::vector<Eigen::VectorXd>> nested = {{Eigen::VectorXd::Constant(2, 0.7)}, {}, {Eigen::VectorXd(0)}};
+  const std::vector<std::vector<Eigen::VectorXd>> nested = {
+      {Eigen::VectorXd::Constant(2, 0.7)}, {}, {Eigen::VectorXd(0)}};
   const auto nested_back = round_trip(nested);
   REQUIRE(nested_back.size() == 3);
   CHECK(same_bits(nested_back[0][0], nested[0][0]));
@@ -155,7 +156,7 @@ TEST_CASE("flatten: data arguments and skeletons survive Boost.Serialization bit
   recover_memory();
 }
 
-TEST_CASE("flatten: slices run from skeletons and packed values, chunk by chunk in any order, fold to the in-process bits") {
+TEST_CASE("flatten: slices run from skeletons and packed values, in chunks in any order, give the in-process bits") {
   recover_memory();
   const int N = 11;
   std::vector<vector_v> sliced;

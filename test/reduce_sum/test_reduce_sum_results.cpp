@@ -273,7 +273,8 @@ TEST_CASE("reduce_sum: G = 1 and G >= N give the plain fold, and any G the test-
   CHECK(by_grainsize[N - 1] == by_grainsize[N]);
   CHECK(by_grainsize[N - 1] == by_grainsize[N + 1]);
   // Gradients of G = 1 and G = N are accumulated in different orders: equal within rounding only.
-  for (std::size_t k = 0; k < ops.size(); ++k) CHECK(close(by_grainsize[0].gradient[k], by_grainsize[N - 1].gradient[k], 1e-14));
+  for (std::size_t k = 0; k < ops.size(); ++k)
+    CHECK(close(by_grainsize[0].gradient[k], by_grainsize[N - 1].gradient[k], 1e-14));
   recover_memory();
 }
 
@@ -284,7 +285,8 @@ TEST_CASE("reduce_sum: nested vector and matrix arguments of every kind, against
   std::vector<std::vector<var>> nested_sliced(N);
   for (int t = 0; t < N; ++t)
     for (int i = 0; i < t % 3; ++i) nested_sliced[t].push_back(u(-1, 1));
-  std::vector<matrix_v> matrices = {to_var(Eigen::MatrixXd::Constant(2, 2, 0.3)), to_var(Eigen::MatrixXd::Constant(1, 3, -0.2))};
+  std::vector<matrix_v> matrices = {to_var(Eigen::MatrixXd::Constant(2, 2, 0.3)),
+                                    to_var(Eigen::MatrixXd::Constant(1, 3, -0.2))};
   matrices[0](1, 0) = 0.9;
   const Eigen::VectorXd data_vector = Eigen::VectorXd::LinSpaced(4, 0, 1);
   SECTION("nested vectors of vars sliced, vectors of var matrices and a data vector shared") {

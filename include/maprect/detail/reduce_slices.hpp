@@ -177,7 +177,8 @@ struct slice_runner {
   static void fill_slice(std::vector<T_slice>& slice, const std::vector<SliceShape>& sliced, int b, int e,
                          const double* own) {
     slice.resize(static_cast<std::size_t>(e - b));
-    for (int i = b; i < e; ++i) rebuild(slice[static_cast<std::size_t>(i - b)], sliced[static_cast<std::size_t>(i)], own);
+    for (int i = b; i < e; ++i)
+      rebuild(slice[static_cast<std::size_t>(i - b)], sliced[static_cast<std::size_t>(i)], own);
   }
 
   /// Slices of a call without vars: values only, no tape.

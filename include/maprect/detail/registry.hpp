@@ -22,14 +22,15 @@ inline std::string kind_name(functor_kind k) {
 
 /// A registered functor: its name and its chunk runner for each combination of parameter kinds.
 struct functor_entry {
-  const std::type_info* type;                 ///< typeid of the functor
-  std::string name;                           ///< as written in MAPRECT_REGISTER
-  chunk_runner run[4];                        ///< indexed by param_kinds (map_rect functors only)
+  const std::type_info* type;                  ///< typeid of the functor
+  std::string name;                            ///< as written in MAPRECT_REGISTER(_REDUCE)
+  chunk_runner run[4];                         ///< indexed by param_kinds (map_rect functors only)
   functor_kind kind = functor_kind::map_rect;  ///< the front door it serves
 };
 
-/// Records that `entry` serves `call_id`; a second, different functor for the same id is remembered
-/// as a conflict and reported by find_functor(). Returns true (for static initialisers).
+/// Records that `entry` serves `call_id`; a second, different functor (or the same one for the other front
+/// door) for the same id is remembered as a conflict and reported by find_functor(). Returns true (for
+/// static initialisers).
 bool register_functor(int call_id, const functor_entry& entry);
 
 /// The functor serving `call_id`, or null if none; throws std::invalid_argument if two functors were
