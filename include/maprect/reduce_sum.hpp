@@ -1,0 +1,131 @@
+#pragma once
+/// \file reduce_sum: the sum of a partial-sum functor over slices of a sliced argument, with gradients, in
+/// Stan Math's calling convention; the slices and the order of every sum are fixed by the call.
+
+#include <climits>
+#include <cstddef>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <typeinfo>
+#include <vector>
+
+#include "ad.hpp"
+#include "detail/job_error.hpp"
+#include "detail/job_runner.hpp"
+#include "detail/reduce_error.hpp"
+#include "detail/reduce_flatten.hpp"
+#include "detail/reduce_layout.hpp"
+#include "detail/reduce_slices.hpp"
+#include "detail/registry.hpp"
+
+namespace maprect {
+
+namespace detail {
+
+/// Reusable per-thread buffers of reduce_sum, per functor depth.
+struct reduce_buffers {
+  reduce_layout layout;        ///< the call's slices and where their vars and blocks go
+  std::vector<double> shared;  ///< values of the shared arguments' vars, packed in argument order
+  std::vector<double> sliced;  ///< values of the sliced argument's vars, packed in term order
+};
+
+/// Throws std::invalid_argument for a grainsize below 1 or more terms than an int counts.
+inline slice_plan checked_plan(int call_id, std::size_t n_terms, int grainsize) {
+  const std::string id = "reduce_sum: call id " + std::to_string(call_id);
+  if (grainsize < 1)
+    throw std::invalid_argument(id + ": grainsize must be at least 1, got " + std::to_string(grainsize));
+  if (n_terms > static_cast<std::size_t>(INT_MAX))
+    throw std::invalid_argument(id + ": the sliced argument has " + std::to_string(n_terms) +
+                                " terms, more than 2^31-1");
+  return slice_plan{static_cast<int>(n_terms), grainsize};
+}
+
+/// Checks (once per instantiation) that call site CallId keeps its first call's argument types.
+template <int CallId, class T_slice, class... Args>
+void check_reduce_call_site() {
+  static const bool checked = [] {
+    std::string names = "(" + readable_type_name(typeid(std::vector<T_slice>));
+    ((names += ", " + readable_type_name(typeid(Args))), ...);
+    check_reduce_signature(CallId, typeid(std::tuple<std::vector<T_slice>, Args...>), names + ")");
+    return true;
+  }();
+  (void)checked;
+}
+
+/// A call without vars: the values of the slices, summed in slice order.
+template <class F, class T_slice, class... Args>
+double reduce_values(int call_id, const slice_plan& plan, const std::vector<T_slice>& sliced, std::ostream* msgs,
+                     const Args&... args) {
+  reduce_layout& layout = per_depth<reduce_buffers>(functor_depth).layout;
+  layout.assign<T_slice>(plan, sliced, 0);
+  slice_fold fold(layout, nullptr);
+  slice_fold_sink sink(fold);
+  int cursor = 0;
+  try {
+    slice_runner<F, T_slice, Args...>::run(layout, 0, plan.n_slices(), sliced, nullptr, nullptr, msgs,
+                                           std::tie(args...), sink, cursor);
+  } catch (...) {
+    throw_slice_error(current_job_error(), call_id, plan, cursor, -1);
+  }
+  return fold.value();
+}
+
+/// A call with vars: every slice folded, in slice order, into ONE node on the caller's tape whose operands
+/// are the shared arguments' vars (in argument order) and then the sliced argument's (in term order).
+template <class F, class T_slice, class... Args>
+var reduce_gradients(int call_id, const slice_plan& plan, const std::vector<T_slice>& sliced, std::ostream* msgs,
+                     const Args&... args) {
+  reduce_buffers& b = per_depth<reduce_buffers>(functor_depth);
+  const std::size_t S = (std::size_t{0} + ... + count_vars(args));
+  b.layout.assign<T_slice>(plan, sliced, S);
+  const std::size_t n = S + b.layout.n_sliced();
+  b.shared.resize(S);
+  b.sliced.resize(b.layout.n_sliced());
+  double* values = b.shared.data();
+  (pack_values(args, values), ...);
+  values = b.sliced.data();
+  pack_values(sliced, values);
+
+  tape& t = tape::current();
+  const tape_mark before = t.mark();
+  vari** operands = t.memory.allocate_array<vari*>(n);
+  vari** next = operands;
+  (pack_nodes(args, next), ...);
+  pack_nodes(sliced, next);
+  double* partials = t.memory.allocate_array<double>(n);
+  slice_fold fold(b.layout, partials);
+  slice_fold_sink sink(fold);
+  int cursor = 0;
+  try {
+    slice_runner<F, T_slice, Args...>::run(b.layout, 0, plan.n_slices(), sliced, b.sliced.data(), b.shared.data(),
+                                           msgs, std::tie(args...), sink, cursor);
+  } catch (...) {
+    t.rewind(before);
+    throw_slice_error(current_job_error(), call_id, plan, cursor, -1);
+  }
+  return var(new precomputed_gradients_vari(fold.value(), operands, partials, n));
+}
+
+}  // namespace detail
+
+/// The sum over all terms of `sliced` of the partial sums F()(slice, start, end, msgs, args...), where each
+/// slice holds the terms [start, end] (0-based, end inclusive) and slice s is terms [s * grainsize,
+/// min(N, (s + 1) * grainsize) - 1]. The slices' values are summed, and their partials accumulated, in slice
+/// order, so the result depends on F, the arguments and grainsize only. With any var among the arguments the
+/// result is ONE node on the caller's tape whose operands are every var of `sliced` and `args`; otherwise a
+/// double. Call site CallId must be registered with MAPRECT_REGISTER_REDUCE(CallId, F). Runs in process.
+template <int CallId, class F, class T_slice, class... Args>
+detail::reduce_return_t<T_slice, Args...> reduce_sum(const std::vector<T_slice>& sliced, int grainsize,
+                                                     std::ostream* msgs, const Args&... args) {
+  using R = detail::reduce_return_t<T_slice, Args...>;
+  detail::checked_reduce_entry<CallId, F>();
+  detail::check_reduce_call_site<CallId, T_slice, Args...>();
+  const detail::slice_plan plan = detail::checked_plan(CallId, sliced.size(), grainsize);
+  if (plan.n_terms == 0) return R(0.0);
+  if constexpr (is_var_v<R>) return detail::reduce_gradients<F>(CallId, plan, sliced, msgs, args...);
+  else return detail::reduce_values<F>(CallId, plan, sliced, msgs, args...);
+}
+
+}  // namespace maprect
