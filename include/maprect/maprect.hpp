@@ -4,3 +4,4 @@
 #include "ad.hpp"
 #include "cluster.hpp"
 #include "map_rect.hpp"
+#include "thread_team.hpp"
