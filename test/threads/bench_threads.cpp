@@ -1,0 +1,94 @@
+// The in-process benchmark of docs/threads.md: gradients of the standard model through map_rect with no
+// team and with teams of 1 and 2 threads, in interleaved rounds; prints the median time per gradient.
+//   bench_threads [rounds] [seconds per measurement]
+#include <maprect/maprect.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "support/benchmark_model.hpp"
+
+MAPRECT_REGISTER(1, maprect::test::logistic_job);
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+/// One gradient of the standard model's log density.
+double gradient(const maprect::test::benchmark_data& d) {
+  maprect::recover_memory();
+  const maprect::vector_v phi = maprect::to_var(d.phi);
+  std::vector<maprect::vector_v> theta;
+  theta.reserve(d.theta.size());
+  for (const auto& t : d.theta) theta.push_back(maprect::to_var(t));
+  const maprect::var lp = maprect::map_rect<1, maprect::test::logistic_job>(phi, theta, d.x_r, d.x_i).sum();
+  maprect::grad(lp);
+  return phi(0).adj();
+}
+
+/// Seconds per gradient over about `seconds`, on `team` (none: the serial in-process call).
+double time_per_gradient(const maprect::test::benchmark_data& d, maprect::thread_team* team, double seconds,
+                         maprect::team_busy& busy) {
+  std::unique_ptr<maprect::team_scope> use;
+  if (team != nullptr) use = std::make_unique<maprect::team_scope>(*team);
+  volatile double sink = gradient(d);  // warm-up
+  long n = 0;
+  double busy_slow = 0, busy_fast = 0;
+  const auto start = clock_type::now();
+  const auto until = start + std::chrono::duration<double>(seconds);
+  auto now = start;
+  do {
+    for (int i = 0; i < 16; ++i, ++n) {
+      sink = gradient(d);
+      if (team != nullptr) {
+        busy_slow += team->last_call_busy().slowest_seconds;
+        busy_fast += team->last_call_busy().fastest_seconds;
+      }
+    }
+    now = clock_type::now();
+  } while (now < until);
+  (void)sink;
+  busy = {busy_slow / n, busy_fast / n};
+  return std::chrono::duration<double>(now - start).count() / static_cast<double>(n);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
+  const double seconds = argc > 2 ? std::atof(argv[2]) : 0.5;
+  struct size {
+    int J, N;
+  };
+  maprect::thread_team team1(1), team2(2);
+  std::printf("%-9s %12s %12s %12s %10s %10s %14s %14s\n", "JxN", "serial us", "T=1 us", "T=2 us", "T1/serial",
+              "serial/T2", "T2 slowest us", "T2 fastest us");
+  for (const size s : {size{2, 1}, size{64, 100}, size{256, 1000}}) {
+    const maprect::test::benchmark_data d(s.J, s.N);
+    std::vector<double> serial, t1, t2, slow, fast;
+    for (int r = 0; r < rounds; ++r) {  // interleaved: each round measures all three in turn
+      maprect::team_busy busy;
+      serial.push_back(time_per_gradient(d, nullptr, seconds, busy));
+      t1.push_back(time_per_gradient(d, &team1, seconds, busy));
+      t2.push_back(time_per_gradient(d, &team2, seconds, busy));
+      slow.push_back(busy.slowest_seconds);
+      fast.push_back(busy.fastest_seconds);
+    }
+    const double ms = median(serial), m1 = median(t1), m2 = median(t2);
+    std::printf("%4dx%-4d %12.3f %12.3f %12.3f %10.3f %10.3f %14.3f %14.3f\n", s.J, s.N, 1e6 * ms, 1e6 * m1,
+                1e6 * m2, m1 / ms, ms / m2, 1e6 * median(slow), 1e6 * median(fast));
+  }
+  std::printf("rounds %d, %.2f s per measurement, medians over rounds; dispatch overhead at 2x1 = T=2 - T=1\n",
+              rounds, seconds);
+  return 0;
+}
