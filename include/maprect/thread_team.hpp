@@ -68,6 +68,10 @@ class thread_team {
     if (workers_.empty()) return run_alone(n, fn, context, true);
     if (in_use_.exchange(true, std::memory_order_acquire)) return run_alone(n, fn, context, false);
     for (slot& s : slots_) s.busy_seconds = 0;
+    if (n <= batch) {  // one batch: waking the team would only add its wake-up to the call
+      const in_use_until_exit release{in_use_};
+      return run_alone(n, fn, context, true);
+    }
     fn_ = fn;
     context_ = context;
     n_ = n;
@@ -103,6 +107,12 @@ class thread_team {
   /// One thread's figures, on a cache line of its own.
   struct alignas(64) slot {
     double busy_seconds = 0;
+  };
+
+  /// Marks the team free again at the end of a scope, also when the task throws.
+  struct in_use_until_exit {
+    std::atomic<bool>& in_use;
+    ~in_use_until_exit() { in_use.store(false, std::memory_order_release); }
   };
 
   /// state_ is the call's generation with open_bit set while its batches may be claimed.
