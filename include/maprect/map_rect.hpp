@@ -285,10 +285,9 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_on_team(
   if (failed != INT_MAX) call.throw_failure(failed);
   const int J = in.n_jobs();
   call.write_messages(J);
-  long long n_outputs = 0;
-  int count = 0;
-  for (int j = 0; j < J; ++j) n_outputs += (call.blocks_of(j, count), count);
+  const long long n_outputs = call.n_outputs();
   if (!fits_one_message(n_outputs)) throw_too_many_outputs(call_id, n_outputs);
+  int count = 0;
   if constexpr (kinds == param_kinds::dd) {
     block_buffer& values = thread_local_buffers().values;
     values.resize(0);

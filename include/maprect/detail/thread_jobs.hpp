@@ -134,6 +134,13 @@ class team_call {
   /// Rows per output block: the value and its partials (1 with double results).
   int rows() const { return rows_; }
 
+  /// Outputs of all jobs.
+  long long n_outputs() const {
+    long long n = 0;
+    for (const team_job_record& r : buffers_.jobs) n += r.count;
+    return n;
+  }
+
   /// Job j's first block and output count.
   const double* blocks_of(int j, int& count) const {
     const team_job_record& r = buffers_.jobs[static_cast<std::size_t>(j)];
