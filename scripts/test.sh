@@ -6,7 +6,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$MAPRECT_ROOT"
 
-STAGES=(setup ctest slurm multihost soak valgrind sanitize)
+STAGES=(setup ctest tsan slurm multihost soak valgrind sanitize)
 
 stage_setup() {
   setup
@@ -16,6 +16,11 @@ stage_setup() {
 # own timeout in CMake; --timeout is a backstop for tests that do not.
 stage_ctest() {
   ctest --test-dir "$MAPRECT_BUILD_DIR" --output-on-failure --timeout 300
+}
+
+# ThreadSanitizer build of the in-process tests (ad, map_rect, threads) in build-tsan/: no findings.
+stage_tsan() {
+  scripts/tsan.sh
 }
 
 # The batch scripts in slurm/ on a real single-node SLURM started and stopped by the stage itself (root;

@@ -3,6 +3,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <climits>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -14,6 +15,7 @@
 #include "detail/job_runner.hpp"
 #include "detail/message_limits.hpp"
 #include "detail/registry.hpp"
+#include "detail/thread_jobs.hpp"
 
 namespace maprect {
 
@@ -267,13 +269,59 @@ class own_jobs_in_place {
                           " outputs, more than 2^31-1 in one call");
 }
 
+/// Runs the whole call in this process on a thread team: the jobs run the job runner's code on the team's
+/// threads into blocks kept by job index; then this thread, which owns the tape, makes the outputs from
+/// them in job order, as run_in_process makes them as the jobs finish. The bits are the same.
+template <class F, class T_shared, class T_job>
+Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_on_team(
+    thread_team& team, int call_id, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
+    const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs) {
+  constexpr param_kinds kinds = kinds_of<T_shared, T_job>();
+  using jobs_t = caller_jobs<T_shared, T_job>;
+  const jobs_t in(shared_params, job_params, x_r, x_i, msgs);
+  team_call<F, kinds, jobs_t> call(in, msgs, per_depth<team_call_buffers>(functor_depth));
+  const int failed = call.run(team);
+  if (failed != INT_MAX) call.throw_failure(failed);
+  const int J = in.n_jobs();
+  call.write_messages(J);
+  const long long n_outputs = call.n_outputs();
+  if (!fits_one_message(n_outputs)) throw_too_many_outputs(call_id, n_outputs);
+  int count = 0;
+  if constexpr (kinds == param_kinds::dd) {
+    block_buffer& values = thread_local_buffers().values;
+    values.resize(0);
+    for (int j = 0; j < J; ++j) {
+      const double* block = call.blocks_of(j, count);
+      values.append(block, static_cast<std::size_t>(count));
+    }
+    return Eigen::Map<const Eigen::VectorXd>(values.data(), static_cast<Eigen::Index>(values.size()));
+  } else {
+    tape& t = tape::current();
+    const std::size_t first = t.stack.size();
+    node_sink<T_shared, T_job> sink(t, shared_params, job_params);
+    for (int j = 0; j < J; ++j) {
+      const double* block = call.blocks_of(j, count);
+      sink.begin_job(j, count);
+      for (int k = 0; k < count; ++k) sink.output(block + static_cast<std::ptrdiff_t>(k) * call.rows());
+    }
+    Eigen::Matrix<var, Eigen::Dynamic, 1> out(n_outputs);
+    vari* const* nodes = t.stack.data() + first;
+    for (Eigen::Index k = 0; k < n_outputs; ++k) out.coeffRef(k).vi_ = nodes[k];
+    return out;
+  }
+}
+
 /// Runs the whole call in this process, through the same job runner the workers use, reading the
-/// parameters in place and building the outputs on the caller's tape as the jobs finish.
+/// parameters in place and building the outputs on the caller's tape as the jobs finish. With a
+/// thread team installed on this thread (team_scope) the jobs run on the team (run_on_team).
 template <class F, class T_shared, class T_job>
 Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_in_process(
     int call_id, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
     const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
     const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs) {
+  if (thread_team* team = team_for_call())
+    return run_on_team<F>(*team, call_id, shared_params, job_params, x_r, x_i, msgs);
   constexpr param_kinds kinds = kinds_of<T_shared, T_job>();
   const caller_jobs<T_shared, T_job> in(shared_params, job_params, x_r, x_i, msgs);
   int cursor = 0;

@@ -1,6 +1,8 @@
 #pragma once
 /// \file Scalar functions of var (found by ADL) and double overloads of the ones std lacks.
 
+#include <math.h>  // lgamma_r
+
 #include <cmath>
 #include <limits>
 
@@ -17,7 +19,6 @@ using std::erf;
 using std::exp;
 using std::expm1;
 using std::fabs;
-using std::lgamma;
 using std::log;
 using std::log1p;
 using std::pow;
@@ -40,6 +41,12 @@ constexpr double pi = 3.14159265358979323846;
 
 /// x * x
 inline double square(double x) { return x * x; }
+/// log |Gamma(x)|. std::lgamma writes the sign of Gamma(x) to the global `signgam`, a data race when jobs
+/// run on several threads; lgamma_r returns it in a local instead.
+inline double lgamma(double x) {
+  int sign = 0;
+  return ::lgamma_r(x, &sign);
+}
 /// 1 / (1 + exp(-x)), without overflow for any x.
 inline double inv_logit(double x) {
   if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
@@ -149,7 +156,7 @@ inline var fabs(const var& a) {
 /// |a|
 inline var abs(const var& a) { return fabs(a); }
 /// log |Gamma(a)|
-inline var lgamma(const var& a) { return detail::unary(std::lgamma(a.val()), a, digamma(a.val())); }
+inline var lgamma(const var& a) { return detail::unary(lgamma(a.val()), a, digamma(a.val())); }
 /// Error function.
 inline var erf(const var& a) {
   const double x = a.val();
