@@ -58,9 +58,9 @@ struct team_call_buffers {
 
 /// The jobs [begin, begin + n) of a call, renumbered from 0, with msgs redirected to a thread's own text.
 template <class Jobs>
-class job_range {
+class jobs_slice {
  public:
-  job_range(const Jobs& in, int begin, int n, std::ostream* msgs) : in_(in), begin_(begin), n_(n), msgs_(msgs) {}
+  jobs_slice(const Jobs& in, int begin, int n, std::ostream* msgs) : in_(in), begin_(begin), n_(n), msgs_(msgs) {}
   int n_jobs() const { return n_; }
   int n_shared() const { return in_.n_shared(); }
   int n_own() const { return in_.n_own(); }
@@ -181,7 +181,7 @@ class team_call {
     if (begin > me.lowest_failure_.load(std::memory_order_relaxed)) return;
     team_thread_share& share = *me.buffers_.shares[static_cast<std::size_t>(thread)];
     const bool with_text = me.msgs_ != nullptr;
-    const job_range<Jobs> range(me.in_, begin, end - begin, with_text ? &share.text : nullptr);
+    const jobs_slice<Jobs> range(me.in_, begin, end - begin, with_text ? &share.text : nullptr);
     team_block_sink sink(me.buffers_.jobs, share, thread, begin, me.rows_, with_text);
     int cursor = 0;
     try {
