@@ -42,9 +42,10 @@ const double* exchange_request(const endpoint& e, wire::request& header, double*
                                std::vector<double>& rest) {
   const int inline_count = std::min(header.n_shared, wire::inline_shared);
   if (e.is_root()) {
-    std::fill(slots, slots + wire::request_doubles, 0.0);
     header.write(slots);
-    if (shared != nullptr) std::copy_n(shared, inline_count, slots + wire::header_slots);
+    const int copied = shared != nullptr ? inline_count : 0;
+    std::copy_n(shared, copied, slots + wire::header_slots);
+    std::fill(slots + wire::header_slots + copied, slots + wire::request_doubles, 0.0);
   }
   bcast(slots, wire::request_doubles, MPI_DOUBLE, e.comm, e.policy);
   if (!e.is_root()) header = wire::request::read(slots);

@@ -52,11 +52,17 @@ struct request {
 
   /// Writes the header into the first header_slots doubles of `h`.
   void write(double* h) const {
-    const double v[header_slots] = {static_cast<double>(static_cast<int>(cmd)), double(call_id), double(kinds),
-                                    double(n_shared), double(n_job), double(n_jobs), double(row_real),
-                                    double(row_int), double(arg), static_cast<double>(sequence),
-                                    double(root_jobs)};
-    for (int i = 0; i < header_slots; ++i) h[i] = v[i];
+    h[s_command] = static_cast<int>(cmd);
+    h[s_call_id] = call_id;
+    h[s_kinds] = kinds;
+    h[s_n_shared] = n_shared;
+    h[s_n_job] = n_job;
+    h[s_n_jobs] = n_jobs;
+    h[s_row_real] = row_real;
+    h[s_row_int] = row_int;
+    h[s_arg] = arg;
+    h[s_sequence] = static_cast<double>(sequence);
+    h[s_root_jobs] = root_jobs;
   }
   /// The header held in the first header_slots doubles of `h`.
   static request read(const double* h) {
