@@ -1,0 +1,372 @@
+#pragma once
+/// \file Posterior summary of MCMC draws: mean, MCSE, sd, quantiles, bulk/tail ESS and rank-normalised split
+/// R-hat as defined by Vehtari, Gelman, Simpson, Carpenter and Bürkner (2021), "Rank-normalization, folding,
+/// and localization: an improved R-hat for assessing convergence of MCMC", Bayesian Analysis 16(2).
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace maprect {
+
+/// One column's summary over all chains.
+struct parameter_summary {
+  std::string name;
+  double mean, mcse, sd, q5, q50, q95, ess_bulk, ess_tail, rhat;
+};
+
+namespace detail {
+
+/// Draws of one column, one matrix column per (possibly split) chain.
+using chain_draws = Eigen::MatrixXd;
+
+/// Throws std::invalid_argument naming the first inconsistency of the summary's input.
+inline void check_summary_input(const std::vector<Eigen::MatrixXd>& chains, const std::vector<std::string>& names) {
+  if (chains.empty()) throw std::invalid_argument("summarize: no chains given");
+  const Eigen::Index draws = chains[0].rows(), columns = chains[0].cols();
+  for (std::size_t c = 1; c < chains.size(); ++c)
+    if (chains[c].rows() != draws || chains[c].cols() != columns)
+      throw std::invalid_argument("summarize: chain " + std::to_string(c + 1) + " has " +
+                                  std::to_string(chains[c].rows()) + " draws x " + std::to_string(chains[c].cols()) +
+                                  " columns, but chain 1 has " + std::to_string(draws) + " x " +
+                                  std::to_string(columns));
+  if (draws < 4)
+    throw std::invalid_argument("summarize: " + std::to_string(draws) +
+                                " draws per chain, at least 4 are needed to split chains");
+  if (static_cast<Eigen::Index>(names.size()) != columns)
+    throw std::invalid_argument("summarize: " + std::to_string(names.size()) + " names for " +
+                                std::to_string(columns) + " columns");
+}
+
+/// Column `column` of every chain side by side: draws x chains.
+inline chain_draws gather_column(const std::vector<Eigen::MatrixXd>& chains, Eigen::Index column) {
+  chain_draws x(chains[0].rows(), static_cast<Eigen::Index>(chains.size()));
+  for (std::size_t c = 0; c < chains.size(); ++c) x.col(static_cast<Eigen::Index>(c)) = chains[c].col(column);
+  return x;
+}
+
+/// Each chain cut into its first and second half; the middle draw of an odd-length chain is dropped.
+inline chain_draws split_chains(const chain_draws& x) {
+  const Eigen::Index n = x.rows(), half = n / 2, chains = x.cols();
+  chain_draws split(half, 2 * chains);
+  for (Eigen::Index c = 0; c < chains; ++c) {
+    split.col(2 * c) = x.col(c).head(half);
+    split.col(2 * c + 1) = x.col(c).tail(half);
+  }
+  return split;
+}
+
+/// True where no diagnostic is defined (posterior's rule): a non-finite draw, or all draws within machine
+/// epsilon of each other.
+inline bool summary_undefined(const chain_draws& x) {
+  if (!x.allFinite()) return true;
+  return x.maxCoeff() - x.minCoeff() < std::numeric_limits<double>::epsilon();
+}
+
+/// Quantile of already sorted values by linear interpolation between order statistics (R's and Stan's type 7).
+inline double sorted_quantile(const std::vector<double>& sorted, double p) {
+  const double h = (static_cast<double>(sorted.size()) - 1.0) * p;
+  const auto lo = static_cast<std::size_t>(std::floor(h));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (h - std::floor(h)) * (sorted[hi] - sorted[lo]);
+}
+
+/// Type-7 quantile of all draws.
+inline double draws_quantile(const chain_draws& x, double p) {
+  std::vector<double> v(x.data(), x.data() + x.size());
+  std::sort(v.begin(), v.end());
+  return sorted_quantile(v, p);
+}
+
+/// Inverse of the standard normal CDF: Acklam's rational approximation, refined by one Halley step.
+inline double inverse_normal_cdf(double p) {
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                             1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                             6.680131188771972e+01,  -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                             -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                             3.754408661907416e+00};
+  const double p_low = 0.02425;
+  double z;
+  if (p < p_low || p > 1 - p_low) {
+    const double q = std::sqrt(-2 * std::log(p < p_low ? p : 1 - p));
+    z = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+    if (p > 1 - p_low) z = -z;
+  } else {
+    const double q = p - 0.5, r = q * q;
+    z = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+  }
+  // One Halley step on Phi(z) - p brings the approximation (relative error ~1e-9) to full double precision.
+  const double e = 0.5 * std::erfc(-z / std::sqrt(2.0)) - p;
+  const double u = e * std::sqrt(2 * M_PI) * std::exp(z * z / 2);
+  return z - u / (1 + z * u / 2);
+}
+
+/// Pooled ranks (ties get their average rank) mapped to normal scores Phi^-1((r - 3/8) / (S + 1/4)).
+inline chain_draws rank_normalize(const chain_draws& x) {
+  const Eigen::Index S = x.size();
+  std::vector<Eigen::Index> order(static_cast<std::size_t>(S));
+  std::iota(order.begin(), order.end(), Eigen::Index{0});
+  std::stable_sort(order.begin(), order.end(), [&](Eigen::Index i, Eigen::Index j) { return x(i) < x(j); });
+  chain_draws z(x.rows(), x.cols());
+  for (Eigen::Index first = 0; first < S;) {
+    Eigen::Index last = first;
+    while (last + 1 < S && x(order[last + 1]) == x(order[first])) ++last;
+    const double rank = 0.5 * static_cast<double>(first + last) + 1.0;
+    const double score = inverse_normal_cdf((rank - 0.375) / (static_cast<double>(S) + 0.25));
+    for (Eigen::Index k = first; k <= last; ++k) z(order[k]) = score;
+    first = last + 1;
+  }
+  return z;
+}
+
+/// Absolute deviations from the pooled median, whose R-hat sees chains that differ in scale (tails).
+inline chain_draws fold(const chain_draws& x) {
+  return (x.array() - draws_quantile(x, 0.5)).abs().matrix();
+}
+
+/// Classic potential scale reduction of the given chains (split them first for split R-hat).
+inline double basic_rhat(const chain_draws& x) {
+  if (summary_undefined(x)) return std::numeric_limits<double>::quiet_NaN();
+  const double n = static_cast<double>(x.rows());
+  const Eigen::VectorXd means = x.colwise().mean().transpose();
+  double within = 0;
+  for (Eigen::Index c = 0; c < x.cols(); ++c) within += (x.col(c).array() - means(c)).square().sum() / (n - 1);
+  within /= static_cast<double>(x.cols());
+  const double between_over_n =
+      x.cols() > 1 ? (means.array() - means.mean()).square().sum() / static_cast<double>(x.cols() - 1) : 0.0;
+  return std::sqrt((n * between_over_n / within + n - 1) / n);
+}
+
+/// Autocovariance of one chain at `lag`, normalised by the chain length (Geyer's biased estimate).
+inline double autocovariance(const Eigen::Ref<const Eigen::VectorXd>& centred, Eigen::Index lag) {
+  const Eigen::Index n = centred.size();
+  return centred.head(n - lag).dot(centred.tail(n - lag)) / static_cast<double>(n);
+}
+
+/// Autocorrelation estimate at `lag` combining all chains, as in Vehtari et al. (2021), eq. (10).
+struct pooled_autocorrelation {
+  Eigen::MatrixXd centred;
+  double mean_var, var_plus;
+
+  explicit pooled_autocorrelation(const chain_draws& x) : centred(x.rowwise() - x.colwise().mean()) {
+    const double n = static_cast<double>(x.rows());
+    mean_var = 0;
+    for (Eigen::Index c = 0; c < x.cols(); ++c) mean_var += autocovariance(centred.col(c), 0);
+    mean_var = mean_var / static_cast<double>(x.cols()) * n / (n - 1);
+    var_plus = mean_var * (n - 1) / n;
+    if (x.cols() > 1) {
+      const Eigen::VectorXd means = x.colwise().mean().transpose();
+      var_plus += (means.array() - means.mean()).square().sum() / static_cast<double>(x.cols() - 1);
+    }
+  }
+  double operator()(Eigen::Index lag) const {
+    double acov = 0;
+    for (Eigen::Index c = 0; c < centred.cols(); ++c) acov += autocovariance(centred.col(c), lag);
+    return 1 - (mean_var - acov / static_cast<double>(centred.cols())) / var_plus;
+  }
+};
+
+/// Effective sample size of the given chains with Geyer's initial positive and monotone sequences.
+inline double basic_ess(const chain_draws& x) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Eigen::Index n = x.rows();
+  if (n < 3 || summary_undefined(x)) return nan;
+  const pooled_autocorrelation rho(x);
+  std::vector<double> rho_hat(static_cast<std::size_t>(n), 0.0);
+  double even = 1, odd = rho(1);
+  rho_hat[0] = even;
+  rho_hat[1] = odd;
+  Eigen::Index t = 0;
+  while (t < n - 5 && !std::isnan(even + odd) && even + odd > 0) {
+    t += 2;
+    even = rho(t);
+    odd = rho(t + 1);
+    if (even + odd >= 0) {
+      rho_hat[t] = even;
+      rho_hat[t + 1] = odd;
+    }
+  }
+  const Eigen::Index max_t = t;
+  if (even > 0) rho_hat[max_t] = even;
+  for (t = 2; t <= max_t - 2; t += 2)
+    if (rho_hat[t] + rho_hat[t + 1] > rho_hat[t - 2] + rho_hat[t - 1])
+      rho_hat[t] = rho_hat[t + 1] = (rho_hat[t - 2] + rho_hat[t - 1]) / 2;
+  const double total = static_cast<double>(x.size());
+  double tau = -1 + rho_hat[max_t];
+  for (Eigen::Index k = 0; k < max_t; ++k) tau += 2 * rho_hat[k];
+  tau = std::max(tau, 1 / std::log10(total));
+  return total / tau;
+}
+
+/// Rank-normalised split R-hat: the larger of the bulk and the folded (tail) R-hat.
+inline double rank_normalized_rhat(const chain_draws& x) {
+  if (summary_undefined(x)) return std::numeric_limits<double>::quiet_NaN();
+  const double bulk = basic_rhat(rank_normalize(split_chains(x)));
+  const double tail = basic_rhat(rank_normalize(split_chains(fold(x))));
+  if (std::isnan(bulk) || std::isnan(tail)) return std::numeric_limits<double>::quiet_NaN();
+  return std::max(bulk, tail);
+}
+
+/// Bulk ESS: ESS of the rank-normalised split chains.
+inline double bulk_ess(const chain_draws& x) {
+  if (summary_undefined(x)) return std::numeric_limits<double>::quiet_NaN();
+  return basic_ess(rank_normalize(split_chains(x)));
+}
+
+/// ESS of the indicator draws x <= the pooled `p` quantile, over split chains.
+inline double quantile_ess(const chain_draws& x, double p) {
+  if (summary_undefined(x)) return std::numeric_limits<double>::quiet_NaN();
+  const double q = draws_quantile(x, p);
+  return basic_ess(split_chains((x.array() <= q).cast<double>().matrix()));
+}
+
+/// Tail ESS: the smaller ESS of the 5% and 95% quantile indicators.
+inline double tail_ess(const chain_draws& x) {
+  const double low = quantile_ess(x, 0.05), high = quantile_ess(x, 0.95);
+  if (std::isnan(low) || std::isnan(high)) return std::numeric_limits<double>::quiet_NaN();
+  return std::min(low, high);
+}
+
+/// Summary of one column's draws (draws x chains).
+inline parameter_summary summarize_column(const std::string& name, const chain_draws& x) {
+  parameter_summary s;
+  s.name = name;
+  s.mean = x.mean();
+  s.sd = x.size() > 1 ? std::sqrt((x.array() - s.mean).square().sum() / static_cast<double>(x.size() - 1)) : 0.0;
+  s.mcse = s.sd / std::sqrt(basic_ess(split_chains(x)));
+  s.q5 = draws_quantile(x, 0.05);
+  s.q50 = draws_quantile(x, 0.5);
+  s.q95 = draws_quantile(x, 0.95);
+  s.ess_bulk = bulk_ess(x);
+  s.ess_tail = tail_ess(x);
+  s.rhat = rank_normalized_rhat(x);
+  return s;
+}
+
+/// The cell text of a number, with NaN (an undefined diagnostic) spelled as such.
+inline std::string format_cell(const char* format, double value) {
+  if (std::isnan(value)) return "NaN";
+  char cell[64];
+  std::snprintf(cell, sizeof cell, format, value);
+  return cell;
+}
+
+/// Throws std::invalid_argument when print_summary's chain description is inconsistent.
+inline void check_print_input(const std::vector<int>& divergences_per_chain, int draws_per_chain) {
+  if (divergences_per_chain.empty())
+    throw std::invalid_argument("print_summary: divergences_per_chain is empty, expected one entry per chain");
+  for (std::size_t c = 0; c < divergences_per_chain.size(); ++c)
+    if (divergences_per_chain[c] < 0)
+      throw std::invalid_argument("print_summary: chain " + std::to_string(c + 1) + " has " +
+                                  std::to_string(divergences_per_chain[c]) + " divergences, expected >= 0");
+  if (draws_per_chain < 1)
+    throw std::invalid_argument("print_summary: draws_per_chain is " + std::to_string(draws_per_chain) +
+                                ", expected >= 1");
+}
+
+/// The header and one row per column, names left-aligned in a column as wide as the longest name.
+inline void print_table(std::ostream& os, const std::vector<parameter_summary>& rows) {
+  std::size_t width = 8;
+  for (const auto& r : rows) width = std::max(width, r.name.size());
+  const char* headers[] = {"Mean", "MCSE", "StdDev", "5%", "50%", "95%", "ESS_bulk", "ESS_tail", "R_hat"};
+  os << std::string(width, ' ');
+  for (const char* h : headers) os << ' ' << std::string(9 - std::char_traits<char>::length(h), ' ') << h;
+  os << '\n';
+  for (const auto& r : rows) {
+    const std::string cells[] = {format_cell("%.3g", r.mean),     format_cell("%.2g", r.mcse),
+                                 format_cell("%.3g", r.sd),       format_cell("%.3g", r.q5),
+                                 format_cell("%.3g", r.q50),      format_cell("%.3g", r.q95),
+                                 format_cell("%.0f", r.ess_bulk), format_cell("%.0f", r.ess_tail),
+                                 format_cell("%.3f", r.rhat)};
+    os << r.name << std::string(width - r.name.size(), ' ');
+    for (const auto& cell : cells) os << ' ' << std::string(cell.size() < 9 ? 9 - cell.size() : 0, ' ') << cell;
+    os << '\n';
+  }
+}
+
+/// Divergent transitions of each chain, and a warning when there are any.
+inline void print_divergences(std::ostream& os, const std::vector<int>& divergences_per_chain) {
+  long long total = 0;
+  os << "Divergent transitions per chain:";
+  for (std::size_t c = 0; c < divergences_per_chain.size(); ++c) {
+    os << (c == 0 ? " " : ", ") << c + 1 << ": " << divergences_per_chain[c];
+    total += divergences_per_chain[c];
+  }
+  os << " (" << total << " in all)\n";
+  if (total > 0)
+    os << "Warning: " << total << " divergent transitions after warm-up: the draws may be biased.\n";
+}
+
+/// Whether a column takes part in the convergence warnings: the model's parameters and lp__, not the sampler's
+/// own diagnostics (accept_stat__, treedepth__, ...), which need not mix.
+inline bool warned_column(const std::string& name) {
+  const bool sampler_column = name.size() > 2 && name.compare(name.size() - 2, 2, "__") == 0;
+  return !sampler_column || name == "lp__";
+}
+
+/// One warning line listing `names`, if any.
+inline void print_warning(std::ostream& os, const std::vector<std::string>& names, const std::string& what) {
+  if (names.empty()) return;
+  os << "Warning: " << what << " for " << names.size() << (names.size() == 1 ? " column: " : " columns: ");
+  for (std::size_t i = 0; i < names.size(); ++i) os << (i == 0 ? "" : ", ") << names[i];
+  os << '\n';
+}
+
+/// Warnings for R-hat above 1.01 and for bulk or tail ESS below 100 per chain (NaN, undefined, warns of neither).
+inline void print_convergence_warnings(std::ostream& os, const std::vector<parameter_summary>& rows,
+                                       std::size_t chains) {
+  const double ess_floor = 100.0 * static_cast<double>(chains);
+  std::vector<std::string> high_rhat, low_ess;
+  for (const auto& r : rows) {
+    if (!warned_column(r.name)) continue;
+    if (r.rhat > 1.01) high_rhat.push_back(r.name);
+    if (r.ess_bulk < ess_floor || r.ess_tail < ess_floor) low_ess.push_back(r.name);
+  }
+  print_warning(os, high_rhat, "R_hat > 1.01 (chains have not mixed; run longer or reparameterise)");
+  print_warning(os, low_ess,
+                "ESS_bulk or ESS_tail < " + format_cell("%.0f", ess_floor) + " (100 per chain; run longer)");
+}
+
+}  // namespace detail
+
+/// chains[c] is draws x columns for chain c (all chains the same shape).
+inline std::vector<parameter_summary> summarize(const std::vector<Eigen::MatrixXd>& chains,
+                                                const std::vector<std::string>& names) {
+  detail::check_summary_input(chains, names);
+  std::vector<parameter_summary> rows;
+  rows.reserve(names.size());
+  for (Eigen::Index j = 0; j < chains[0].cols(); ++j)
+    rows.push_back(detail::summarize_column(names[static_cast<std::size_t>(j)], detail::gather_column(chains, j)));
+  return rows;
+}
+
+/// Prints the table like CmdStan's stansummary, divergences per chain, and warnings (R-hat > 1.01, ESS < 100 per
+/// chain).
+inline void print_summary(std::ostream& os, const std::vector<parameter_summary>& rows,
+                          const std::vector<int>& divergences_per_chain, int draws_per_chain) {
+  detail::check_print_input(divergences_per_chain, draws_per_chain);
+  const std::size_t chains = divergences_per_chain.size();
+  os << "Inference for " << chains << (chains == 1 ? " chain" : " chains") << ": each with " << draws_per_chain
+     << " draws (" << static_cast<long long>(chains) * draws_per_chain << " in all).\n\n";
+  detail::print_table(os, rows);
+  os << '\n';
+  detail::print_divergences(os, divergences_per_chain);
+  detail::print_convergence_warnings(os, rows, chains);
+  os << "\nESS_bulk and ESS_tail are effective sample sizes for the bulk and for the 5% and 95% tails; R_hat is the\n"
+        "rank-normalised split R-hat, the larger of its bulk and folded (tail) forms (Vehtari et al. 2021).\n"
+        "At convergence R_hat is close to 1, and ESS above 100 per chain makes MCSE and quantiles reliable.\n";
+}
+
+}  // namespace maprect
