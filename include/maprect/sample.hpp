@@ -10,6 +10,7 @@
 #include "sample/nuts.hpp"
 #include "sample/rng.hpp"
 #include "sample/stan_csv.hpp"
+#include "sample/summary.hpp"
 
 namespace maprect {
 
