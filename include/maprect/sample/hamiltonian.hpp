@@ -54,6 +54,8 @@ class diag_hamiltonian {
   }
   /// Velocity dH/dp = M^-1 p (Stan's p_sharp).
   Eigen::VectorXd velocity(const phase_point& z) const { return inv_metric_.cwiseProduct(z.p); }
+  /// The same into `out` (no allocation once `out` has the size).
+  void velocity(const phase_point& z, Eigen::VectorXd& out) const { out = inv_metric_.cwiseProduct(z.p); }
   /// Draws p ~ normal(0, M).
   void sample_momentum(phase_point& z, sampler_rng& rng) const {
     z.p.resize(z.q.size());

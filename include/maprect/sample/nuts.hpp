@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "hamiltonian.hpp"
 #include "rng.hpp"
@@ -49,10 +50,23 @@ class nuts_sampler {
   /// Builds a subtree of 2^depth steps from z in direction sign, as Stan's build_tree.
   bool build_tree(int depth, phase_point& z, phase_point& z_propose, tree_end& beg, tree_end& end,
                   Eigen::VectorXd& rho, double H0, double sign, double& log_sum_weight);
-  /// The generalised criterion: both end velocities point along rho.
+  /// The generalised criterion: both end velocities point along rho (an expression: no temporary).
+  template <class Rho>
   static bool no_u_turn(const Eigen::VectorXd& p_sharp_minus, const Eigen::VectorXd& p_sharp_plus,
-                        const Eigen::VectorXd& rho) {
+                        const Eigen::MatrixBase<Rho>& rho) {
     return p_sharp_plus.dot(rho) > 0 && p_sharp_minus.dot(rho) > 0;
+  }
+  /// What one level of the recursion needs besides its arguments, kept between transitions so that a
+  /// steady-state tree allocates nothing.
+  struct level {
+    tree_end init_end, final_beg;
+    Eigen::VectorXd rho_init, rho_final;
+    phase_point z_propose_final;
+  };
+  /// Workspace of recursion depth `depth`.
+  level& workspace(int depth) {
+    if (static_cast<int>(levels_.size()) <= depth) levels_.resize(static_cast<std::size_t>(depth) + 1);
+    return levels_[static_cast<std::size_t>(depth)];
   }
 
   const diag_hamiltonian& h_;
@@ -63,6 +77,9 @@ class nuts_sampler {
   int n_leapfrog_ = 0;
   double sum_metro_prob_ = 0;
   bool divergent_ = false;
+  std::vector<level> levels_;
+  phase_point z_fwd_, z_bck_, z_sample_, z_propose_, z_end_;
+  Eigen::VectorXd rho_, rho_fwd_, rho_bck_;
 };
 
 inline bool nuts_sampler::build_tree(int depth, phase_point& z, phase_point& z_propose, tree_end& beg,
@@ -77,38 +94,36 @@ inline bool nuts_sampler::build_tree(int depth, phase_point& z, phase_point& z_p
     sum_metro_prob_ += H0 - h > 0 ? 1.0 : std::exp(H0 - h);
     z_propose = z;
     beg.p = z.p;
-    beg.p_sharp = h_.velocity(z);
-    end = beg;
+    h_.velocity(z, beg.p_sharp);
+    end.p = beg.p;
+    end.p_sharp = beg.p_sharp;
     rho += z.p;
     return !divergent_;
   }
-  const Eigen::Index n = z.q.size();
+  level& w = workspace(depth);
   // The first half, from beg to init_end.
-  tree_end init_end;
-  Eigen::VectorXd rho_init = Eigen::VectorXd::Zero(n);
+  w.rho_init.setZero(z.q.size());
   double log_sum_weight_init = -std::numeric_limits<double>::infinity();
-  if (!build_tree(depth - 1, z, z_propose, beg, init_end, rho_init, H0, sign, log_sum_weight_init)) return false;
+  if (!build_tree(depth - 1, z, z_propose, beg, w.init_end, w.rho_init, H0, sign, log_sum_weight_init)) return false;
   // The second half, from final_beg to end.
-  phase_point z_propose_final(z);
-  tree_end final_beg;
-  Eigen::VectorXd rho_final = Eigen::VectorXd::Zero(n);
+  w.z_propose_final = z;
+  w.rho_final.setZero(z.q.size());
   double log_sum_weight_final = -std::numeric_limits<double>::infinity();
-  if (!build_tree(depth - 1, z, z_propose_final, final_beg, end, rho_final, H0, sign, log_sum_weight_final))
+  if (!build_tree(depth - 1, z, w.z_propose_final, w.final_beg, end, w.rho_final, H0, sign, log_sum_weight_final))
     return false;
   // Multinomial choice between the halves.
   const double log_sum_weight_subtree = nuts_log_sum_exp(log_sum_weight_init, log_sum_weight_final);
   log_sum_weight = nuts_log_sum_exp(log_sum_weight, log_sum_weight_subtree);
   if (log_sum_weight_final > log_sum_weight_subtree) {
-    z_propose = z_propose_final;
+    z_propose = w.z_propose_final;
   } else if (rng_.uniform() < std::exp(log_sum_weight_final - log_sum_weight_subtree)) {
-    z_propose = z_propose_final;
+    z_propose = w.z_propose_final;
   }
-  const Eigen::VectorXd rho_subtree = rho_init + rho_final;
-  rho += rho_subtree;
+  rho += w.rho_init + w.rho_final;
   // The criterion over the subtree and over each half extended by the other's nearest point.
-  bool persist = no_u_turn(beg.p_sharp, end.p_sharp, rho_subtree);
-  persist = persist && no_u_turn(beg.p_sharp, final_beg.p_sharp, rho_init + final_beg.p);
-  persist = persist && no_u_turn(init_end.p_sharp, end.p_sharp, rho_final + init_end.p);
+  bool persist = no_u_turn(beg.p_sharp, end.p_sharp, w.rho_init + w.rho_final);
+  persist = persist && no_u_turn(beg.p_sharp, w.final_beg.p_sharp, w.rho_init + w.final_beg.p);
+  persist = persist && no_u_turn(w.init_end.p_sharp, end.p_sharp, w.rho_final + w.init_end.p);
   return persist;
 }
 
@@ -118,47 +133,50 @@ inline nuts_diagnostics nuts_sampler::transition(phase_point& z, double epsilon)
   sum_metro_prob_ = 0;
   divergent_ = false;
   h_.sample_momentum(z, rng_);
-  phase_point z_fwd(z), z_bck(z), z_sample(z), z_propose(z);
+  z_fwd_ = z;
+  z_bck_ = z;
+  z_sample_ = z;
+  z_propose_ = z;
   tree_end fwd_fwd{z.p, h_.velocity(z)};  // forward end of the forward tree
   tree_end fwd_bck = fwd_fwd, bck_fwd = fwd_fwd, bck_bck = fwd_fwd;
-  Eigen::VectorXd rho = z.p;
+  rho_ = z.p;
   double log_sum_weight = 0;  // log of exp(H0 - H0)
   const double H0 = h_.energy(z);
   int depth = 0;
   while (depth < max_depth_) {
-    const Eigen::Index n = z.q.size();
-    Eigen::VectorXd rho_fwd = Eigen::VectorXd::Zero(n), rho_bck = Eigen::VectorXd::Zero(n);
+    rho_fwd_.setZero(z.q.size());
+    rho_bck_.setZero(z.q.size());
     double log_sum_weight_subtree = -std::numeric_limits<double>::infinity();
     bool valid = false;
     if (rng_.uniform() > 0.5) {
       // Extend forwards from the forward end; the old tree becomes the backward part.
-      rho_bck = rho;
+      rho_bck_ = rho_;
       bck_fwd = fwd_bck;
-      phase_point z_end(z_fwd);
-      valid = build_tree(depth, z_end, z_propose, fwd_bck, fwd_fwd, rho_fwd, H0, 1, log_sum_weight_subtree);
-      z_fwd = z_end;
+      z_end_ = z_fwd_;
+      valid = build_tree(depth, z_end_, z_propose_, fwd_bck, fwd_fwd, rho_fwd_, H0, 1, log_sum_weight_subtree);
+      z_fwd_ = z_end_;
     } else {
-      rho_fwd = rho;
+      rho_fwd_ = rho_;
       fwd_bck = bck_fwd;
-      phase_point z_end(z_bck);
-      valid = build_tree(depth, z_end, z_propose, bck_fwd, bck_bck, rho_bck, H0, -1, log_sum_weight_subtree);
-      z_bck = z_end;
+      z_end_ = z_bck_;
+      valid = build_tree(depth, z_end_, z_propose_, bck_fwd, bck_bck, rho_bck_, H0, -1, log_sum_weight_subtree);
+      z_bck_ = z_end_;
     }
     if (!valid) break;
     ++depth;
     if (log_sum_weight_subtree > log_sum_weight) {
-      z_sample = z_propose;
+      z_sample_ = z_propose_;
     } else if (rng_.uniform() < std::exp(log_sum_weight_subtree - log_sum_weight)) {
-      z_sample = z_propose;
+      z_sample_ = z_propose_;
     }
     log_sum_weight = nuts_log_sum_exp(log_sum_weight, log_sum_weight_subtree);
-    rho = rho_bck + rho_fwd;
-    bool persist = no_u_turn(bck_bck.p_sharp, fwd_fwd.p_sharp, rho);
-    persist = persist && no_u_turn(bck_bck.p_sharp, fwd_bck.p_sharp, rho_bck + fwd_bck.p);
-    persist = persist && no_u_turn(bck_fwd.p_sharp, fwd_fwd.p_sharp, rho_fwd + bck_fwd.p);
+    rho_ = rho_bck_ + rho_fwd_;
+    bool persist = no_u_turn(bck_bck.p_sharp, fwd_fwd.p_sharp, rho_);
+    persist = persist && no_u_turn(bck_bck.p_sharp, fwd_bck.p_sharp, rho_bck_ + fwd_bck.p);
+    persist = persist && no_u_turn(bck_fwd.p_sharp, fwd_fwd.p_sharp, rho_fwd_ + bck_fwd.p);
     if (!persist) break;
   }
-  z = z_sample;
+  z = z_sample_;
   nuts_diagnostics d;
   d.accept_stat = n_leapfrog_ > 0 ? sum_metro_prob_ / n_leapfrog_ : 0.0;
   d.step_size = epsilon;
