@@ -64,9 +64,9 @@ std::string fingerprint(const sample_command_options& o, const sample_model& m, 
 struct chain_record {
   Eigen::MatrixXd draws;  ///< samples x (1 + columns): lp__ then the model's columns
   int divergences = 0;
-  long gradients = 0;
-  double gradient_seconds = 0;
-  double seconds = 0;
+  long gradients = 0;          ///< gradients in the iteration loop
+  double gradient_seconds = 0;  ///< seconds in those gradients
+  double seconds = 0;           ///< seconds of the iteration loop (set-up, initialisation and resume left out)
 };
 
 /// The log density with a clock around it: the time in gradients, against the chain's whole time.
@@ -153,7 +153,6 @@ chain_checkpoint resume_chain(chain_files& files, const std::string& expected, c
 /// Runs one chain on its group's root: writes its CSV and checkpoints, fills `record`.
 void run_one_chain(const sample_command_options& o, const chain_group& g, const std::function<void()>& stop_check,
                    chain_record& record) {
-  const auto start = clock_type::now();
   const std::shared_ptr<sample_model> model = make_sample_model(o);
   const sample_options options = chain_options(o, g.chain);
   const int columns = static_cast<int>(model->columns.size());
@@ -184,7 +183,10 @@ void run_one_chain(const sample_command_options& o, const chain_group& g, const 
     chain.initialize();
   }
   progress_line progress(g.chain, o.warmup + o.samples, o.progress_seconds);
-  auto last = clock_type::now();
+  const long calls_before = density->calls;
+  const double gradient_seconds_before = density->seconds;
+  const auto loop_start = clock_type::now();
+  auto last = loop_start;
   while (!chain.done()) {
     stop_check();
     const chain_draw d = chain.step();
@@ -210,12 +212,12 @@ void run_one_chain(const sample_command_options& o, const chain_group& g, const 
       write_checkpoint(files.checkpoint, c);
     }
   }
+  record.seconds = seconds_since(loop_start);
+  record.gradients = density->calls - calls_before;
+  record.gradient_seconds = density->seconds - gradient_seconds_before;
   write_stan_csv_timing(files.out, seconds[0], seconds[1]);
   files.out.close();
   files.check();
-  record.gradients = density->calls;
-  record.gradient_seconds = density->seconds;
-  record.seconds = seconds_since(start);
 }
 
 constexpr int record_tag = 7302;
@@ -260,9 +262,12 @@ void report(const sample_command_options& o, const sample_model& model, const st
   std::printf("\n");
   for (std::size_t c = 0; c < records.size(); ++c) {
     const chain_record& r = records[c];
-    const double overhead = r.seconds > 0 ? 100.0 * (r.seconds - r.gradient_seconds) / r.seconds : 0.0;
-    std::printf("chain %zu: %ld gradients, %.4f ms/gradient, %.2f s in all, %.2f%% of it outside the gradients\n",
-                c + 1, r.gradients, 1e3 * r.gradient_seconds / std::max(1L, r.gradients), r.seconds, overhead);
+    const double outside = r.seconds - r.gradient_seconds;
+    const long n = std::max(1L, r.gradients);
+    std::printf("chain %zu: %ld gradients in %.2f s, %.4f ms/gradient; sampler and output %.2f us per gradient "
+                "(%.2f%% of the time)\n",
+                c + 1, r.gradients, r.seconds, 1e3 * r.gradient_seconds / n, 1e6 * outside / n,
+                r.seconds > 0 ? 100.0 * outside / r.seconds : 0.0);
   }
   std::fflush(stdout);
   print_summary(std::cout, summarize(draws, names), divergences, o.samples);
@@ -272,7 +277,9 @@ void report(const sample_command_options& o, const sample_model& model, const st
 
 /// Rank 0: plots the draws with scripts/plot-draws.py, when asked.
 void plot(const sample_command_options& o, const sample_model& model) {
-  std::string command = "python3 '" MAPRECT_SOURCE_DIR "/scripts/plot-draws.py'";
+  // Debian's matplotlib belongs to /usr/bin/python3, which a virtualenv's python3 on PATH does not see.
+  const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  std::string command = python + " '" MAPRECT_SOURCE_DIR "/scripts/plot-draws.py'";
   for (int c = 1; c <= o.chains; ++c) command += " '" + o.output_dir + "/" + model.name + "-" + std::to_string(c) + ".csv'";
   command += " -o '" + o.output_dir + "/" + model.name + "-draws.png'";
   if (std::system(command.c_str()) != 0) throw std::runtime_error("plot failed: " + command);
