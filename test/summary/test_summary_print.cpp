@@ -61,6 +61,13 @@ TEST_CASE("the table has stansummary's columns, one row per column, numbers in e
   CHECK(out[2].size() == out[3].size());
 }
 
+TEST_CASE("a far-off R-hat keeps the table's width", "[summary]") {
+  const parameter_summary row{"stepsize__", 0.9, 0.01, 0.02, 0.88, 0.9, 0.93, 4, 4, 4.8e14};
+  const auto out = lines(printed({row}, {0, 0, 0, 0}, 1000));
+  CHECK(fields(out.at(3)).back() == "4.8e+14");
+  CHECK(out.at(3).size() == out.at(2).size());
+}
+
 TEST_CASE("undefined diagnostics print as NaN and raise no warning", "[summary]") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const parameter_summary row{"fixed", 2.5, nan, 0, 2.5, 2.5, 2.5, nan, nan, nan};

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
 
 #include <maprect/sample/summary.hpp>
 
@@ -109,9 +110,9 @@ TEST_CASE("independent normal draws: ESS near the draw count, R-hat near 1", "[s
     for (Eigen::Index i = 0; i < chain.size(); ++i) chain(i) = normal(rng);
   for (const auto& s : summarize(chains, {"a", "b"})) {
     INFO(s.name << ": ess_bulk " << s.ess_bulk << ", ess_tail " << s.ess_tail << ", rhat " << s.rhat);
-    // 8000 draws; the ESS estimate of independent draws scatters by a few percent.
-    CHECK(s.ess_bulk == Approx(8000).epsilon(0.12));
-    CHECK(s.ess_tail == Approx(8000).epsilon(0.2));
+    // 8000 draws; over 100 seeds the bulk and tail ESS scatter by 3.3% and 2.7% (tail ESS runs 3% low).
+    CHECK(s.ess_bulk == Approx(8000).epsilon(0.15));
+    CHECK(s.ess_tail == Approx(8000).epsilon(0.15));
     CHECK(std::abs(s.rhat - 1) < 0.005);
     CHECK(s.mean == Approx(3.0).margin(4 * 2.0 / std::sqrt(8000.0)));
     CHECK(s.sd == Approx(2.0).epsilon(0.03));
@@ -120,15 +121,16 @@ TEST_CASE("independent normal draws: ESS near the draw count, R-hat near 1", "[s
 }
 
 TEST_CASE("AR(1) chains: ESS matches N (1 - rho) / (1 + rho)", "[summary]") {
-  const Eigen::Index draws = 5000, chains = 4;
+  const Eigen::Index draws = 20000, chains = 4;
   const double total = static_cast<double>(draws * chains);
-  for (const double rho : {0.5, 0.9, -0.5}) {
+  // Tolerances are 4 standard deviations of the ESS estimate, measured over 40 seeds: 2.4%, 4.0% and 2.2%.
+  for (const auto& [rho, tolerance] : {std::pair{0.5, 0.1}, std::pair{0.9, 0.16}, std::pair{-0.5, 0.1}}) {
     const auto s = summarize_one(ar1_chains(rho, draws, chains, 7));
     const double expected = total * (1 - rho) / (1 + rho);
     const double mean_ess = std::pow(s.sd / s.mcse, 2);
     INFO("rho " << rho << ": expected " << expected << ", bulk " << s.ess_bulk << ", mean " << mean_ess);
-    CHECK(s.ess_bulk == Approx(expected).epsilon(0.15));
-    CHECK(mean_ess == Approx(expected).epsilon(0.15));
+    CHECK(s.ess_bulk == Approx(expected).epsilon(tolerance));
+    CHECK(mean_ess == Approx(expected).epsilon(tolerance));
     CHECK(s.sd == Approx(1 / std::sqrt(1 - rho * rho)).epsilon(0.1));
     CHECK(s.rhat < 1.01);
   }
@@ -174,11 +176,29 @@ TEST_CASE("a constant column gives NaN R-hat and ESS, and plain moments", "[summ
   CHECK(std::isfinite(rows.at(1).rhat));
 }
 
-TEST_CASE("a non-finite draw makes the diagnostics NaN", "[summary]") {
+TEST_CASE("a non-finite draw makes the diagnostics NaN; a NaN draw also the quantiles", "[summary]") {
   Eigen::MatrixXd x = ar1_chains(0.3, 50, 2, 3);
   x(10, 1) = std::numeric_limits<double>::infinity();
+  const auto infinite = summarize_one(x);
+  CHECK(std::isnan(infinite.rhat));
+  CHECK(std::isnan(infinite.ess_bulk));
+  CHECK(std::isnan(infinite.ess_tail));
+  CHECK(std::isfinite(infinite.q50));  // an infinite draw still has its place in the order
+  x(10, 1) = std::numeric_limits<double>::quiet_NaN();
+  const auto not_a_number = summarize_one(x);
+  CHECK(std::isnan(not_a_number.mean));
+  CHECK(std::isnan(not_a_number.q5));
+  CHECK(std::isnan(not_a_number.q50));
+  CHECK(std::isnan(not_a_number.rhat));
+}
+
+TEST_CASE("four draws per chain: R-hat defined, ESS not (split halves of 2 draws, posterior needs 3)",
+          "[summary]") {
+  Eigen::MatrixXd x(4, 2);
+  x << 1, 2, 3, 5, 2, 4, 4, 3;
   const auto s = summarize_one(x);
-  CHECK(std::isnan(s.rhat));
+  CHECK(std::isfinite(s.rhat));
   CHECK(std::isnan(s.ess_bulk));
   CHECK(std::isnan(s.ess_tail));
+  CHECK(s.mean == 3.0);
 }

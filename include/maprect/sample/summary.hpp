@@ -78,11 +78,12 @@ inline double sorted_quantile(const std::vector<double>& sorted, double p) {
   return sorted[lo] + (h - std::floor(h)) * (sorted[hi] - sorted[lo]);
 }
 
-/// Type-7 quantile of all draws.
-inline double draws_quantile(const chain_draws& x, double p) {
+/// All draws in increasing order; empty if any draw is NaN (which has no place in an order).
+inline std::vector<double> sorted_draws(const chain_draws& x) {
+  if (x.hasNaN()) return {};
   std::vector<double> v(x.data(), x.data() + x.size());
   std::sort(v.begin(), v.end());
-  return sorted_quantile(v, p);
+  return v;
 }
 
 /// Inverse of the standard normal CDF: Acklam's rational approximation, refined by one Halley step.
@@ -109,16 +110,17 @@ inline double inverse_normal_cdf(double p) {
   }
   // One Halley step on Phi(z) - p brings the approximation (relative error ~1e-9) to full double precision.
   const double e = 0.5 * std::erfc(-z / std::sqrt(2.0)) - p;
-  const double u = e * std::sqrt(2 * M_PI) * std::exp(z * z / 2);
+  const double sqrt_two_pi = 2.5066282746310002;
+  const double u = e * sqrt_two_pi * std::exp(z * z / 2);
   return z - u / (1 + z * u / 2);
 }
 
 /// Pooled ranks (ties get their average rank) mapped to normal scores Phi^-1((r - 3/8) / (S + 1/4)).
 inline chain_draws rank_normalize(const chain_draws& x) {
   const Eigen::Index S = x.size();
-  std::vector<Eigen::Index> order(static_cast<std::size_t>(S));
-  std::iota(order.begin(), order.end(), Eigen::Index{0});
-  std::stable_sort(order.begin(), order.end(), [&](Eigen::Index i, Eigen::Index j) { return x(i) < x(j); });
+  Eigen::Matrix<Eigen::Index, Eigen::Dynamic, 1> order(S);
+  std::iota(order.data(), order.data() + S, Eigen::Index{0});
+  std::stable_sort(order.data(), order.data() + S, [&](Eigen::Index i, Eigen::Index j) { return x(i) < x(j); });
   chain_draws z(x.rows(), x.cols());
   for (Eigen::Index first = 0; first < S;) {
     Eigen::Index last = first;
@@ -132,9 +134,7 @@ inline chain_draws rank_normalize(const chain_draws& x) {
 }
 
 /// Absolute deviations from the pooled median, whose R-hat sees chains that differ in scale (tails).
-inline chain_draws fold(const chain_draws& x) {
-  return (x.array() - draws_quantile(x, 0.5)).abs().matrix();
-}
+inline chain_draws fold(const chain_draws& x, double median) { return (x.array() - median).abs().matrix(); }
 
 /// Classic potential scale reduction of the given chains (split them first for split R-hat).
 inline double basic_rhat(const chain_draws& x) {
@@ -184,74 +184,64 @@ inline double basic_ess(const chain_draws& x) {
   const Eigen::Index n = x.rows();
   if (n < 3 || summary_undefined(x)) return nan;
   const pooled_autocorrelation rho(x);
-  std::vector<double> rho_hat(static_cast<std::size_t>(n), 0.0);
+  Eigen::VectorXd rho_hat = Eigen::VectorXd::Zero(n);
   double even = 1, odd = rho(1);
-  rho_hat[0] = even;
-  rho_hat[1] = odd;
+  rho_hat(0) = even;
+  rho_hat(1) = odd;
   Eigen::Index t = 0;
   while (t < n - 5 && !std::isnan(even + odd) && even + odd > 0) {
     t += 2;
     even = rho(t);
     odd = rho(t + 1);
     if (even + odd >= 0) {
-      rho_hat[t] = even;
-      rho_hat[t + 1] = odd;
+      rho_hat(t) = even;
+      rho_hat(t + 1) = odd;
     }
   }
   const Eigen::Index max_t = t;
-  if (even > 0) rho_hat[max_t] = even;
+  if (even > 0) rho_hat(max_t) = even;
   for (t = 2; t <= max_t - 2; t += 2)
-    if (rho_hat[t] + rho_hat[t + 1] > rho_hat[t - 2] + rho_hat[t - 1])
-      rho_hat[t] = rho_hat[t + 1] = (rho_hat[t - 2] + rho_hat[t - 1]) / 2;
+    if (rho_hat(t) + rho_hat(t + 1) > rho_hat(t - 2) + rho_hat(t - 1))
+      rho_hat(t) = rho_hat(t + 1) = (rho_hat(t - 2) + rho_hat(t - 1)) / 2;
   const double total = static_cast<double>(x.size());
-  double tau = -1 + rho_hat[max_t];
-  for (Eigen::Index k = 0; k < max_t; ++k) tau += 2 * rho_hat[k];
+  double tau = -1 + rho_hat(max_t);
+  for (Eigen::Index k = 0; k < max_t; ++k) tau += 2 * rho_hat(k);
   tau = std::max(tau, 1 / std::log10(total));
   return total / tau;
 }
 
-/// Rank-normalised split R-hat: the larger of the bulk and the folded (tail) R-hat.
-inline double rank_normalized_rhat(const chain_draws& x) {
-  if (summary_undefined(x)) return std::numeric_limits<double>::quiet_NaN();
-  const double bulk = basic_rhat(rank_normalize(split_chains(x)));
-  const double tail = basic_rhat(rank_normalize(split_chains(fold(x))));
-  if (std::isnan(bulk) || std::isnan(tail)) return std::numeric_limits<double>::quiet_NaN();
-  return std::max(bulk, tail);
+/// The smaller of two diagnostics, NaN if either is undefined (as R's min with NA).
+inline double min_defined(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::min(a, b);
 }
 
-/// Bulk ESS: ESS of the rank-normalised split chains.
-inline double bulk_ess(const chain_draws& x) {
-  if (summary_undefined(x)) return std::numeric_limits<double>::quiet_NaN();
-  return basic_ess(rank_normalize(split_chains(x)));
+/// The larger of two diagnostics, NaN if either is undefined (as R's max with NA).
+inline double max_defined(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
 }
 
-/// ESS of the indicator draws x <= the pooled `p` quantile, over split chains.
-inline double quantile_ess(const chain_draws& x, double p) {
-  if (summary_undefined(x)) return std::numeric_limits<double>::quiet_NaN();
-  const double q = draws_quantile(x, p);
+/// ESS of the indicator draws x <= q over split chains: the ESS of the quantile q estimates.
+inline double indicator_ess(const chain_draws& x, double q) {
   return basic_ess(split_chains((x.array() <= q).cast<double>().matrix()));
 }
 
-/// Tail ESS: the smaller ESS of the 5% and 95% quantile indicators.
-inline double tail_ess(const chain_draws& x) {
-  const double low = quantile_ess(x, 0.05), high = quantile_ess(x, 0.95);
-  if (std::isnan(low) || std::isnan(high)) return std::numeric_limits<double>::quiet_NaN();
-  return std::min(low, high);
-}
-
-/// Summary of one column's draws (draws x chains).
+/// Summary of one column's draws (draws x chains). Bulk ESS and bulk R-hat share the rank-normalised split
+/// chains; tail ESS uses the 5% and 95% quantiles, and the folded R-hat the median, that the row reports.
 inline parameter_summary summarize_column(const std::string& name, const chain_draws& x) {
-  parameter_summary s;
-  s.name = name;
-  s.mean = x.mean();
-  s.sd = x.size() > 1 ? std::sqrt((x.array() - s.mean).square().sum() / static_cast<double>(x.size() - 1)) : 0.0;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  parameter_summary s{name, x.mean(), nan, nan, nan, nan, nan, nan, nan, nan};
+  s.sd = std::sqrt((x.array() - s.mean).square().sum() / static_cast<double>(x.size() - 1));
   s.mcse = s.sd / std::sqrt(basic_ess(split_chains(x)));
-  s.q5 = draws_quantile(x, 0.05);
-  s.q50 = draws_quantile(x, 0.5);
-  s.q95 = draws_quantile(x, 0.95);
-  s.ess_bulk = bulk_ess(x);
-  s.ess_tail = tail_ess(x);
-  s.rhat = rank_normalized_rhat(x);
+  const std::vector<double> sorted = sorted_draws(x);
+  if (sorted.empty()) return s;  // a NaN draw: no order, no quantiles
+  s.q5 = sorted_quantile(sorted, 0.05);
+  s.q50 = sorted_quantile(sorted, 0.5);
+  s.q95 = sorted_quantile(sorted, 0.95);
+  if (summary_undefined(x)) return s;
+  const chain_draws z = rank_normalize(split_chains(x));
+  s.ess_bulk = basic_ess(z);
+  s.ess_tail = min_defined(indicator_ess(x, s.q5), indicator_ess(x, s.q95));
+  s.rhat = max_defined(basic_rhat(z), basic_rhat(rank_normalize(split_chains(fold(x, s.q50)))));
   return s;
 }
 
@@ -276,7 +266,8 @@ inline void check_print_input(const std::vector<int>& divergences_per_chain, int
                                 ", expected >= 1");
 }
 
-/// The header and one row per column, names left-aligned in a column as wide as the longest name.
+/// The header and one row per column, names left-aligned in a column as wide as the longest name. R-hat keeps
+/// three decimals, which show the 1.01 threshold, unless it is far off (chains stuck apart give 1e14).
 inline void print_table(std::ostream& os, const std::vector<parameter_summary>& rows) {
   std::size_t width = 8;
   for (const auto& r : rows) width = std::max(width, r.name.size());
@@ -289,7 +280,7 @@ inline void print_table(std::ostream& os, const std::vector<parameter_summary>& 
                                  format_cell("%.3g", r.sd),       format_cell("%.3g", r.q5),
                                  format_cell("%.3g", r.q50),      format_cell("%.3g", r.q95),
                                  format_cell("%.0f", r.ess_bulk), format_cell("%.0f", r.ess_tail),
-                                 format_cell("%.3f", r.rhat)};
+                                 format_cell(r.rhat < 10 ? "%.3f" : "%.3g", r.rhat)};
     os << r.name << std::string(width - r.name.size(), ' ');
     for (const auto& cell : cells) os << ' ' << std::string(cell.size() < 9 ? 9 - cell.size() : 0, ' ') << cell;
     os << '\n';
