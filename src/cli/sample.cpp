@@ -150,6 +150,40 @@ chain_checkpoint resume_chain(chain_files& files, const std::string& expected, c
   return c;
 }
 
+/// A fresh start: the CSV header, then random inits and the first step size.
+void start_chain(const sample_command_options& o, const sample_model& model, const sample_options& options,
+                 chain_files& files, nuts_chain& chain) {
+  files.open(false);
+  stan_csv_config config;
+  config.model = model.name;
+  config.data_file = o.data;
+  config.output_file = files.csv;
+  config.options = options;
+  config.num_chains = o.chains;
+  config.sig_figs = o.sig_figs;
+  write_stan_csv_header(files.out, config, model.columns);
+  chain.initialize();
+}
+
+/// Writes what an iteration adds to the CSV (the adaptation block after warm-up, then each draw) and keeps
+/// the draw for the summary.
+void record_iteration(const sample_command_options& o, const sample_model& model, const nuts_chain& chain,
+                      const chain_draw& d, chain_files& files, chain_record& record) {
+  if (d.warmup) {
+    if (d.iteration == o.warmup - 1)
+      write_stan_csv_adaptation(files.out, chain.step_size(), chain.inv_metric(), o.sig_figs);
+    return;
+  }
+  if (d.iteration == 0)  // no warm-up: the block still comes before the draws, as CmdStan writes it
+    write_stan_csv_adaptation(files.out, chain.step_size(), chain.inv_metric(), o.sig_figs);
+  const Eigen::VectorXd out = model.write_array(d.q);
+  write_stan_csv_draw(files.out, d, out, o.sig_figs);
+  const Eigen::Index s = d.iteration - o.warmup;
+  record.draws(s, 0) = d.log_density;
+  record.draws.row(s).tail(out.size()) = out.transpose();
+  record.divergences += d.diagnostics.divergent;
+}
+
 /// Runs one chain on its group's root: writes its CSV and checkpoints, fills `record`.
 void run_one_chain(const sample_command_options& o, const chain_group& g, const std::function<void()>& stop_check,
                    chain_record& record) {
@@ -171,16 +205,7 @@ void run_one_chain(const sample_command_options& o, const chain_group& g, const 
     seconds[1] = c.sampling_seconds;
     files.open(true);
   } else {
-    files.open(false);
-    stan_csv_config config;
-    config.model = model->name;
-    config.data_file = o.data;
-    config.output_file = files.csv;
-    config.options = options;
-    config.num_chains = o.chains;
-    config.sig_figs = o.sig_figs;
-    write_stan_csv_header(files.out, config, model->columns);
-    chain.initialize();
+    start_chain(o, *model, options, files, chain);
   }
   progress_line progress(g.chain, o.warmup + o.samples, o.progress_seconds);
   const long calls_before = density->calls;
@@ -190,26 +215,15 @@ void run_one_chain(const sample_command_options& o, const chain_group& g, const 
   while (!chain.done()) {
     stop_check();
     const chain_draw d = chain.step();
-    if (!d.warmup) {
-      if (d.iteration == o.warmup && o.warmup == 0)
-        write_stan_csv_adaptation(files.out, chain.step_size(), chain.inv_metric(), o.sig_figs);
-      const Eigen::VectorXd out = model->write_array(d.q);
-      write_stan_csv_draw(files.out, d, out, o.sig_figs);
-      record.draws(d.iteration - o.warmup, 0) = d.log_density;
-      record.draws.row(d.iteration - o.warmup).tail(columns) = out.transpose();
-      record.divergences += d.diagnostics.divergent;
-    } else if (d.iteration == o.warmup - 1) {
-      write_stan_csv_adaptation(files.out, chain.step_size(), chain.inv_metric(), o.sig_figs);
-    }
+    record_iteration(o, *model, chain, d, files, record);
     seconds[d.warmup ? 0 : 1] += seconds_since(last);
     last = clock_type::now();
     progress.update(chain.iteration(), d.warmup, *density);
     if (o.checkpoint_every > 0 && (chain.iteration() % o.checkpoint_every == 0 || chain.done())) {
       files.out.flush();
       files.check();
-      chain_checkpoint c{expected, static_cast<std::uint64_t>(files.out.tellp()), seconds[0], seconds[1],
-                         chain.state()};
-      write_checkpoint(files.checkpoint, c);
+      write_checkpoint(files.checkpoint, chain_checkpoint{expected, static_cast<std::uint64_t>(files.out.tellp()),
+                                                          seconds[0], seconds[1], chain.state()});
     }
   }
   record.seconds = seconds_since(loop_start);
