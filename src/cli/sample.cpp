@@ -132,6 +132,8 @@ chain_checkpoint resume_chain(chain_files& files, const std::string& expected, c
   if (!std::filesystem::exists(files.checkpoint))
     throw std::runtime_error(files.checkpoint + ": no checkpoint to resume from (run without --resume)");
   chain_checkpoint c = read_checkpoint(files.checkpoint, expected);
+  if (!std::filesystem::exists(files.csv))
+    throw std::runtime_error(files.csv + ": missing, but its checkpoint " + files.checkpoint + " is there");
   std::error_code error;
   const auto size = std::filesystem::file_size(files.csv, error);
   if (error || size < c.output_bytes)
