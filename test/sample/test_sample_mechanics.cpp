@@ -269,6 +269,7 @@ TEST_CASE("bad options and a model that cannot start are clear errors") {
       2, maprect::sample_options{});
   half.initialize();
   CHECK(half.state().q(0) > 1);
+  CHECK(half.state().q.cwiseAbs().maxCoeff() < 2);  // uniform on (-2, 2)
   CHECK(evaluations > 1);
   // Given initial values: no retry.
   CHECK_THROWS_WITH(half.initialize(Eigen::VectorXd::Zero(2)),
