@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the batch scripts in slurm/ on a REAL single-node SLURM (scripts/slurm-local.sh) and checks what they
 # write: fit.sbatch at 2 tasks through srun --mpi=pmix and through the mpirun fallback (the fit must converge),
-# scaling.sbatch at 1, 2 and 4 tasks (one valid bench JSON per task count). Takes SLURM down again on exit,
+# scaling.sbatch at 1, 2 and 4 tasks (one valid bench JSON per task count), sample.sbatch at 2 chains x 2 tasks
+# and its resume on 2 tasks. Takes SLURM down again on exit,
 # also on failure, unless it was already up before.
 #
 # Prints PASS/FAIL per check and exits non-zero on any failure. Where SLURM cannot be installed (not root,
@@ -167,6 +168,30 @@ elif compgen -G "$WORK/scaling/*.png" >/dev/null && grep -q 'plot: PNG files' "$
   pass "scaling.sbatch: plots $(cd "$WORK/scaling" && echo ./*.png)"
 else
   fail "scaling.sbatch: no plots although scripts/plot-bench.py and matplotlib are there"; show_log scaling
+fi
+
+# --- 6. sample.sbatch: 2 chains x 2 ranks through srun, then a resume on 2 tasks ---------------------------------
+# The resumed job continues a finished run's checkpoints on 1 rank per chain: its files must equal the first's.
+name=sample
+SAMPLE_ARGS=(--model eight_schools --warmup 200 --samples 200 --progress-seconds 0)
+if ! MAPRECT_CHAINS=2 MAPRECT_CHECKPOINT_EVERY=50 MAPRECT_OUT_DIR=$WORK/$name submit "$name" --ntasks=4 \
+     slurm/sample.sbatch "${SAMPLE_ARGS[@]}"; then
+  fail "sample.sbatch: job failed"; show_log "$name"
+elif ! grep -q '2 chains of 2 ranks' "$WORK/$name.log" || ! grep -q 'Inference for 2 chains' "$WORK/$name.log"; then
+  fail "sample.sbatch: no 2 x 2 split or no summary in the log"; show_log "$name"
+elif [[ $(grep -vc '^#' "$WORK/$name/eight_schools-2.csv") != 201 ]]; then
+  fail "sample.sbatch: eight_schools-2.csv does not hold 200 draws"; show_log "$name"
+else
+  cp "$WORK/$name/eight_schools-2.csv" "$WORK/$name-chain2-first.csv"
+  if ! MAPRECT_CHAINS=2 MAPRECT_RESUME=1 MAPRECT_CHECKPOINT_EVERY=50 MAPRECT_OUT_DIR=$WORK/$name \
+       submit "$name-resume" --ntasks=2 slurm/sample.sbatch "${SAMPLE_ARGS[@]}"; then
+    fail "sample.sbatch: resume job failed"; show_log "$name-resume"
+  elif ! diff <(grep -v 'seconds (' "$WORK/$name-chain2-first.csv") \
+              <(grep -v 'seconds (' "$WORK/$name/eight_schools-2.csv") >/dev/null; then
+    fail "sample.sbatch: the resumed files differ from the first run's"; show_log "$name-resume"
+  else
+    pass "sample.sbatch: 2 chains x 2 tasks, Stan CSV and summary; resumed on 2 tasks with the same files"
+  fi
 fi
 
 if ((failures > 0)); then

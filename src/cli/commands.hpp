@@ -40,3 +40,32 @@ int run_bench(const bench_options& options, const std::string& command_line);
 std::vector<std::pair<int, int>> parse_sizes(const std::string& text);
 
 }  // namespace maprect::cli
+
+namespace maprect::cli {
+
+/// Options of `maprect sample`.
+struct sample_command_options {
+  std::string model = "logreg";  ///< logreg | pk2cmt | eight_schools
+  std::string data;              ///< CSV of logreg data; empty: embedded data
+  int jobs = 0;                  ///< groups (logreg) or subjects (pk2cmt) of the embedded data; 0: default
+  int points = 0;                ///< points per group of the embedded logreg data; 0: default
+  int chains = 4;                ///< chains, each on its own group of ranks
+  int warmup = 1000;             ///< warm-up iterations per chain
+  int samples = 1000;            ///< draws per chain
+  std::string seed = "1";        ///< random seed (text, checked by run_sample)
+  int max_depth = 10;            ///< largest NUTS tree depth
+  double delta = 0.8;            ///< target acceptance statistic
+  std::string output_dir = "output";  ///< where <model>-<chain>.csv go
+  int checkpoint_every = 0;      ///< iterations between checkpoints; 0: none
+  bool resume = false;           ///< continue from the checkpoints in output_dir
+  int sig_figs = 17;             ///< significant digits in the CSV (17: exact doubles)
+  double progress_seconds = 2;   ///< least seconds between two progress lines of a chain
+  bool plot = false;             ///< write <model>-draws.png with scripts/plot-draws.py
+};
+
+/// Adds sample's options to its subcommand.
+void add_sample_options(CLI::App& app, sample_command_options& options);
+/// Runs `maprect sample` on every rank; returns the exit code, the same on every rank.
+int run_sample(const sample_command_options& options, const std::string& command_line);
+
+}  // namespace maprect::cli

@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
   CLI::App* bench_command =
       app.add_subcommand("bench", "benchmark matrix of the standard model: analytic, single tape, in process, cluster");
   add_bench_options(*bench_command, bench);
+  sample_command_options sample;
+  CLI::App* sample_command = app.add_subcommand(
+      "sample", "posterior draws with NUTS; chains on groups of ranks, Stan CSV per chain, a summary at the end");
+  add_sample_options(*sample_command, sample);
 
   try {
     app.parse(argc, argv);
@@ -35,6 +39,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (fit_command->parsed()) return run_fit(fit, invocation);
+    if (sample_command->parsed()) return run_sample(sample, invocation);
     return run_bench(bench, invocation);
   } catch (const std::invalid_argument& e) {  // arguments CLI11 cannot check alone
     print_error(e.what());

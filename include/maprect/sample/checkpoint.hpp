@@ -1,0 +1,223 @@
+#pragma once
+/// \file Checkpoints of a chain: its full state as text (doubles as hexadecimal floats, so exact), a
+/// fingerprint of what produced it, a checksum, written atomically (a temporary file, then rename).
+
+#include <Eigen/Dense>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "chain.hpp"
+
+namespace maprect {
+
+/// What a checkpoint file holds.
+struct chain_checkpoint {
+  std::string fingerprint;        ///< "key=value ..." of model, data and settings; must match to resume
+  std::uint64_t output_bytes = 0; ///< length of the chain's output file when the checkpoint was taken
+  double warmup_seconds = 0;      ///< warm-up time so far
+  double sampling_seconds = 0;    ///< sampling time so far
+  chain_state state;              ///< the chain
+};
+
+namespace detail {
+
+/// FNV-1a, 64 bits: a checksum against damage, not against tampering.
+inline std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 0xcbf29ce484222325ull) {
+  for (const unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+inline std::string hex_double(double x) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%a", x);
+  return text;
+}
+
+inline void put_vector(std::ostream& out, const char* key, const Eigen::VectorXd& v) {
+  out << key << ' ' << v.size();
+  for (Eigen::Index i = 0; i < v.size(); ++i) out << ' ' << hex_double(v(i));
+  out << '\n';
+}
+
+/// Reads the checkpoint's lines in order, naming the file and the key in every error.
+class checkpoint_reader {
+ public:
+  checkpoint_reader(std::istream& in, std::string path) : in_(in), path_(std::move(path)) {}
+  std::istringstream line(const std::string& key) {
+    std::string text;
+    if (!std::getline(in_, text)) fail("ends before '" + key + "'");
+    std::istringstream fields(text);
+    std::string found;
+    fields >> found;
+    if (found != key) fail("expected '" + key + "', found '" + found + "'");
+    key_ = key;
+    return fields;
+  }
+  double number(std::istream& fields) {
+    std::string token;
+    if (!(fields >> token)) fail("'" + key_ + "' has too few values");
+    char* end = nullptr;
+    const double x = std::strtod(token.c_str(), &end);
+    if (end == token.c_str() || *end != '\0') fail("'" + key_ + "' holds '" + token + "', not a number");
+    return x;
+  }
+  long integer(std::istream& fields) {
+    const double x = number(fields);
+    if (x != static_cast<double>(static_cast<long>(x))) fail("'" + key_ + "' holds a non-integer");
+    return static_cast<long>(x);
+  }
+  Eigen::VectorXd vector(const std::string& key) {
+    std::istringstream fields = line(key);
+    const long n = integer(fields);
+    if (n < 0 || n > (1L << 24)) fail("'" + key + "' has a bad length");
+    Eigen::VectorXd v(n);
+    for (long i = 0; i < n; ++i) v(i) = number(fields);
+    return v;
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::runtime_error(path_ + ": damaged checkpoint: " + what);
+  }
+
+ private:
+  std::istream& in_;
+  std::string path_;
+  std::string key_;
+};
+
+inline std::string checkpoint_body(const chain_checkpoint& c) {
+  std::ostringstream out;
+  const chain_state& s = c.state;
+  out << "fingerprint " << c.fingerprint << '\n';
+  out << "output_bytes " << c.output_bytes << '\n';
+  out << "seconds " << hex_double(c.warmup_seconds) << ' ' << hex_double(c.sampling_seconds) << '\n';
+  out << "iteration " << s.iteration << '\n';
+  out << "step_size " << hex_double(s.step_size) << '\n';
+  put_vector(out, "q", s.q);
+  put_vector(out, "inv_metric", s.inv_metric);
+  const step_size_adaptation& a = s.step_adapt;
+  out << "dual_averaging";
+  for (double x : {a.delta, a.gamma, a.kappa, a.t0, a.mu, a.counter, a.s_bar, a.x_bar}) out << ' ' << hex_double(x);
+  out << '\n';
+  const metric_windows& w = s.metric_adapt.windows;
+  out << "windows " << w.num_warmup << ' ' << w.init_buffer << ' ' << w.term_buffer << ' ' << w.base_window << ' '
+      << w.counter << ' ' << w.window_size << ' ' << w.next_window << '\n';
+  out << "welford_n " << s.metric_adapt.samples.n << '\n';
+  put_vector(out, "welford_m", s.metric_adapt.samples.m);
+  put_vector(out, "welford_m2", s.metric_adapt.samples.m2);
+  out << "rng " << s.rng << '\n';
+  return out.str();
+}
+
+}  // namespace detail
+
+/// Writes the checkpoint to path atomically: a reader sees the old file or the new one, never a mix.
+inline void write_checkpoint(const std::string& path, const chain_checkpoint& c) {
+  const std::string body = "maprect-checkpoint 1\n" + detail::checkpoint_body(c);
+  char checksum[32];
+  std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(detail::fnv1a(body)));
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error(temporary + ": cannot write (" + std::strerror(errno) + ")");
+    out << body << "checksum " << checksum << '\n';
+    out.flush();
+    if (!out) throw std::runtime_error(temporary + ": write failed");
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    throw std::runtime_error(path + ": cannot replace the checkpoint (" + std::strerror(errno) + ")");
+}
+
+/// Reads a checkpoint; throws std::runtime_error naming the file for a missing, damaged (checksum, syntax) or
+/// mismatched one (its fingerprint differs from `expected_fingerprint`: the first differing setting is named).
+chain_checkpoint read_checkpoint(const std::string& path, const std::string& expected_fingerprint);
+
+/// The first "key=value" of `a` whose value differs in `b` (or is missing there), as a readable phrase.
+inline std::string fingerprint_difference(const std::string& a, const std::string& b) {
+  std::istringstream in_a(a);
+  std::string field;
+  while (in_a >> field) {
+    const std::string key = field.substr(0, field.find('=') + 1);
+    const std::size_t at = (" " + b).find(" " + key);
+    if (at == std::string::npos) return key.substr(0, key.size() - 1) + " is missing in this run";
+    const std::size_t end = b.find(' ', at);
+    const std::string other = b.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (other != field) return "it was written with " + field + ", this run has " + other;
+  }
+  return "its settings differ from this run's";
+}
+
+inline chain_checkpoint read_checkpoint(const std::string& path, const std::string& expected_fingerprint) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw std::runtime_error(path + ": cannot open the checkpoint (" + std::strerror(errno) + ")");
+  std::stringstream whole;
+  whole << file.rdbuf();
+  const std::string text = whole.str();
+  const std::size_t at = text.rfind("checksum ");
+  if (at == std::string::npos || (at > 0 && text[at - 1] != '\n'))
+    throw std::runtime_error(path + ": damaged checkpoint: no checksum line (truncated?)");
+  const std::string body = text.substr(0, at);
+  char expected[32];
+  std::snprintf(expected, sizeof expected, "%016llx", static_cast<unsigned long long>(detail::fnv1a(body)));
+  if (text.compare(at + 9, 16, expected) != 0)
+    throw std::runtime_error(path + ": damaged checkpoint: the checksum does not match its contents");
+  std::istringstream in(body);
+  detail::checkpoint_reader r(in, path);
+  if (r.line("maprect-checkpoint").str().find(" 1") == std::string::npos) r.fail("unknown version");
+  chain_checkpoint c;
+  std::string fingerprint;
+  std::getline(r.line("fingerprint") >> std::ws, fingerprint);
+  c.fingerprint = fingerprint;
+  if (fingerprint != expected_fingerprint)
+    throw std::runtime_error(path + ": the checkpoint belongs to another run (" +
+                             fingerprint_difference(fingerprint, expected_fingerprint) + "); refusing to resume");
+  {
+    auto f = r.line("output_bytes");
+    c.output_bytes = static_cast<std::uint64_t>(r.integer(f));
+  }
+  {
+    auto f = r.line("seconds");
+    c.warmup_seconds = r.number(f);
+    c.sampling_seconds = r.number(f);
+  }
+  chain_state& s = c.state;
+  {
+    auto f = r.line("iteration");
+    s.iteration = static_cast<int>(r.integer(f));
+  }
+  {
+    auto f = r.line("step_size");
+    s.step_size = r.number(f);
+  }
+  s.q = r.vector("q");
+  s.inv_metric = r.vector("inv_metric");
+  {
+    auto f = r.line("dual_averaging");
+    step_size_adaptation& a = s.step_adapt;
+    for (double* x : {&a.delta, &a.gamma, &a.kappa, &a.t0, &a.mu, &a.counter, &a.s_bar, &a.x_bar}) *x = r.number(f);
+  }
+  {
+    auto f = r.line("windows");
+    metric_windows& w = s.metric_adapt.windows;
+    for (int* x : {&w.num_warmup, &w.init_buffer, &w.term_buffer, &w.base_window, &w.counter, &w.window_size,
+                   &w.next_window})
+      *x = static_cast<int>(r.integer(f));
+  }
+  {
+    auto f = r.line("welford_n");
+    s.metric_adapt.samples.n = r.integer(f);
+  }
+  s.metric_adapt.samples.m = r.vector("welford_m");
+  s.metric_adapt.samples.m2 = r.vector("welford_m2");
+  std::getline(r.line("rng") >> std::ws, s.rng);
+  return c;
+}
+
+}  // namespace maprect
