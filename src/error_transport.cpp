@@ -31,10 +31,8 @@ job_error current_job_error() {
   }
 }
 
-void throw_job_error(const job_error& e, int job, int rank) {
-  const std::string where = rank < 0 ? "" : " on rank " + std::to_string(rank);
-  const std::string what = "map_rect: job " + std::to_string(job) + where + " failed: " + e.message;
-  switch (e.type) {
+void throw_as(error_type type, const std::string& what) {
+  switch (type) {
     case error_type::domain_error: throw std::domain_error(what);
     case error_type::invalid_argument: throw std::invalid_argument(what);
     case error_type::out_of_range: throw std::out_of_range(what);
@@ -46,6 +44,11 @@ void throw_job_error(const job_error& e, int job, int rank) {
     case error_type::runtime_error: break;
   }
   throw std::runtime_error(what);
+}
+
+void throw_job_error(const job_error& e, int job, int rank) {
+  const std::string where = rank < 0 ? "" : " on rank " + std::to_string(rank);
+  throw_as(e.type, "map_rect: job " + std::to_string(job) + where + " failed: " + e.message);
 }
 
 }  // namespace maprect::detail

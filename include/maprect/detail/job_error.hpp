@@ -28,6 +28,9 @@ struct job_error {
 /// Classifies the exception in flight (call inside a catch block).
 job_error current_job_error();
 
+/// Throws `what` as the standard exception type `type`.
+[[noreturn]] void throw_as(error_type type, const std::string& what);
+
 /// Throws `e` as its standard type, with a message naming the job and the rank (rank < 0: in process).
 [[noreturn]] void throw_job_error(const job_error& e, int job, int rank);
 

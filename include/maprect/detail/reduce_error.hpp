@@ -10,22 +10,6 @@
 
 namespace maprect::detail {
 
-/// Throws `what` as the standard exception type `type`.
-[[noreturn]] inline void throw_as(error_type type, const std::string& what) {
-  switch (type) {
-    case error_type::domain_error: throw std::domain_error(what);
-    case error_type::invalid_argument: throw std::invalid_argument(what);
-    case error_type::out_of_range: throw std::out_of_range(what);
-    case error_type::range_error: throw std::range_error(what);
-    case error_type::overflow_error: throw std::overflow_error(what);
-    case error_type::underflow_error: throw std::underflow_error(what);
-    case error_type::length_error: throw std::length_error(what);
-    case error_type::logic_error: throw std::logic_error(what);
-    case error_type::runtime_error: break;
-  }
-  throw std::runtime_error(what);
-}
-
 /// Throws `e` as its standard type, naming the call id, slice s, its terms [start, end] (end inclusive, as
 /// the functor sees them) and the rank that ran it (rank < 0: in process).
 [[noreturn]] inline void throw_slice_error(const job_error& e, int call_id, const slice_plan& plan, int s, int rank) {
