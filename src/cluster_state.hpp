@@ -53,6 +53,7 @@ struct root_state {
   call_timing timing;             ///< the last steady-state call's timings (kept: no allocation per call)
   cluster::traffic last_traffic;
   cluster::profile last_profile;
+  bool time_waits = false;  ///< measure the CPU time of collecting each steady call's answers (time_root_waits)
 };
 
 /// A worker's side: its copies of the call sites, and its last job failure (sent on fetch_error).

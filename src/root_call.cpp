@@ -10,6 +10,7 @@
 #include <maprect/detail/message_limits.hpp>
 #include <stdexcept>
 #include <string>
+#include <time.h>
 
 #include "src/cluster_state.hpp"
 #include "src/data_check.hpp"
@@ -779,6 +780,13 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
   }
 }
 
+/// CPU seconds this thread has used.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 /// A steady-state call: request and parameters out, the root's part, the answers in; then the result's
 /// segments, with every output node already made when they were made during the call.
 steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result) {
@@ -789,13 +797,16 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   double* buffer = s.call.answers.data();
   const bool during = route == wire::call_route::memory && req.own_jobs != nullptr;
   const root_part part = run_root_part(s, site, req, buffer, during);
+  const double wait_start = s.root.time_waits ? thread_cpu_seconds() : 0.0;
   collect_steady_answers(s, site, req, buffer, route);
+  const double wait_cpu = s.root.time_waits ? thread_cpu_seconds() - wait_start : 0.0;
   const auto arrived = std::chrono::steady_clock::now();
   s.root.mid_call = false;
   if (!part.data_unchanged) return steady_outcome::data_changed;
   if (first_failure(s, site, part, buffer) == steady_outcome::counts_changed) return steady_outcome::counts_changed;
   record_timing(s, site, part, buffer, sent, arrived);
   s.root.last_profile.checked_rows = part.checked_rows;
+  s.root.last_profile.wait_cpu_seconds = wait_cpu;
   locate_blocks(s, site, req, buffer, route != wire::call_route::messages);
   int made = jobs_made(req, site);
   if (during) {
@@ -895,6 +906,10 @@ void abort_on_guarded_exit() {
 
 void plan_root_share(int call_id, int root_jobs) {
   if (live_root != nullptr) live_root->root.sites[call_id].next_root_jobs = std::max(0, root_jobs);
+}
+
+void time_root_waits(bool on) {
+  if (live_root != nullptr) live_root->root.time_waits = on;
 }
 
 void guard_exit(cluster_state& s) {

@@ -5,6 +5,7 @@
 #include <maprect/maprect.hpp>
 
 #include "mpi/compare.hpp"
+#include "src/models/logreg.hpp"
 #include "support/benchmark_model.hpp"
 #include "support/mpi_test.hpp"
 
@@ -216,4 +217,26 @@ TEST_CASE("job_data: bad shapes are named") {
   CHECK_THROWS_MATCHES((map_rect<301, test::logistic_job>(d.phi, d.theta, three)), std::invalid_argument,
                        Catch::Message("map_rect: x_r has 3 rows but job_params has 4 jobs (one row per job)"));
   CHECK((map_rect<301, test::logistic_job>(d.phi, std::vector<Eigen::VectorXd>{}, empty).size() == 0));
+}
+
+TEST_CASE("job_data: the models' steady calls over the cluster check no row") {
+  const int R = test::the_cluster->size();
+  const models::logreg_model model(12, 40);
+  Eigen::VectorXd x(model.size());
+  for (Eigen::Index i = 0; i < x.size(); ++i) x(i) = 0.1 * std::sin(1.0 + i);
+  const double serial = test::in_process([&] { return model.log_density(x); });
+  for (int call = 0; call < 3; ++call) {
+    INFO("call " << call);
+    CHECK(bit_equal(model.log_density(x), serial));
+    if (call > 0 && R > 1) {
+      const cluster::profile p = test::the_cluster->last_call_profile();
+      CHECK(p.checked_rows == 0);
+      CHECK(p.root_jobs + p.worker_jobs + p.taken_jobs > 0);  // a steady call
+    }
+  }
+  // A copy of the model shares its job_data: still steady, still unchecked.
+  const models::logreg_model copy = model;
+  CHECK(bit_equal(copy.log_density(x), serial));
+  if (R > 1) CHECK(test::the_cluster->last_call_profile().root_jobs + test::the_cluster->last_call_profile().worker_jobs +
+                       test::the_cluster->last_call_profile().taken_jobs > 0);
 }
