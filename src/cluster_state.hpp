@@ -29,8 +29,8 @@ struct root_site {
   int n_shared = 0, n_own = 0, row_real = 0, row_int = 0;
   chunk_plan plan;          ///< J, the ranks, the root's share
   std::uint64_t data_id = 0;  ///< the job_data the workers hold (job_data::id), 0: rows kept in x_r, x_i
-  std::vector<double> x_r;  ///< the workers' rows (jobs plan.root_jobs to J - 1) x row_real, as shipped; empty with a data_id
-  std::vector<int> x_i;     ///< the workers' rows x row_int, as shipped; empty with a data_id
+  std::vector<double> x_r;  ///< without a data_id: the workers' rows (jobs root_jobs to J - 1) x row_real, as shipped
+  std::vector<int> x_i;     ///< without a data_id: the workers' rows x row_int, as shipped
   std::vector<int> counts;  ///< outputs per job
   int rows = 1;             ///< rows per output block
   int n_outputs = 0;        ///< sum of counts

@@ -1,9 +1,10 @@
 // maprect-root-work KERNEL DATA [jobs [points [calls]]]: the root's serial work per steady map_rect call of the
 // standard model (var/var, KERNEL scalar or vector, 256 jobs of 1000 points and 400 calls unless given), with
 // the rows given as a job_data (DATA job_data) or as x_r/x_i (DATA rows), beside the in-process call.
-// The root runs none of the jobs (its share is 0; run it with MAPRECT_BALANCE=even so that it neither takes over
-// jobs nor moves its share), so the CPU time of its thread in a call, less what it spent collecting the answers (waiting), is its
-// serial work: the request, the packing, the output nodes, the bookkeeping and the data check, if any.
+// The root runs none of the jobs (its share is 0; run it with MAPRECT_BALANCE=even so that it neither takes
+// over jobs nor moves its share), so the CPU time of its thread in a call, less what it spent collecting the
+// answers (waiting), is its serial work: the request, the packing, the output nodes, the bookkeeping and the
+// data check, if any.
 // Prints one line per quantity, in microseconds of thread CPU time per call (mean, median, min).
 // Under valgrind --tool=callgrind --collect-atstart=no, instructions are collected for `calls` steady calls,
 // each dumped apart (callgrind.out.<pid>.<n>), for docs/performance-root.md.
