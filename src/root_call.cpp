@@ -691,7 +691,8 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
   using clock = std::chrono::steady_clock;
   root_part part;
   // The workers run from their copies of the data; meanwhile the root checks that those still equal the
-  // caller's rows. If not, their answers are gathered (every rank joins every collective) and dropped.
+  // caller's rows (unless they are a job_data's). If not, their answers are gathered (every rank joins every
+  // collective) and dropped.
   part.data_unchanged = workers_data_current(site, req, part.checked_rows);
   part.checked = clock::now();
   s.call.nodes_made.assign(static_cast<std::size_t>(s.size), 0);

@@ -429,7 +429,8 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
     for (int p = 0; p < P; ++p) b.own[static_cast<std::size_t>(j) * P + p] = value_of(job_params[j](p));
 
   auto request = [&](const own_jobs_runner* own_jobs) {
-    return call_request{call_id, &functor, kinds, b.shared.data(), S, b.own.data(), P, J, &x_r, &x_i, msgs, own_jobs, data_id};
+    return call_request{call_id,         &functor, kinds, b.shared.data(), S,        b.own.data(), P,
+                        J,               &x_r,     &x_i,  msgs,            own_jobs, data_id};
   };
   if constexpr (kinds == param_kinds::dd) {
     return values_of(remote_backend(request(nullptr)));
