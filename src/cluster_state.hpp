@@ -20,16 +20,17 @@
 
 namespace maprect::detail {
 
-/// The root's plan of one call site: the sizes it was planned for, who runs which jobs, a copy of the data
-/// the workers hold (to notice changes), output counts per job, the message layouts of a steady-state call,
-/// and the tuning of the root's share.
+/// The root's plan of one call site: the sizes it was planned for, who runs which jobs, the data the workers
+/// hold (the job_data's identity, or a copy of rows the caller may change, to notice changes), output counts
+/// per job, the message layouts of a steady-state call, and the tuning of the root's share.
 struct root_site {
   bool planned = false;
   param_kinds kinds = param_kinds::dd;
   int n_shared = 0, n_own = 0, row_real = 0, row_int = 0;
   chunk_plan plan;          ///< J, the ranks, the root's share
-  std::vector<double> x_r;  ///< the workers' rows (jobs plan.root_jobs to J - 1) x row_real, as shipped
-  std::vector<int> x_i;     ///< the workers' rows x row_int, as shipped
+  std::uint64_t data_id = 0;  ///< the job_data the workers hold (job_data::id), 0: rows kept in x_r, x_i
+  std::vector<double> x_r;  ///< without a data_id: the workers' rows (jobs root_jobs to J - 1) x row_real, as shipped
+  std::vector<int> x_i;     ///< without a data_id: the workers' rows x row_int, as shipped
   std::vector<int> counts;  ///< outputs per job
   int rows = 1;             ///< rows per output block
   int n_outputs = 0;        ///< sum of counts
@@ -52,6 +53,7 @@ struct root_state {
   call_timing timing;             ///< the last steady-state call's timings (kept: no allocation per call)
   cluster::traffic last_traffic;
   cluster::profile last_profile;
+  bool time_waits = false;  ///< measure the CPU time of collecting each steady call's answers (time_root_waits)
 };
 
 /// A worker's side: its copies of the call sites, and its last job failure (sent on fetch_error).

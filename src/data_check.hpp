@@ -1,6 +1,7 @@
 #pragma once
-// Whether a call's x_r/x_i still equal the copy the workers hold: compared bit for bit on every call,
-// so data changed in place under the same call id is never answered from a stale cache.
+// Whether a call's x_r/x_i still equal the copy the workers hold: compared bit for bit on every steady call
+// given x_r/x_i, so data changed in place under the same call id is never answered from a stale cache. (Rows
+// in a job_data cannot change: its identity tells the root whether the workers hold them.)
 #include <cstdint>
 #include <cstring>
 #include <vector>

@@ -10,6 +10,7 @@
 #include <maprect/detail/message_limits.hpp>
 #include <stdexcept>
 #include <string>
+#include <time.h>
 
 #include "src/cluster_state.hpp"
 #include "src/data_check.hpp"
@@ -251,6 +252,29 @@ bool same_data(const root_site& site, const call_request& req) {
          rows_equal(req.x_i->data() + w, req.x_i->data() + site.plan.n_jobs, site.x_i.data(), site.row_int);
 }
 
+/// True when the workers still hold the caller's rows. Rows of a job_data cannot change, and a call of
+/// another job_data was planned anew (plan_or_call), so they need no check; rows the caller may change are
+/// compared with the root's copy. `checked_rows` counts the rows compared.
+bool workers_data_current(const root_site& site, const call_request& req, int& checked_rows) {
+  if (req.data_id != 0) {
+    checked_rows = 0;
+    return true;
+  }
+  checked_rows = site.plan.n_jobs - site.plan.root_jobs;
+  return same_data(site, req);
+}
+
+/// Whether the workers' rows must be sent anew before call `req`: a job_data other than the one they
+/// hold, or rows the caller may change where they hold a job_data's (the root has no copy to check).
+bool other_data(const root_site& site, const call_request& req) { return req.data_id != site.data_id; }
+
+/// Frees the root's copy of the workers' rows once shipped, when they belong to a job_data: nothing reads it.
+void drop_rows_copy(root_site& site) {
+  if (site.data_id == 0) return;
+  std::vector<double>().swap(site.x_r);
+  std::vector<int>().swap(site.x_i);
+}
+
 /// The steady-state layout of a call site from its plan and output counts: each rank's status and blocks in
 /// the answer buffer, where each job's blocks start, and the host slots' size. Collective (the slots grow).
 void lay_out_results(cluster_state& s, root_site& site) {
@@ -283,6 +307,7 @@ void plan_site(root_site& site, const call_request& req, int row_real, int row_i
   site.n_own = req.n_own;
   site.row_real = row_real;
   site.row_int = row_int;
+  site.data_id = req.data_id;
   site.rows = rows_per_output(req.kinds, req.n_shared, req.n_own);
   site.plan = {J, ranks, root_jobs};
   site.own.assign(site.plan, req.n_own);
@@ -364,6 +389,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   send_request(s, header, req.shared);
   start_timeout(s);
   ship_rows(s, site);
+  drop_rows_copy(site);
   scatter_own(s, site, req);
 
   job_error root_error;
@@ -413,21 +439,25 @@ void move_share(cluster_state& s, root_site& site, const call_request& req, int 
   header.root_jobs = root_jobs;
   send_request(s, header);  // the call that follows sends the shared parameters
 
-  // Per worker, in job order, what it gains; the copy of the workers' rows follows them: a kept row as the
-  // worker holds it, a gained one as it is sent now.
+  // Per worker, in job order, what it gains; the copy of the workers' rows (kept only for rows the caller
+  // may change) follows them: a kept row as the worker holds it, a gained one as it is sent now.
+  const bool copy = site.data_id == 0;
   gained_rows& g = s.call.gained;
   g = {};
   std::vector<double> x_r;
   std::vector<int> x_i;
-  x_r.reserve(static_cast<std::size_t>(now.n_jobs - root_jobs) * row_real);
-  x_i.reserve(static_cast<std::size_t>(now.n_jobs - root_jobs) * row_int);
+  if (copy) {
+    x_r.reserve(static_cast<std::size_t>(now.n_jobs - root_jobs) * row_real);
+    x_i.reserve(static_cast<std::size_t>(now.n_jobs - root_jobs) * row_int);
+  }
   for (int r = 1; r < s.size; ++r) {
     g.begin_worker(r, s.size);
     for_each_job_moved(before, now, r, [&](int j, bool gained, int kept) {
       const std::vector<double>& caller_real = (*req.x_r)[j];
       const std::vector<int>& caller_int = (*req.x_i)[j];
+      if (gained) g.add(site.counts[j], caller_int, caller_real);
+      if (!copy) return;
       if (gained) {
-        g.add(site.counts[j], caller_int, caller_real);
         x_r.insert(x_r.end(), caller_real.begin(), caller_real.end());
         x_i.insert(x_i.end(), caller_int.begin(), caller_int.end());
       } else {
@@ -652,6 +682,7 @@ struct root_part {
   int taken = 0;             ///< workers' jobs the root ran
   int nodes_during_own = 0;  ///< workers' jobs whose output nodes were made between the root's own
   std::chrono::steady_clock::time_point checked, own_done, taken_done;
+  int checked_rows = 0;      ///< workers' rows compared with the root's copy
 };
 
 /// The root's part of step 4 of a steady call. Through host memory with output nodes made in place
@@ -660,8 +691,9 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
   using clock = std::chrono::steady_clock;
   root_part part;
   // The workers run from their copies of the data; meanwhile the root checks that those still equal the
-  // caller's rows. If not, their answers are gathered (every rank joins every collective) and dropped.
-  part.data_unchanged = same_data(site, req);
+  // caller's rows (unless they are a job_data's). If not, their answers are gathered (every rank joins every
+  // collective) and dropped.
+  part.data_unchanged = workers_data_current(site, req, part.checked_rows);
   part.checked = clock::now();
   s.call.nodes_made.assign(static_cast<std::size_t>(s.size), 0);
   s.call.making = 1;
@@ -749,6 +781,13 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
   }
 }
 
+/// CPU seconds this thread has used.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 /// A steady-state call: request and parameters out, the root's part, the answers in; then the result's
 /// segments, with every output node already made when they were made during the call.
 steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result) {
@@ -759,12 +798,16 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   double* buffer = s.call.answers.data();
   const bool during = route == wire::call_route::memory && req.own_jobs != nullptr;
   const root_part part = run_root_part(s, site, req, buffer, during);
+  const double wait_start = s.root.time_waits ? thread_cpu_seconds() : 0.0;
   collect_steady_answers(s, site, req, buffer, route);
+  const double wait_cpu = s.root.time_waits ? thread_cpu_seconds() - wait_start : 0.0;
   const auto arrived = std::chrono::steady_clock::now();
   s.root.mid_call = false;
   if (!part.data_unchanged) return steady_outcome::data_changed;
   if (first_failure(s, site, part, buffer) == steady_outcome::counts_changed) return steady_outcome::counts_changed;
   record_timing(s, site, part, buffer, sent, arrived);
+  s.root.last_profile.checked_rows = part.checked_rows;
+  s.root.last_profile.wait_cpu_seconds = wait_cpu;
   locate_blocks(s, site, req, buffer, route != wire::call_route::messages);
   int made = jobs_made(req, site);
   if (during) {
@@ -797,6 +840,7 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
   const int asked = site.next_root_jobs >= 0 ? std::min(site.next_root_jobs, req.n_jobs) : -1;
   if (!same_shape(site, req, row_real, row_int))
     return plan_anew(asked >= 0 ? asked : chunk_plan::even(req.n_jobs, s.size).root_jobs, true);
+  if (other_data(site, req)) return plan_anew(asked >= 0 ? asked : site.plan.root_jobs, true);
   std::chrono::steady_clock::time_point move_start;  // read only when the share moves: steady calls skip the clock
   if (asked >= 0) {
     move_start = std::chrono::steady_clock::now();
@@ -863,6 +907,10 @@ void abort_on_guarded_exit() {
 
 void plan_root_share(int call_id, int root_jobs) {
   if (live_root != nullptr) live_root->root.sites[call_id].next_root_jobs = std::max(0, root_jobs);
+}
+
+void time_root_waits(bool on) {
+  if (live_root != nullptr) live_root->root.time_waits = on;
 }
 
 void guard_exit(cluster_state& s) {

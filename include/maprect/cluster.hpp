@@ -61,6 +61,9 @@ class cluster {
     double worker_seconds = 0;  ///< seconds the busiest worker spent on its jobs
     double check_seconds = 0;   ///< seconds the root spent checking the workers' data
     int taken_jobs = 0;         ///< workers' jobs the root ran because it finished its own first
+    int checked_rows = 0;       ///< workers' rows the root compared with its copy (none for a job_data)
+    double wait_cpu_seconds = 0;  ///< CPU seconds the root's thread spent collecting the answers (waiting
+                                  ///< included); measured only under detail::time_root_waits
   };
   /// Profile of the root's last map_rect call.
   profile last_call_profile() const;

@@ -16,6 +16,7 @@
 #include "detail/message_limits.hpp"
 #include "detail/registry.hpp"
 #include "detail/thread_jobs.hpp"
+#include "job_data.hpp"
 
 namespace maprect {
 
@@ -402,12 +403,14 @@ Eigen::Matrix<var, Eigen::Dynamic, 1> make_outputs(node_sink<T_shared, T_job>& s
 }
 
 /// The body of map_rect, for a call site whose functor entry was checked. It does not depend on the call
-/// id, so a program with many call sites of one functor compiles it once.
+/// id, so a program with many call sites of one functor compiles it once. `data_id` is the job_data the
+/// rows belong to, 0 for rows the caller may change (see call_request::data_id).
 template <class F, class T_shared, class T_job>
 Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
     int call_id, const functor_entry& functor, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
     const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
-    const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs) {
+    const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs,
+    std::uint64_t data_id = 0) {
   using R = return_type_t<T_shared, T_job>;
   check_map_rect_arguments(job_params, x_r, x_i);
   const int J = static_cast<int>(job_params.size());
@@ -428,7 +431,8 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
     for (int p = 0; p < P; ++p) b.own[static_cast<std::size_t>(j) * P + p] = value_of(job_params[j](p));
 
   auto request = [&](const own_jobs_runner* own_jobs) {
-    return call_request{call_id, &functor, kinds, b.shared.data(), S, b.own.data(), P, J, &x_r, &x_i, msgs, own_jobs};
+    return call_request{call_id,         &functor, kinds, b.shared.data(), S,        b.own.data(), P,
+                        J,               &x_r,     &x_i,  msgs,            own_jobs, data_id};
   };
   if constexpr (kinds == param_kinds::dd) {
     return values_of(remote_backend(request(nullptr)));
@@ -465,6 +469,20 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect(
   static_assert(std::is_same_v<T_job, double> || std::is_same_v<T_job, var>, "job_params: double or var");
   return detail::map_rect_call<F>(CallId, detail::checked_functor_entry<CallId, F>(), shared_params, job_params, x_r,
                                   x_i, msgs);
+}
+
+/// map_rect with the jobs' rows in a job_data: the same results, bit for bit, as with its x_r() and x_i().
+/// Over a cluster, a call site fed the same job_data object (or a copy of it) call after call sends no data
+/// and checks nothing; another job_data object under the same CallId is shipped as new data.
+template <int CallId, class F, class T_shared, class T_job>
+Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect(
+    const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params, const job_data& data,
+    std::ostream* msgs = nullptr) {
+  static_assert(std::is_same_v<T_shared, double> || std::is_same_v<T_shared, var>, "shared_params: double or var");
+  static_assert(std::is_same_v<T_job, double> || std::is_same_v<T_job, var>, "job_params: double or var");
+  return detail::map_rect_call<F>(CallId, detail::checked_functor_entry<CallId, F>(), shared_params, job_params,
+                                  data.x_r(), data.x_i(), msgs, data.id());
 }
 
 }  // namespace maprect

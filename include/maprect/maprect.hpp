@@ -3,6 +3,7 @@
 
 #include "ad.hpp"
 #include "cluster.hpp"
+#include "job_data.hpp"
 #include "map_rect.hpp"
 #include "reduce_sum.hpp"
 #include "thread_team.hpp"

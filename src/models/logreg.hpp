@@ -181,7 +181,7 @@ class logreg_model {
   /// The model of the embedded data: n_groups groups of n_points points.
   explicit logreg_model(int n_groups = 8, int n_points = 200) : logreg_model(simulate_logreg(n_groups, n_points)) {}
   /// The model of given data.
-  explicit logreg_model(logreg_data data) : data_(std::move(data)) {}
+  explicit logreg_model(logreg_data data) : data_(std::move(data)), jobs_(data_.x_r, data_.x_i) {}
 
   /// Number of groups J.
   int n_groups() const { return static_cast<int>(data_.x_r.size()); }
@@ -208,6 +208,7 @@ class logreg_model {
 
  private:
   logreg_data data_;
+  job_data jobs_;  ///< the rows of data_, built once: the cluster ships them once and never checks them
 };
 
 template <class T>
@@ -220,7 +221,7 @@ T logreg_model::log_density(const Eigen::Matrix<T, Eigen::Dynamic, 1>& params) c
   std::vector<Eigen::Matrix<T, Eigen::Dynamic, 1>> theta(static_cast<std::size_t>(J));
   for (int j = 0; j < J; ++j) theta[j] = params.segment(logreg_n_shared + logreg_n_own * j, logreg_n_own);
 
-  T lp = map_rect<logreg_call_id, logreg_job>(phi, theta, data_.x_r, data_.x_i).sum();
+  T lp = map_rect<logreg_call_id, logreg_job>(phi, theta, jobs_).sum();
   // Normal log densities without their constants: a fit needs none.
   const double fixed_precision = 1.0 / (prior_fixed_sd * prior_fixed_sd);
   const double effect_precision = 1.0 / (prior_effect_sd * prior_effect_sd);

@@ -183,7 +183,7 @@ class pk2cmt_model {
   /// The model of the default simulated study with n_subjects subjects.
   explicit pk2cmt_model(int n_subjects = 16) : pk2cmt_model(simulate_pk2cmt(n_subjects)) {}
   /// The model of given data (true_phi, true_eta and true_theta may be empty when unknown).
-  explicit pk2cmt_model(pk2cmt_data data) : data_(std::move(data)) {}
+  explicit pk2cmt_model(pk2cmt_data data) : data_(std::move(data)), jobs_(data_.x_r, data_.x_i) {}
 
   /// Number of subjects S.
   int n_subjects() const { return static_cast<int>(data_.x_r.size()); }
@@ -221,6 +221,7 @@ class pk2cmt_model {
 
  private:
   pk2cmt_data data_;
+  job_data jobs_;  ///< the rows of data_, built once: the cluster ships them once and never checks them
 };
 
 template <class T>
@@ -233,7 +234,7 @@ T pk2cmt_model::log_density(const Eigen::Matrix<T, Eigen::Dynamic, 1>& params) c
   std::vector<Eigen::Matrix<T, Eigen::Dynamic, 1>> theta(static_cast<std::size_t>(S));
   for (int j = 0; j < S; ++j) theta[j] = params.segment(pk2cmt_n_shared + pk2cmt_n_pk * j, pk2cmt_n_pk);
 
-  T lp = map_rect<pk2cmt_call_id, pk2cmt_job>(phi, theta, data_.x_r, data_.x_i).sum();
+  T lp = map_rect<pk2cmt_call_id, pk2cmt_job>(phi, theta, jobs_).sum();
   for (int k = 0; k < pk2cmt_n_pk; ++k) {
     lp += normal_log_density(phi(k), std::log(prior_medians[k]), prior_mu_sd);
     lp += normal_log_density(phi(pk2cmt_n_pk + k), std::log(prior_omega), prior_log_scale_sd);

@@ -1,6 +1,7 @@
 #pragma once
 /// \file One map_rect call as plain data: what the front door hands to a backend and gets back.
 
+#include <cstdint>
 #include <vector>
 
 #include "registry.hpp"
@@ -42,6 +43,9 @@ struct call_request {
   const std::vector<std::vector<int>>* x_i;       ///< J rows
   std::ostream* msgs;                             ///< functor messages (root's own chunk)
   const own_jobs_runner* own_jobs;                ///< makes the root's own outputs in place; null: by blocks
+  /// The job_data the rows belong to (job_data::id): rows that cannot change, so the workers' copy needs no
+  /// check while the call site is fed the same one. 0: rows the caller may change, checked on every call.
+  std::uint64_t data_id = 0;
 };
 
 /// A run of consecutive jobs whose output blocks stand side by side.
@@ -72,5 +76,10 @@ inline thread_local remote_call remote_backend = nullptr;
 /// For tests: the next call of `call_id` on this thread's live cluster is planned anew with the root
 /// running min(root_jobs, J) jobs, as a tuned share would be. No effect without a live cluster.
 void plan_root_share(int call_id, int root_jobs);
+
+/// For measurements: whether this thread's live cluster measures, in each steady call, the CPU time its root
+/// thread spends collecting the workers' answers (cluster::profile::wait_cpu_seconds). Off by default: the
+/// thread's CPU clock costs about a system call. No effect without a live cluster.
+void time_root_waits(bool on);
 
 }  // namespace maprect::detail
