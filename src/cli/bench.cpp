@@ -258,11 +258,13 @@ void add_bench_options(CLI::App& app, bench_options& o) {
       ->check(CLI::Range(1, std::numeric_limits<int>::max()))
       ->capture_default_str();
   app.add_option("--json", o.json, "write the records as JSON to this file");
+  add_threads_option(app, o.threads);
 }
 
 int run_bench(const bench_options& o, const std::string& invocation) {
   // Same on every rank, before any communication.
   const std::vector<std::pair<int, int>> sizes = parse_sizes(o.sizes);
+  const cluster::options threads = cluster_options(o.threads);
 
   std::ofstream out;
   std::string failure;
@@ -279,13 +281,14 @@ int run_bench(const bench_options& o, const std::string& invocation) {
 
   int code = 0;
   {
-    cluster c(MPI_COMM_WORLD);
+    cluster c(MPI_COMM_WORLD, threads);
     if (!c.is_root()) {
       c.serve();
     } else {
       try {
-        std::printf("maprect bench: standard model, %zu size%s, %d rank%s, %d repeats\n", sizes.size(),
-                    sizes.size() == 1 ? "" : "s", c.size(), c.size() == 1 ? "" : "s", o.repeat);
+        std::printf("maprect bench: standard model, %zu size%s, %d rank%s x %d thread%s, %d repeats\n",
+                    sizes.size(), sizes.size() == 1 ? "" : "s", c.size(), c.size() == 1 ? "" : "s", c.threads(),
+                    c.threads() == 1 ? "" : "s", o.repeat);
         const bench_results results = bench_on_root(sizes, o.repeat, c, floor_seconds);
         print_bench_table(results, c.size());
         if (out.is_open()) {

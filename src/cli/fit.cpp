@@ -311,10 +311,12 @@ void add_fit_options(CLI::App& app, fit_options& o) {
       ->excludes(data);
   app.add_option("--max-iter", o.max_iter, "L-BFGS iteration limit")->check(CLI::Range(1, std::numeric_limits<int>::max()))->capture_default_str();
   app.add_option("--out", o.out, "write the result as JSON to this file");
+  add_threads_option(app, o.threads);
 }
 
 int run_fit(const fit_options& o, const std::string& invocation) {
   // Checks that need no file: the same on every rank, before any communication.
+  const cluster::options threads = cluster_options(o.threads);
   if (o.model == "pk2cmt" && !o.data.empty())
     throw std::invalid_argument("--data reads logreg data (group,y,x); pk2cmt fits its embedded study");
   if (o.model == "pk2cmt" && o.points > 0)
@@ -343,7 +345,7 @@ int run_fit(const fit_options& o, const std::string& invocation) {
 
   int code = 0;
   {
-    cluster c(MPI_COMM_WORLD);
+    cluster c(MPI_COMM_WORLD, threads);
     if (!c.is_root()) {
       c.serve();
     } else {
