@@ -151,6 +151,11 @@ bench_record cluster_record(const size_run& run, const size_contenders& sc, cons
     sm.check_over_in_process = median_of(share);
   }
   r.root_jobs = run.c.last_call_profile().root_jobs;
+  r.threads = run.c.threads();
+  if (!remote.thread_slowest_us.empty()) {
+    r.thread_slowest_us = median_of(remote.thread_slowest_us);
+    r.thread_fastest_us = median_of(remote.thread_fastest_us);
+  }
   const cluster::traffic traffic = run.c.last_call_traffic();
   r.bytes_sent = traffic.sent;
   r.bytes_received = traffic.received;

@@ -247,8 +247,8 @@ void print_fit_report(const fit_problem& problem, const fit_result& r, const clu
 
 fit_result fit_on_root(const fit_problem& problem, const fit_options& o, const cluster& c) {
   fit_result r;
-  std::printf("maprect fit: %s, %d parameters, %d rank%s\n", problem.description().c_str(), problem.size(), c.size(),
-              c.size() == 1 ? "" : "s");
+  std::printf("maprect fit: %s, %d parameters, %d rank%s x %d thread%s\n", problem.description().c_str(),
+              problem.size(), c.size(), c.size() == 1 ? "" : "s", c.threads(), c.threads() == 1 ? "" : "s");
   r.x = problem.initial();
   r.check_difference = check_against_in_process(problem, r.x, c);
   minimise(problem, o.max_iter, r);
