@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 #include <climits>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <maprect/thread_team.hpp>
@@ -23,6 +25,51 @@ using test::evaluate;
 MAPRECT_REGISTER(441, test::ragged_job);
 MAPRECT_REGISTER(442, test::throwing_job);
 MAPRECT_REGISTER(443, test::slow_job);
+
+namespace maprect::test {
+/// Calls map_rect itself on inner ragged jobs and checks that they ran on its own thread (a team thread,
+/// on a team): a map_rect inside a functor runs in process, serially, where the outer job runs.
+struct nested_team_job {
+  template <class T1, class T2>
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
+                                                                     const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+                                                                     const std::vector<double>& x_r,
+                                                                     const std::vector<int>&, std::ostream*) const;
+};
+/// The inner job: its outputs as ragged_job's, after recording the thread it ran on.
+struct thread_recording_job {
+  static thread_local std::thread::id ran_on;
+  template <class T1, class T2>
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
+                                                                     const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+                                                                     const std::vector<double>& x_r,
+                                                                     const std::vector<int>& x_i, std::ostream* m) const {
+    ran_on = std::this_thread::get_id();
+    return ragged_job()(phi, theta, x_r, x_i, m);
+  }
+};
+thread_local std::thread::id thread_recording_job::ran_on;
+}  // namespace maprect::test
+
+MAPRECT_REGISTER(444, test::nested_team_job);
+MAPRECT_REGISTER(445, test::thread_recording_job);
+
+template <class T1, class T2>
+Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> test::nested_team_job::operator()(
+    const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi, const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+    const std::vector<double>& x_r, const std::vector<int>&, std::ostream*) const {
+  std::vector<Eigen::Matrix<T2, Eigen::Dynamic, 1>> inner_theta(x_r.size(), theta);
+  std::vector<std::vector<double>> inner_x_r(x_r.size(), x_r);
+  std::vector<std::vector<int>> inner_x_i(x_r.size(), std::vector<int>{2});
+  thread_recording_job::ran_on = std::thread::id();
+  const auto inner = map_rect<445, thread_recording_job>(phi, inner_theta, inner_x_r, inner_x_i);
+  if (thread_recording_job::ran_on != std::this_thread::get_id())
+    throw std::logic_error("an inner map_rect ran its jobs on another thread");
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(2);
+  out(0) = inner.sum();
+  out(1) = inner(0) * x_r[0];
+  return out;
+}
 
 namespace {
 
@@ -180,4 +227,20 @@ TEST_CASE("several failing jobs: the lowest one's error for every thread count, 
     }
     check_calls<441, test::ragged_job, var, var>(ragged_data(J), -1, 2);
   }
+}
+
+TEST_CASE("a map_rect inside a functor on a team thread runs in process on that thread, with the serial bits") {
+  struct nested_data {
+    Eigen::VectorXd phi = Eigen::VectorXd::Constant(3, 0.3);
+    std::vector<Eigen::VectorXd> theta;
+    std::vector<std::vector<double>> x_r;
+    std::vector<std::vector<int>> x_i;
+  } d;
+  for (int j = 0; j < 40; ++j) {
+    d.theta.push_back(Eigen::VectorXd::LinSpaced(2, 0.1 * j, 1.0 - 0.02 * j));
+    d.x_r.push_back({0.5 + j, -1.0, 0.25 * j});
+    d.x_i.push_back({0});
+  }
+  check_calls<444, test::nested_team_job, var, var>(d, 20);
+  check_calls<444, test::nested_team_job, double, double>(d, -1);
 }
