@@ -14,7 +14,8 @@ void check_mpi(int rc, const char* what) {
 }
 }  // namespace
 
-cluster::cluster(int& argc, char**& argv) : state_(std::make_unique<detail::cluster_state>()) {
+cluster::cluster(int& argc, char**& argv, const options& opts) : state_(std::make_unique<detail::cluster_state>()) {
+  state_->threads_asked = opts.threads;
   int initialized = 0;
   check_mpi(MPI_Initialized(&initialized), "MPI_Initialized");
   if (!initialized) {
@@ -25,14 +26,16 @@ cluster::cluster(int& argc, char**& argv) : state_(std::make_unique<detail::clus
   detail::start_cluster(*state_, MPI_COMM_WORLD);
 }
 
-cluster::cluster(MPI_Comm comm) : state_(std::make_unique<detail::cluster_state>()) {
+cluster::cluster(MPI_Comm comm, const options& opts) : state_(std::make_unique<detail::cluster_state>()) {
+  state_->threads_asked = opts.threads;
   int initialized = 0;
   check_mpi(MPI_Initialized(&initialized), "MPI_Initialized");
   if (!initialized) throw std::logic_error("maprect::cluster(MPI_Comm): MPI is not initialised");
   detail::start_cluster(*state_, comm);
 }
 
-cluster::cluster(const boost::mpi::communicator& comm) : cluster(static_cast<MPI_Comm>(comm)) {}
+cluster::cluster(const boost::mpi::communicator& comm, const options& opts)
+    : cluster(static_cast<MPI_Comm>(comm), opts) {}
 
 cluster::~cluster() {
   stop();
@@ -47,6 +50,7 @@ cluster::~cluster() {
 bool cluster::is_root() const { return state_->rank == 0; }
 int cluster::rank() const { return state_->rank; }
 int cluster::size() const { return state_->size; }
+int cluster::threads() const { return state_->settings.threads; }
 void cluster::serve() { detail::serve(*state_); }
 void cluster::stop() { detail::stop_cluster(*state_); }
 cluster::traffic cluster::last_call_traffic() const { return state_->root.last_traffic; }

@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <maprect/cluster.hpp>
 #include <maprect/detail/call.hpp>
+#include <maprect/detail/thread_chunk.hpp>
+#include <maprect/thread_team.hpp>
+#include <memory>
 #include <maprect/detail/wire.hpp>
 #include <unordered_map>
 #include <vector>
@@ -94,6 +97,10 @@ class cluster_state {
   int size = 1;
   bool owns_mpi = false;   ///< this cluster initialised MPI and finalises it
   cluster_settings settings;  ///< as the root read them; take_over and tune_shares as they apply here
+  int threads_asked = threads_from_environment;  ///< cluster::options::threads
+  std::unique_ptr<thread_team> team;  ///< this rank's team of settings.threads threads (null for one)
+  team_chunks chunks;      ///< runs this rank's chunks on the team
+  thread_team* previous_team = nullptr;  ///< root: the team installed on its thread before the cluster's
   host_memory host;        ///< the claims (root and workers of its host) and the slots (all on one host)
   std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
   double request[wire::request_doubles] = {};  ///< the opening broadcast of the current request

@@ -203,19 +203,38 @@ chunk_input root_jobs_input(const call_request& req, int first, int n) {
           req.msgs};
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Whether the root runs its own jobs on its team: with a team of more than one thread, jobs to share, and
+/// no message stream (which the threads would share).
+bool own_jobs_on_team(const cluster_state& s, const call_request& req, int n) {
+  return s.team != nullptr && n > 1 && req.msgs == nullptr;
+}
+
 /// Runs the root's own chunk (jobs [0, n)): in place when the front door makes its outputs, else into
 /// s.call.own_out after `status_slots` reserved doubles. In place, `hook` (if not null) is polled between jobs.
+/// On a team the jobs run into s.call.own_out in either case; the front door's output nodes are then made
+/// from those blocks on this thread, in job order (its in-place run of no jobs first drops what an earlier
+/// run of this call made).
 rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int status_slots, job_error& error,
                           const own_jobs_hook* hook = nullptr) {
   s.call.own_out.assign(static_cast<std::size_t>(status_slots), 0.0);
   s.call.own_counts.assign(static_cast<std::size_t>(n), 0);
   int cursor = 0;
   try {
-    if (req.own_jobs != nullptr) {
+    if (req.own_jobs != nullptr && !own_jobs_on_team(s, req, n)) {
+      const auto start = std::chrono::steady_clock::now();
       req.own_jobs->run(req.own_jobs->self, n, s.call.own_counts.data(), cursor, hook);
+      s.chunks.add_alone(seconds_since(start));
     } else {
+      if (req.own_jobs != nullptr) req.own_jobs->run(req.own_jobs->self, 0, s.call.own_counts.data(), cursor, nullptr);
       const chunk_input in = root_jobs_input(req, 0, n);
-      req.functor->run[static_cast<int>(req.kinds)](in, s.call.own_out, s.call.own_counts.data(), cursor);
+      s.chunks.run(s.team.get(), req.functor->run[static_cast<int>(req.kinds)], in, s.call.own_out,
+                   s.call.own_counts.data(), cursor);
+      if (req.own_jobs != nullptr)
+        req.own_jobs->make(req.own_jobs->self, s.call.own_out.data() + status_slots, 0, n, s.call.own_counts.data());
     }
   } catch (...) {
     error = current_job_error();
@@ -518,7 +537,8 @@ int take_over_batch(cluster_state& s, const root_site& site, const call_request&
   const chunk_input in = root_jobs_input(req, j0, n);
   int cursor = 0;
   try {
-    req.functor->run[static_cast<int>(req.kinds)](in, s.call.taken_out, s.call.taken_counts.data(), cursor);
+    s.chunks.run(s.team.get(), req.functor->run[static_cast<int>(req.kinds)], in, s.call.taken_out,
+                 s.call.taken_counts.data(), cursor);
   } catch (...) {
     failure = {wire::status::failed, r, j0 + cursor, current_job_error()};
     return n;
@@ -773,8 +793,10 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
     t.worker_jobs[r] = worker_end(s, site, r);
     if (busiest == 0 || t.worker_busy[r] > t.worker_busy[busiest]) busiest = r;
   }
+  const team_busy& threads = s.chunks.busy();
   s.root.last_profile = {site.plan.root_jobs, busiest > 0 ? t.worker_jobs[busiest] : 0, t.own,
-                         busiest > 0 ? t.worker_busy[busiest] : 0.0, t.check, part.taken};
+                         busiest > 0 ? t.worker_busy[busiest] : 0.0, t.check, part.taken, s.settings.threads,
+                         threads.slowest_seconds, threads.fastest_seconds};
   if (s.settings.tune_shares) {
     site.tuner.record(site.plan, t);
     site.next_root_jobs = site.tuner.proposal(site.plan, s.settings.take_over && s.host.claims.shared_with_all());
@@ -874,6 +896,7 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
 call_result root_call(const call_request& req) {
   cluster_state& s = *live_root;
   s.root.last_profile = {};
+  s.chunks.reset_busy();
   try {
     return plan_or_call(s, req);
   } catch (const std::exception& e) {
@@ -928,16 +951,31 @@ void unguard_exit(cluster_state& s) {
   exit_guarded.compare_exchange_strong(expected, nullptr);
 }
 
+/// This rank's team, when it runs on more than one thread. Idle team threads block at once where ranks share
+/// cores (the sleep policy). On the root the team also serves the in-process calls made on its thread (a
+/// one-rank cluster's, or any after stop()).
+static void start_team(cluster_state& s) {
+  if (s.settings.threads <= 1) return;
+  const auto spin = s.settings.policy == wait_policy::sleep ? std::chrono::nanoseconds(0)
+                                                             : std::chrono::nanoseconds(thread_team::default_spin);
+  s.team = std::make_unique<thread_team>(s.settings.threads, spin);
+  if (s.rank == 0) {
+    s.previous_team = current_team();
+    detail::installed_team = s.team.get();
+  }
+}
+
 void start_cluster(cluster_state& s, MPI_Comm comm) {
   MPI_Comm_dup(comm, &s.comm);
   MPI_Comm_rank(s.comm, &s.rank);
   MPI_Comm_size(s.comm, &s.size);
   try {
-    s.settings = choose_cluster_settings(s.comm);
+    s.settings = choose_cluster_settings(s.comm, s.threads_asked);
   } catch (...) {
     MPI_Comm_free(&s.comm);
     throw;
   }
+  start_team(s);
   // Ranks that share cores (the sleep policy) time their jobs with the scheduler's noise: even split.
   s.settings.tune_shares = s.settings.tune_shares && s.settings.policy != wait_policy::sleep;
   if (s.size > 1) s.host.open(s.comm, s.settings.take_over, s.settings.host_transport);
@@ -962,6 +1000,7 @@ void stop_cluster(cluster_state& s) {
 }
 
 void finish_cluster(cluster_state& s) {
+  if (s.team != nullptr && current_team() == s.team.get()) detail::installed_team = s.previous_team;
   int finalized = 0;
   MPI_Finalized(&finalized);  // an application that owns MPI may have finalised it already
   if (s.comm == MPI_COMM_NULL || finalized) return;

@@ -12,13 +12,22 @@ struct cluster_settings {
   double timeout = 0;                      ///< seconds the root waits for a call's answers; 0: forever
   bool tune_shares = true;                 ///< the root tunes its share of each call site's jobs
   bool take_over = true;                   ///< the root runs jobs of host-local workers it finishes before
-  bool host_transport = true;                 ///< steady calls' data go through host memory when they can
+  bool host_transport = true;              ///< steady calls' data go through host memory when they can
+  int threads = 1;                         ///< threads this rank runs its jobs on (MAPRECT_THREADS, resolved here)
 };
 
+/// What a program asks of MAPRECT_THREADS in code (cluster::options::threads): 0 leaves it to the
+/// environment, -1 is auto, N >= 1 is N.
+constexpr int threads_from_environment = 0;
+constexpr int threads_auto = -1;
+
 /// The settings from the environment as the root has it: MAPRECT_WAIT (spin | sleep | auto; default auto:
-/// sleep when some host runs more ranks than the CPUs they may use), MAPRECT_TIMEOUT (seconds) and
-/// MAPRECT_BALANCE (auto | static | even) and MAPRECT_TRANSPORT (auto | messages). Collective over comm: every rank returns the same settings, or
-/// every rank throws std::invalid_argument naming the variable and a rank where its value is invalid.
-cluster_settings choose_cluster_settings(MPI_Comm comm);
+/// sleep when some host runs more ranks, or threads of their teams, than the CPUs they may use), MAPRECT_TIMEOUT (seconds) and
+/// MAPRECT_BALANCE (auto | static | even), MAPRECT_TRANSPORT (auto | messages) and MAPRECT_THREADS
+/// (1 | N | auto; `threads_asked` other than threads_from_environment replaces it). Collective over comm:
+/// every rank returns the same settings (but for `threads`, which auto resolves per rank), or every rank
+/// throws std::invalid_argument with the message of the first rank whose value is invalid (the variable,
+/// the value and that rank). Below MPI_THREAD_FUNNELED every rank runs on one thread (rank 0 says so).
+cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked = threads_from_environment);
 
 }  // namespace maprect::detail

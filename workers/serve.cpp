@@ -26,7 +26,8 @@ void receive_job_parameters(cluster_state& s, worker_site& site, const wire::req
 }
 
 /// Runs this rank's jobs into site.out after `status_slots` doubles: all of them, or with `claiming` those it
-/// claims, front first, until none are left (the root takes over the others). Sets `end` to where this rank's
+/// claims, front first, until none are left (the root takes over the others). Each chunk or claimed batch
+/// runs on the rank's team; its blocks land in job order as serially. Sets `end` to where this rank's
 /// jobs end. On failure records the error and returns the failing job's global index, else -1; while
 /// claiming, a changed output count ends the claims as well. With `slot_blocks` (only while claiming), each
 /// claimed batch's blocks are copied there as it ends and published (job_claims::publish), so that the root
@@ -57,7 +58,7 @@ int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const 
                            site.x_i.data() + got.begin,
                            got.size(),
                            nullptr};
-      f->run[v.kinds](in, site.out, site.run_counts.data() + got.begin, cursor);
+      s.chunks.run(s.team.get(), f->run[v.kinds], in, site.out, site.run_counts.data() + got.begin, cursor);
       if (claiming && !std::equal(site.run_counts.begin() + got.begin, site.run_counts.begin() + got.end,
                                   site.counts.begin() + got.begin)) {
         end = s.host.claims.claim_rest();  // counts_changed: the blocks no longer fit the plan

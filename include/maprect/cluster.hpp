@@ -16,17 +16,27 @@ namespace detail {
 class cluster_state;
 }
 
+/// What a program sets in code rather than in MAPRECT_* variables; the root's options apply on every rank.
+struct cluster_options {
+  /// Threads each rank runs its share of a call on: 0 leaves it to MAPRECT_THREADS (default 1), -1 is auto
+  /// (the CPUs of the rank's affinity mask divided among the ranks of its host that share them), N >= 1.
+  int threads = 0;
+};
+
 /// Ranks of a communicator serving map_rect calls. Rank 0 is the root: it makes the calls; the other
 /// ranks call serve() and run their share of every call until the root releases them.
 class cluster {
  public:
+  /// What a program sets in code rather than in MAPRECT_* variables (cluster_options).
+  using options = cluster_options;
+
   /// Initialises MPI if it is not yet (and then finalises it at the end) and serves on MPI_COMM_WORLD.
-  cluster(int& argc, char**& argv);
+  cluster(int& argc, char**& argv, const options& opts = {});
   /// Serves on a duplicate of `comm`, for applications that own MPI (never initialises or finalises it).
-  explicit cluster(MPI_Comm comm);
+  explicit cluster(MPI_Comm comm, const options& opts = {});
   /// Serves on a duplicate of a Boost.MPI communicator, for applications written with Boost.MPI (include
   /// <boost/mpi/communicator.hpp> to call it).
-  explicit cluster(const boost::mpi::communicator& comm);
+  explicit cluster(const boost::mpi::communicator& comm, const options& opts = {});
   /// Root: releases the workers. Finalises MPI if this cluster initialised it.
   ~cluster();
   cluster(const cluster&) = delete;
@@ -38,6 +48,8 @@ class cluster {
   int rank() const;
   /// Number of ranks.
   int size() const;
+  /// Threads this rank runs its share of each call on (MAPRECT_THREADS or options::threads, as resolved here).
+  int threads() const;
   /// Workers: run requests until the root releases them, then return. Root: returns at once.
   void serve();
   /// Root: releases the workers now; later map_rect calls run in process (idempotent).
@@ -61,6 +73,9 @@ class cluster {
     double worker_seconds = 0;  ///< seconds the busiest worker spent on its jobs
     double check_seconds = 0;   ///< seconds the root spent checking the workers' data
     int taken_jobs = 0;         ///< workers' jobs the root ran because it finished its own first
+    int threads = 1;            ///< threads each rank runs its jobs on (this rank's team; auto may differ elsewhere)
+    double slowest_thread_seconds = 0;  ///< the root's busiest team thread's time on its jobs and those it took over
+    double fastest_thread_seconds = 0;  ///< its least busy team thread's time (0: a thread got no job)
     int checked_rows = 0;       ///< workers' rows the root compared with its copy (none for a job_data)
     double wait_cpu_seconds = 0;  ///< CPU seconds the root's thread spent collecting the answers (waiting
                                   ///< included); measured only under detail::time_root_waits

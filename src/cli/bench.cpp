@@ -151,6 +151,11 @@ bench_record cluster_record(const size_run& run, const size_contenders& sc, cons
     sm.check_over_in_process = median_of(share);
   }
   r.root_jobs = run.c.last_call_profile().root_jobs;
+  r.threads = run.c.threads();
+  if (!remote.thread_slowest_us.empty()) {
+    r.thread_slowest_us = median_of(remote.thread_slowest_us);
+    r.thread_fastest_us = median_of(remote.thread_fastest_us);
+  }
   const cluster::traffic traffic = run.c.last_call_traffic();
   r.bytes_sent = traffic.sent;
   r.bytes_received = traffic.received;
@@ -258,11 +263,13 @@ void add_bench_options(CLI::App& app, bench_options& o) {
       ->check(CLI::Range(1, std::numeric_limits<int>::max()))
       ->capture_default_str();
   app.add_option("--json", o.json, "write the records as JSON to this file");
+  add_threads_option(app, o.threads);
 }
 
 int run_bench(const bench_options& o, const std::string& invocation) {
   // Same on every rank, before any communication.
   const std::vector<std::pair<int, int>> sizes = parse_sizes(o.sizes);
+  const cluster::options threads = cluster_options(o.threads);
 
   std::ofstream out;
   std::string failure;
@@ -279,13 +286,14 @@ int run_bench(const bench_options& o, const std::string& invocation) {
 
   int code = 0;
   {
-    cluster c(MPI_COMM_WORLD);
+    cluster c(MPI_COMM_WORLD, threads);
     if (!c.is_root()) {
       c.serve();
     } else {
       try {
-        std::printf("maprect bench: standard model, %zu size%s, %d rank%s, %d repeats\n", sizes.size(),
-                    sizes.size() == 1 ? "" : "s", c.size(), c.size() == 1 ? "" : "s", o.repeat);
+        std::printf("maprect bench: standard model, %zu size%s, %d rank%s x %d thread%s, %d repeats\n",
+                    sizes.size(), sizes.size() == 1 ? "" : "s", c.size(), c.size() == 1 ? "" : "s", c.threads(),
+                    c.threads() == 1 ? "" : "s", o.repeat);
         const bench_results results = bench_on_root(sizes, o.repeat, c, floor_seconds);
         print_bench_table(results, c.size());
         if (out.is_open()) {

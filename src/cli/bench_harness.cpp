@@ -37,6 +37,8 @@ void clear_samples(contender& c) {
   c.root_us_per_job.clear();
   c.worker_us_per_job.clear();
   c.check_us.clear();
+  c.thread_slowest_us.clear();
+  c.thread_fastest_us.clear();
 }
 
 /// What the cluster's last call of a sample reports: the work per job on each side, and the data check.
@@ -45,6 +47,8 @@ void record_profile(contender& c) {
   if (p.root_jobs > 0) c.root_us_per_job.push_back(1e6 * p.root_seconds / p.root_jobs);
   if (p.worker_jobs > 0) c.worker_us_per_job.push_back(1e6 * p.worker_seconds / p.worker_jobs);
   c.check_us.push_back(1e6 * p.check_seconds);
+  c.thread_slowest_us.push_back(1e6 * p.slowest_thread_seconds);
+  c.thread_fastest_us.push_back(1e6 * p.fastest_thread_seconds);
 }
 
 }  // namespace

@@ -25,6 +25,9 @@ struct bench_record {
   std::optional<double> root_us_per_job, worker_us_per_job;  ///< cluster: medians of the calls' profiles
   std::optional<double> check_us;                 ///< cluster: median of the root's data check per call
   std::optional<int> root_jobs;                   ///< cluster: the root's share in the last call
+  std::optional<int> threads;                     ///< cluster: threads per rank (the root's team)
+  std::optional<double> thread_slowest_us, thread_fastest_us;  ///< cluster: medians of the root team's busiest
+                                                               ///< and idlest thread per call
   std::optional<double> max_abs_diff_vs_analytic;
   std::optional<double> log_density;
   std::optional<unsigned long long> bytes_sent, bytes_received;

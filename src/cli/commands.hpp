@@ -3,6 +3,8 @@
 // arguments and calls the same entry point; the entry points are collective over MPI_COMM_WORLD.
 #include <CLI/CLI.hpp>
 
+#include <maprect/cluster.hpp>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +19,7 @@ struct fit_options {
   int points = 0;                ///< points per group of the embedded logreg data; 0: default
   int max_iter = 200;            ///< L-BFGS iteration limit
   std::string out;               ///< JSON result file; empty: none
+  std::string threads;           ///< threads per rank: N or auto; empty: MAPRECT_THREADS decides
 };
 
 /// Options of `maprect bench`.
@@ -24,6 +27,7 @@ struct bench_options {
   std::string sizes = "2x1,512x1,64x100,256x100,256x1000,512x1000";  ///< comma-separated JxN
   int repeat = 50;                                                     ///< timed gradients per measurement
   std::string json;                                                    ///< JSON result file; empty: none
+  std::string threads;  ///< threads per rank: N or auto; empty: MAPRECT_THREADS decides
 };
 
 /// Adds fit's options to its subcommand.
@@ -35,6 +39,12 @@ void add_bench_options(CLI::App& app, bench_options& options);
 int run_fit(const fit_options& options, const std::string& command_line);
 /// Runs `maprect bench` on every rank; returns the exit code, the same on every rank.
 int run_bench(const bench_options& options, const std::string& command_line);
+
+/// Adds --threads (N or auto) to a subcommand.
+void add_threads_option(CLI::App& app, std::string& threads);
+/// The cluster's options for a --threads value (empty: MAPRECT_THREADS decides); throws std::invalid_argument
+/// naming --threads and the value when it is neither auto nor a thread count from 1 to 1024.
+cluster::options cluster_options(const std::string& threads);
 
 /// Parses "2x1,64x100" into (J, N) pairs; throws std::invalid_argument naming the bad entry.
 std::vector<std::pair<int, int>> parse_sizes(const std::string& text);

@@ -247,8 +247,8 @@ void print_fit_report(const fit_problem& problem, const fit_result& r, const clu
 
 fit_result fit_on_root(const fit_problem& problem, const fit_options& o, const cluster& c) {
   fit_result r;
-  std::printf("maprect fit: %s, %d parameters, %d rank%s\n", problem.description().c_str(), problem.size(), c.size(),
-              c.size() == 1 ? "" : "s");
+  std::printf("maprect fit: %s, %d parameters, %d rank%s x %d thread%s\n", problem.description().c_str(),
+              problem.size(), c.size(), c.size() == 1 ? "" : "s", c.threads(), c.threads() == 1 ? "" : "s");
   r.x = problem.initial();
   r.check_difference = check_against_in_process(problem, r.x, c);
   minimise(problem, o.max_iter, r);
@@ -311,10 +311,12 @@ void add_fit_options(CLI::App& app, fit_options& o) {
       ->excludes(data);
   app.add_option("--max-iter", o.max_iter, "L-BFGS iteration limit")->check(CLI::Range(1, std::numeric_limits<int>::max()))->capture_default_str();
   app.add_option("--out", o.out, "write the result as JSON to this file");
+  add_threads_option(app, o.threads);
 }
 
 int run_fit(const fit_options& o, const std::string& invocation) {
   // Checks that need no file: the same on every rank, before any communication.
+  const cluster::options threads = cluster_options(o.threads);
   if (o.model == "pk2cmt" && !o.data.empty())
     throw std::invalid_argument("--data reads logreg data (group,y,x); pk2cmt fits its embedded study");
   if (o.model == "pk2cmt" && o.points > 0)
@@ -343,7 +345,7 @@ int run_fit(const fit_options& o, const std::string& invocation) {
 
   int code = 0;
   {
-    cluster c(MPI_COMM_WORLD);
+    cluster c(MPI_COMM_WORLD, threads);
     if (!c.is_root()) {
       c.serve();
     } else {

@@ -5,6 +5,9 @@
 
 #include <cstdio>
 #include <ctime>
+#include <stdexcept>
+
+#include "commands.hpp"
 
 namespace maprect::cli {
 
@@ -78,6 +81,31 @@ std::string utc_timestamp() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return text;
+}
+
+}  // namespace maprect::cli
+
+namespace maprect::cli {
+
+void add_threads_option(CLI::App& app, std::string& threads) {
+  app.add_option("--threads", threads,
+                 "threads each rank runs its jobs on: N or auto (CPUs of the rank's affinity mask shared among "
+                 "its host's ranks); default: MAPRECT_THREADS, else 1");
+}
+
+cluster::options cluster_options(const std::string& threads) {
+  cluster::options o;
+  if (threads.empty()) return o;
+  if (threads == "auto") {
+    o.threads = -1;
+    return o;
+  }
+  const bool digits = threads.find_first_not_of("0123456789") == std::string::npos && threads.size() <= 4;
+  const int n = digits ? std::stoi(threads) : 0;
+  if (n < 1 || n > 1024)
+    throw std::invalid_argument("--threads must be auto or a thread count from 1 to 1024, not '" + threads + "'");
+  o.threads = n;
+  return o;
 }
 
 }  // namespace maprect::cli
