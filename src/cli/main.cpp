@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
   CLI::App* bench_command =
       app.add_subcommand("bench", "benchmark matrix of the standard model: analytic, single tape, in process, cluster");
   add_bench_options(*bench_command, bench);
+  plan_options plan;
+  CLI::App* plan_command = app.add_subcommand("plan", "predicted time per gradient at 1 ... 1024 ranks, from figures measured here");
+  add_plan_options(*plan_command, plan);
 
   try {
     app.parse(argc, argv);
@@ -35,6 +38,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (fit_command->parsed()) return run_fit(fit, invocation);
+    if (plan_command->parsed()) return run_plan(plan, invocation);
     return run_bench(bench, invocation);
   } catch (const std::invalid_argument& e) {  // arguments CLI11 cannot check alone
     print_error(e.what());
