@@ -25,7 +25,8 @@ constexpr plan::link_figures assumed_local{0.5e-6, 5e9, 0.2e-6};
 /// InfiniBand-like figures between hosts where none were launched or given.
 constexpr plan::link_figures assumed_remote{1.5e-6, 12e9, 1.5e-6};
 
-/// Ranks other than 0 wait here while rank 0 measures alone, sleeping rather than polling the cores away.
+/// Every rank meets here; ranks other than 0 wait while rank 0 measures alone, sleeping rather than polling
+/// the cores away.
 void wait_for_root(MPI_Comm comm) {
   MPI_Request r;
   MPI_Ibarrier(comm, &r);
@@ -41,6 +42,7 @@ struct chosen_links {
   plan::link_figures local, remote;
   std::string local_source, remote_source;
   int ranks_per_host = 1;
+  int cores_per_host = 0;
 };
 
 chosen_links choose_links(const plan_options& o, const link_report& m) {
@@ -62,6 +64,8 @@ chosen_links choose_links(const plan_options& o, const link_report& m) {
   if (o.overhead_us >= 0) c.remote.overhead_s = 1e-6 * o.overhead_us;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   c.ranks_per_host = o.ranks_per_host > 0 ? o.ranks_per_host : m.hosts > 1 ? m.on_root_host : std::max(cores, m.ranks);
+  // What-if hosts (--ranks-per-host) have a core per rank; this one has the cores it has.
+  c.cores_per_host = o.cores_per_host > 0 ? o.cores_per_host : o.ranks_per_host > 0 ? 0 : cores;
   return c;
 }
 
@@ -79,6 +83,7 @@ plan::cost_inputs make_inputs(const site_figures& f, const chosen_links& l) {
   in.local = l.local;
   in.remote = l.remote;
   in.ranks_per_host = l.ranks_per_host;
+  in.cores_per_host = l.cores_per_host;
   in.request_bytes = 8 * 11;  // the request's header slots (wire::header_slots)
   return in;
 }
@@ -98,7 +103,9 @@ void print_inputs(const site_figures& f, const chosen_links& l, const link_repor
   std::printf("  in process: %.1f us per gradient (measured)\n", 1e6 * f.in_process_s);
   print_link("local", l.local, l.local_source);
   print_link("remote", l.remote, l.remote_source);
-  std::printf("  %d ranks per host\n", l.ranks_per_host);
+  std::printf("  %d ranks per host, %s\n", l.ranks_per_host,
+              l.cores_per_host > 0 ? (std::to_string(l.cores_per_host) + " cores per host").c_str()
+                                   : "a core per thread");
 }
 
 void print_table(const std::vector<plan::prediction>& rows, int measured_ranks) {
@@ -125,7 +132,7 @@ json plan_json(const site_figures& f, const chosen_links& l, const link_report& 
                    {"job_params", f.job_params}, {"job_us", 1e6 * f.job_s}, {"job_spread_us", 1e6 * f.job_spread_s},
                    {"root_output_us", 1e6 * f.root_output_s}, {"root_call_us", 1e6 * f.root_call_s},
                    {"root_check_us_per_job", 1e6 * f.root_check_s_per_job}, {"in_process_us", 1e6 * f.in_process_s},
-                   {"ranks_per_host", l.ranks_per_host}, {"local", link_json(l.local, l.local_source)},
+                   {"ranks_per_host", l.ranks_per_host}, {"cores_per_host", l.cores_per_host}, {"local", link_json(l.local, l.local_source)},
                    {"remote", link_json(l.remote, l.remote_source)}};
   json out = json::array();
   for (const auto& p : rows)
@@ -133,8 +140,10 @@ json plan_json(const site_figures& f, const chosen_links& l, const link_report& 
                    {"jobs_on_slowest", p.jobs_on_slowest}, {"us_per_gradient", 1e6 * p.total_s},
                    {"efficiency", p.efficiency}, {"root_us", 1e6 * p.root_s}, {"broadcast_us", 1e6 * p.broadcast_s},
                    {"scatter_us", 1e6 * p.scatter_s}, {"gather_us", 1e6 * p.gather_s},
+                   {"messages_us", 1e6 * p.messages_s},
                    {"flat_us", 1e6 * p.flat_s}, {"hierarchical_us", 1e6 * p.hierarchical_s},
-                   {"compute_us", 1e6 * p.compute_s}, {"gather", plan::gather_name(p.gather)},
+                   {"compute_us", 1e6 * p.compute_s}, {"core_sharing", p.core_sharing},
+                   {"gather", plan::gather_name(p.gather)},
                    {"bound", plan::bound_name(p.bound)}});
   doc["predictions"] = out;
   return doc;
@@ -170,6 +179,9 @@ void add_plan_options(CLI::App& app, plan_options& o) {
       ->capture_default_str();
   app.add_option("--ranks-per-host", o.ranks_per_host, "H: ranks per host (default: as launched, or the cores)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--cores-per-host", o.cores_per_host,
+                 "cores a host's threads share (default: this host's, or one per thread with --ranks-per-host)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--alpha-us", o.alpha_us, "what-if latency between hosts, microseconds")->check(CLI::NonNegativeNumber);
   app.add_option("--beta-gbs", o.beta_gbs, "what-if bandwidth between hosts, GB/s")->check(CLI::PositiveNumber);
   app.add_option("--overhead-us", o.overhead_us, "what-if root time per message between hosts, microseconds")
@@ -204,10 +216,9 @@ int run_plan(const plan_options& o, const std::string& invocation) {
       print_error(e.what());
       code = 1;
     }
-    MPI_Barrier(MPI_COMM_WORLD);
-  } else {
-    wait_for_root(MPI_COMM_WORLD);
   }
+  // A non-blocking barrier on every rank (it matches no blocking one): rank 0 joins when done.
+  wait_for_root(MPI_COMM_WORLD);
   return agree(code);
 }
 

@@ -15,6 +15,7 @@ struct plan_options {
   int threads = 1;                ///< T per rank
   int ranks_max = 1024;           ///< largest P of the table
   int ranks_per_host = 0;         ///< H; 0: as launched (several hosts) or the cores of this host
+  int cores_per_host = 0;         ///< cores per host; 0: this host's, or one per thread with ranks_per_host
   double alpha_us = -1;           ///< what-if latency between hosts; < 0: measured or assumed
   double beta_gbs = 0;            ///< what-if bandwidth between hosts; 0: measured or assumed
   double overhead_us = -1;        ///< what-if root time per message between hosts; < 0: as alpha

@@ -94,7 +94,7 @@ double compute_seconds(const cost_inputs& in, int jobs_on_slowest, int threads_i
 bound_kind limiting_bound(const cost_inputs& in, const prediction& p) {
   if (p.root_s >= p.messages_s && p.root_s > p.compute_s) return bound_kind::root;
   if (p.messages_s > p.compute_s) return bound_kind::messages;
-  const double mean_share = in.job_s * in.jobs / (static_cast<double>(p.ranks) * p.threads);
+  const double mean_share = p.core_sharing * in.job_s * in.jobs / (static_cast<double>(p.ranks) * p.threads);
   return p.compute_s >= balance_threshold * mean_share ? bound_kind::balance : bound_kind::compute;
 }
 
@@ -105,7 +105,11 @@ prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
   p.threads = threads;
   p.hosts = host_split(in, ranks).second;
   p.jobs_on_slowest = ceil_div(in.jobs, ranks * threads);
-  p.compute_s = compute_seconds(in, p.jobs_on_slowest, ranks * threads);
+  const int threads_on_host = std::min(ranks, in.ranks_per_host) * threads;
+  if (in.cores_per_host > 0 && threads_on_host > in.cores_per_host)
+    p.core_sharing = static_cast<double>(threads_on_host) / in.cores_per_host;
+  // More threads than cores: they take turns, and the slowest thread's jobs take that much longer.
+  p.compute_s = p.core_sharing * compute_seconds(in, p.jobs_on_slowest, ranks * threads);
   const double worker_jobs = in.jobs * (ranks - 1.0) / ranks;
   p.root_s = in.root_call_s + static_cast<double>(in.jobs) * in.outputs_per_job * in.root_output_s +
              worker_jobs * in.root_check_s_per_job;
@@ -151,6 +155,7 @@ void validate(const cost_inputs& in) {
   validate_link("local.alpha_s", "local.beta_bytes_per_s", "local.overhead_s", in.local);
   validate_link("remote.alpha_s", "remote.beta_bytes_per_s", "remote.overhead_s", in.remote);
   require_at_least("ranks_per_host", in.ranks_per_host, 1);
+  require_at_least("cores_per_host", in.cores_per_host, 0);
   require_at_least("request_bytes", in.request_bytes, 0);
 }
 

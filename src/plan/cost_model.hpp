@@ -28,6 +28,7 @@ struct cost_inputs {
   link_figures local;           ///< between ranks of one host
   link_figures remote;          ///< between ranks of different hosts
   int ranks_per_host = 1;       ///< H: ranks fill hosts H at a time, rank 0 on the first
+  int cores_per_host = 0;       ///< cores a host's ranks x threads share; 0: at least one each
   int request_bytes = 64;       ///< fixed header of a call's request broadcast (shared parameters come on top)
 };
 
@@ -54,6 +55,7 @@ struct prediction {
   int ranks = 1, threads = 1;
   int hosts = 1;                  ///< ceil(P / H)
   int jobs_on_slowest = 0;        ///< ceil(J / (P T)) jobs for the slowest thread
+  double core_sharing = 1;        ///< threads of rank 0's host per core, when more than its cores (else 1)
   double compute_s = 0;           ///< the slowest thread's jobs, with the imbalance of uneven jobs
   double root_s = 0;              ///< root's serial work
   double broadcast_s = 0;         ///< the request's broadcast (binomial tree)

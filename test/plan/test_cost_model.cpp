@@ -81,6 +81,17 @@ TEST_CASE("cost model: an uneven last share is balance, not compute", "[plan]") 
   CHECK(predict(in, 5, 1).bound == bound_kind::compute);
 }
 
+TEST_CASE("cost model: more threads than a host's cores take turns", "[plan]") {
+  cost_inputs in = free_links(12, 1e-3);
+  in.cores_per_host = 2;
+  CHECK(predict(in, 2, 1).compute_s == Approx(6e-3).epsilon(1e-12));       // one core each
+  CHECK(predict(in, 3, 1).core_sharing == Approx(1.5));                    // 3 ranks on 2 cores
+  CHECK(predict(in, 3, 1).compute_s == Approx(1.5 * 4e-3).epsilon(1e-12));
+  CHECK(predict(in, 2, 2).compute_s == Approx(2 * 3e-3).epsilon(1e-12));   // 4 threads on 2 cores
+  in.cores_per_host = -1;
+  CHECK_THROWS_WITH(predict(in, 1, 1), Catch::Contains("cores_per_host = -1, must be >= 0"));
+}
+
 TEST_CASE("cost model: spread of the job times adds sd sqrt(2 n ln(P T)) to the slowest thread", "[plan]") {
   cost_inputs in = free_links(8, 1e-3);
   in.job_spread_s = 2e-4;
