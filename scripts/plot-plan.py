@@ -60,6 +60,9 @@ def main():
     left.set_ylabel("us per gradient")
     right.set_ylabel("time / time at reference")
     right.axhline(1.0, color="grey", linewidth=0.8)
+    right.set_xlim(32, 1400)  # where the many-rank curves bend, and Stan's two points
+    right.set_ylim(0.3, 30)
+    right.set_yscale("log")
     handles = [plt.Line2D([], [], marker=m, color="grey", linestyle="", label=f"bound: {b}") for b, m in MARKERS.items()]
     left.legend(handles=left.get_legend_handles_labels()[0] + handles, fontsize=7)
     right.legend(fontsize=7)
