@@ -34,7 +34,7 @@ fi
 WORK=$(mktemp -d /tmp/maprect-plan-validate.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
-# One row: the prediction at P = np from plan's JSON, the measurement from bench's (cluster; in process at 1).
+# One row: the prediction at P = np with flat collectives (what the runtime does) from plan's JSON, the measurement from bench's (cluster; in process at 1).
 compare() {
   python3 - "$@" <<'PY'
 import json, sys
@@ -46,8 +46,8 @@ backend = "cluster" if np_ > 1 else "in_process"
 bench = json.load(open(bench_file))
 measured = next(r["median_us"] for r in bench["records"] if r["backend"] == backend and r["kernel"] == kernel)
 floor = next((r["median_us"] for r in bench["records"] if r["backend"] == "raw_mpi_floor"), float("nan"))
-print(f"{label:<12} {np_:>3} {size:>9} {kernel:>7} {row['us_per_gradient']:>12.1f} {measured:>12.1f} "
-      f"{row['us_per_gradient'] / measured:>7.2f} {row['messages_us']:>11.1f} {floor:>9.1f} {row['bound']:>9}")
+print(f"{label:<12} {np_:>3} {size:>9} {kernel:>7} {row['us_per_gradient_flat']:>12.1f} {measured:>12.1f} "
+      f"{row['us_per_gradient_flat'] / measured:>7.2f} {row['messages_us']:>11.1f} {floor:>9.1f} {row['bound']:>9}")
 PY
 }
 

@@ -109,14 +109,15 @@ void print_inputs(const site_figures& f, const chosen_links& l, const link_repor
 }
 
 void print_table(const std::vector<plan::prediction>& rows, int measured_ranks) {
-  std::printf("%6s %3s %5s %6s %12s %8s %11s %11s %11s %13s %9s\n", "ranks", "T", "hosts", "jobs", "us/gradient",
-              "effic.", "root us", "messages us", "compute us", "gather", "bound");
+  std::printf("%6s %3s %5s %6s %12s %8s %11s %11s %11s %13s %9s %9s\n", "ranks", "T", "hosts", "jobs",
+              "us/gradient", "effic.", "root us", "messages us", "compute us", "gather", "bound", "flat us");
   for (const auto& p : rows)
-    std::printf("%5d%s %3d %5d %6d %12.1f %7.1f%% %11.1f %11.1f %11.1f %13s %9s\n", p.ranks,
+    std::printf("%5d%s %3d %5d %6d %12.1f %7.1f%% %11.1f %11.1f %11.1f %13s %9s %9.1f\n", p.ranks,
                 p.ranks == measured_ranks ? "*" : " ", p.threads, p.hosts, p.jobs_on_slowest, 1e6 * p.total_s,
                 100 * p.efficiency, 1e6 * p.root_s, 1e6 * p.messages_s, 1e6 * p.compute_s,
-                p.ranks == 1 ? "-" : plan::gather_name(p.gather), plan::bound_name(p.bound));
-  std::printf("(* the rank count of this run; jobs: on the slowest thread)\n");
+                p.ranks == 1 ? "-" : plan::gather_name(p.gather), plan::bound_name(p.bound), 1e6 * p.total_flat_s);
+  std::printf("(* the rank count of this run; jobs: on the slowest thread; gather: the cheapest kind;\n"
+              " flat us: the time with flat collectives, as maprect's gathers run today)\n");
 }
 
 json link_json(const plan::link_figures& l, const std::string& source) {
@@ -138,10 +139,12 @@ json plan_json(const site_figures& f, const chosen_links& l, const link_report& 
   for (const auto& p : rows)
     out.push_back({{"ranks", p.ranks}, {"threads", p.threads}, {"hosts", p.hosts},
                    {"jobs_on_slowest", p.jobs_on_slowest}, {"us_per_gradient", 1e6 * p.total_s},
+                   {"us_per_gradient_flat", 1e6 * p.total_flat_s},
                    {"efficiency", p.efficiency}, {"root_us", 1e6 * p.root_s}, {"broadcast_us", 1e6 * p.broadcast_s},
                    {"scatter_us", 1e6 * p.scatter_s}, {"gather_us", 1e6 * p.gather_s},
                    {"messages_us", 1e6 * p.messages_s},
                    {"flat_us", 1e6 * p.flat_s}, {"hierarchical_us", 1e6 * p.hierarchical_s},
+                   {"tree_us", 1e6 * p.tree_s},
                    {"compute_us", 1e6 * p.compute_s}, {"core_sharing", p.core_sharing},
                    {"gather", plan::gather_name(p.gather)},
                    {"bound", plan::bound_name(p.bound)}});

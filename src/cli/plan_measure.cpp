@@ -131,7 +131,8 @@ void in_process_gradient(const site_data& d, int n) {
   recover_memory();
 }
 
-/// Each job alone, median of a few runs: the spread of the per-job time over the jobs.
+/// Each job alone, the fastest of a few runs (a busy machine only ever adds time, and a spread made of that
+/// noise would be charged as imbalance): the spread of the per-job time over the jobs.
 template <class F>
 double job_spread(chunk_timer<F>& chunks, int J) {
   if (J < 2) return 0;
@@ -139,7 +140,7 @@ double job_spread(chunk_timer<F>& chunks, int J) {
   for (int j = 0; j < J; ++j) {
     std::vector<double> runs;
     for (int r = 0; r < 5; ++r) runs.push_back(seconds_per_run([&] { chunks.run(j, 1); }, 1));
-    per_job[j] = median_of(runs);
+    per_job[j] = *std::min_element(runs.begin(), runs.end());
   }
   double mean = 0, sq = 0;
   for (double t : per_job) mean += t / J;

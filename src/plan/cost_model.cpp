@@ -75,6 +75,15 @@ double hierarchical_seconds(const cost_inputs& in, int ranks, double bytes_per_j
   return within_hosts + between_leaders;
 }
 
+double tree_seconds(const cost_inputs& in, int ranks, double bytes_per_job) {
+  const auto [on_root_host, hosts] = host_split(in, ranks);
+  // Fixed-size chunks: every rank's padded to the largest share. Round k of the tree moves 2^k chunks, first
+  // within the hosts, then between them: log rounds of latency, and every chunk crosses the root's links.
+  const double chunk = bytes_per_job * ceil_div(in.jobs, ranks);
+  return ceil_log2(on_root_host) * in.local.alpha_s + chunk * (on_root_host - 1) / in.local.beta_bytes_per_s +
+         ceil_log2(hosts) * in.remote.alpha_s + chunk * (ranks - on_root_host) / in.remote.beta_bytes_per_s;
+}
+
 double broadcast_seconds(const cost_inputs& in, int ranks) {
   if (ranks == 1) return 0;
   const auto [on_root_host, hosts] = host_split(in, ranks);
@@ -118,19 +127,29 @@ prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
     const double out = scatter_bytes_per_job(in), back = gather_bytes_per_job(in);
     p.flat_s = flat_seconds(in, ranks, out) + flat_seconds(in, ranks, back);
     p.hierarchical_s = hierarchical_seconds(in, ranks, out) + hierarchical_seconds(in, ranks, back);
+    p.tree_s = tree_seconds(in, ranks, out) + tree_seconds(in, ranks, back);
     p.gather = p.hierarchical_s < p.flat_s ? gather_kind::hierarchical : gather_kind::flat;
+    if (p.tree_s < std::min(p.flat_s, p.hierarchical_s)) p.gather = gather_kind::tree;
     p.scatter_s = collective_seconds(in, ranks, out, p.gather);
     p.gather_s = collective_seconds(in, ranks, back, p.gather);
   }
   p.messages_s = p.broadcast_s + p.scatter_s + p.gather_s;
   p.total_s = p.root_s + p.messages_s + p.compute_s;
+  p.total_flat_s = p.root_s + p.broadcast_s + p.flat_s + p.compute_s;
   p.bound = limiting_bound(in, p);
   return p;
 }
 
 }  // namespace
 
-const char* gather_name(gather_kind k) { return k == gather_kind::flat ? "flat" : "hierarchical"; }
+const char* gather_name(gather_kind k) {
+  switch (k) {
+    case gather_kind::flat: return "flat";
+    case gather_kind::hierarchical: return "hierarchical";
+    case gather_kind::tree: return "tree";
+  }
+  return "?";
+}
 
 const char* bound_name(bound_kind k) {
   switch (k) {
@@ -170,8 +189,12 @@ double collective_seconds(const cost_inputs& in, int ranks, double bytes_per_job
   require_at_least("ranks", ranks, 1);
   require_at_least("bytes_per_job", bytes_per_job, 0);
   if (ranks == 1) return 0;
-  return kind == gather_kind::flat ? flat_seconds(in, ranks, bytes_per_job)
-                                   : hierarchical_seconds(in, ranks, bytes_per_job);
+  switch (kind) {
+    case gather_kind::flat: return flat_seconds(in, ranks, bytes_per_job);
+    case gather_kind::hierarchical: return hierarchical_seconds(in, ranks, bytes_per_job);
+    case gather_kind::tree: return tree_seconds(in, ranks, bytes_per_job);
+  }
+  return 0;
 }
 
 prediction predict(const cost_inputs& in, int ranks, int threads) {

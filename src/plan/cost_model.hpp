@@ -34,10 +34,11 @@ struct cost_inputs {
 
 /// How the root gathers the blocks (and scatters the job parameters).
 enum class gather_kind {
-  flat,          ///< every rank to and from the root directly
+  flat,          ///< every rank to and from the root directly, one after another (MPI_Gatherv, MPI_Scatterv)
   hierarchical,  ///< through one leader per host
+  tree,          ///< a binomial tree of fixed-size chunks (MPI_Gather, MPI_Scatter), padded to ceil(J/P) jobs
 };
-/// "flat" or "hierarchical".
+/// "flat", "hierarchical" or "tree".
 const char* gather_name(gather_kind k);
 
 /// What limits a prediction: the largest of its terms.
@@ -63,9 +64,11 @@ struct prediction {
   double gather_s = 0;            ///< blocks back, by the chosen kind
   double flat_s = 0;              ///< scatter + gather if flat
   double hierarchical_s = 0;      ///< scatter + gather if hierarchical
-  gather_kind gather = gather_kind::flat;  ///< the cheaper one (flat when equal)
+  double tree_s = 0;              ///< scatter + gather if by binomial tree
+  gather_kind gather = gather_kind::flat;  ///< the cheapest (flat, then hierarchical, when equal)
   double messages_s = 0;          ///< broadcast + scatter + gather
   double total_s = 0;             ///< root + messages + compute
+  double total_flat_s = 0;        ///< the same with flat collectives, as the runtime's gathers run today
   double efficiency = 1;          ///< time at 1 x 1 / (P T total)
   bound_kind bound = bound_kind::compute;
 };
@@ -80,7 +83,7 @@ double scatter_bytes_per_job(const cost_inputs& in);
 double gather_bytes_per_job(const cost_inputs& in);
 
 /// The time of one collective that moves `bytes_per_job` for every job outside the root between the root
-/// and the other P - 1 ranks, flat or hierarchical (docs/cost-model.md).
+/// and the other P - 1 ranks, by `kind` (docs/cost-model.md).
 double collective_seconds(const cost_inputs& in, int ranks, double bytes_per_job, gather_kind kind);
 
 /// The predicted time per gradient at `ranks` x `threads`. Throws std::invalid_argument for bad inputs,

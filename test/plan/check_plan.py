@@ -30,6 +30,7 @@ def main():
     for r in rows:
         total = r["root_us"] + r["messages_us"] + r["compute_us"]
         check(math.isclose(r["us_per_gradient"], total, rel_tol=1e-9), f"P = {r['ranks']} sum")
+        check(r["us_per_gradient_flat"] >= r["us_per_gradient"] * (1 - 1e-12), f"P = {r['ranks']} flat")
         check(r["jobs_on_slowest"] == -(-8 // r["ranks"]), f"P = {r['ranks']} jobs {r['jobs_on_slowest']}")
         check(r["bound"] in ("compute", "balance", "messages", "root"), f"bound {r['bound']}")
     local_source = inputs["local"]["source"]

@@ -112,24 +112,33 @@ TEST_CASE("cost model: flat and hierarchical collectives by hand", "[plan]") {
   CHECK(collective_seconds(in, 4, 100, gather_kind::flat) == Approx(1e-6 + 2e-6 + 100 * 64 / 4 * 3 / 1e9));
   CHECK(collective_seconds(in, 4, 100, gather_kind::hierarchical) ==
         collective_seconds(in, 4, 100, gather_kind::flat));
+  // tree: 2 rounds within hosts, 1 between: 2 alpha_l + 2400 B / beta_l + alpha_r + 3200 B / beta_r
+  CHECK(collective_seconds(in, 8, 100, gather_kind::tree) == Approx(2e-6 + 2.4e-6 + 10e-6 + 32e-6).epsilon(1e-12));
+  // Chunks of a fixed size: 63 jobs on 8 ranks are sent as 8 chunks of 8 jobs.
+  in.jobs = 63;
+  CHECK(collective_seconds(in, 8, 100, gather_kind::tree) == Approx(2e-6 + 2.4e-6 + 10e-6 + 32e-6).epsilon(1e-12));
   CHECK(collective_seconds(in, 1, 100, gather_kind::flat) == 0);
 }
 
 TEST_CASE("cost model: hierarchical gathers where the root's per-message cost dominates", "[plan]") {
   cost_inputs in = two_hosts();
+  in.local.overhead_s = 0.2e-6;  // within a host a message costs the root less than a tree round's latency
   in.job_params = 10;   // 80 bytes out per job
   in.shared_params = 2; // blocks of 13 doubles back
   const auto p = predict(in, 8, 1);
   CHECK(p.gather == gather_kind::hierarchical);
   CHECK(p.hierarchical_s < p.flat_s);
+  CHECK(p.hierarchical_s < p.tree_s);
   CHECK(p.gather_s == Approx(maprect::plan::collective_seconds(in, 8, 8.0 * 13, gather_kind::hierarchical)));
 
-  // Free remote messages, dearer local latency: forwarding through a leader only adds its stage.
+  // Free messages after the first, dear latency: forwarding through a leader or a tree only adds latency.
   in.remote.overhead_s = 0;
+  in.local.overhead_s = 0;
   in.local.alpha_s = 2e-6;
   const auto q = predict(in, 8, 1);
   CHECK(q.gather == gather_kind::flat);
   CHECK(q.flat_s < q.hierarchical_s);
+  CHECK(q.flat_s < q.tree_s);
 
   // One rank per host: nothing to gather within hosts, so flat (equal costs choose flat).
   in.ranks_per_host = 1;
@@ -138,20 +147,34 @@ TEST_CASE("cost model: hierarchical gathers where the root's per-message cost do
   CHECK(r.gather == gather_kind::flat);
 }
 
-TEST_CASE("cost model: many hosts of many ranks with TCP-like links choose hierarchical", "[plan]") {
+TEST_CASE("cost model: a binomial tree where every message costs the root as much as a latency", "[plan]") {
+  cost_inputs in = two_hosts();  // o = alpha on both links
+  const auto p = predict(in, 8, 1);
+  CHECK(p.gather == gather_kind::tree);
+  CHECK(p.tree_s < std::min(p.flat_s, p.hierarchical_s));
+  CHECK(p.gather_s == Approx(maprect::plan::collective_seconds(in, 8, 8.0 * 5, gather_kind::tree)));
+}
+
+TEST_CASE("cost model: many hosts of many ranks with TCP-like links avoid flat", "[plan]") {
   cost_inputs in = free_links(4096, 1e-3);
   in.ranks_per_host = 32;
   in.local = {0.5e-6, 10e9, 0.3e-6};
   in.remote = {20e-6, 1e9, 5e-6};
-  CHECK(predict(in, 32, 1).gather == gather_kind::flat);
+  // One host: 5 tree rounds of 0.5 us beat one latency and 30 messages of 0.3 us.
+  const auto one_host = predict(in, 32, 1);
+  CHECK(one_host.gather == gather_kind::tree);
+  CHECK(one_host.flat_s - one_host.tree_s == Approx(2 * (0.5e-6 + 30 * 0.3e-6 - 5 * 0.5e-6)).epsilon(1e-9));
   const auto p = predict(in, 1024, 1);
   CHECK(p.hosts == 32);
-  CHECK(p.gather == gather_kind::hierarchical);
+  CHECK(p.gather != gather_kind::flat);
+  CHECK(p.flat_s > 10 * std::min(p.hierarchical_s, p.tree_s));
   // The broadcast: a binomial tree over the 32 hosts, then over the 32 ranks of each host.
   const double bytes = 8.0 * 2;
   CHECK(p.broadcast_s == Approx(5 * (20e-6 + bytes / 1e9) + 5 * (0.5e-6 + bytes / 10e9)).epsilon(1e-12));
   CHECK(p.messages_s == Approx(p.broadcast_s + p.scatter_s + p.gather_s));
   CHECK(p.total_s == Approx(p.root_s + p.messages_s + p.compute_s));
+  CHECK(p.total_flat_s == Approx(p.root_s + p.broadcast_s + p.flat_s + p.compute_s));
+  CHECK(p.total_flat_s > p.total_s);
 }
 
 TEST_CASE("cost model: rank counts are powers of two with the measured ones merged in", "[plan]") {
