@@ -13,6 +13,12 @@
 # gradients of a fixed set of calls as hex floats) writes the same file across the hosts as over shared memory
 # at np=3 and in process (np=1). Namespaces, bridge and any process left in them are removed on exit, also on
 # failure. Where namespaces cannot be created it prints `SKIP: <reason>` and exits 0.
+#
+#   scripts/netns-hosts.sh --delay 200us                    the same with a one-way delay on every link
+#   scripts/netns-hosts.sh --plan-validate "0 20us 200us"   then, at each delay, `maprect plan` vs `maprect bench`
+#                                                           at np 2 and 3 across the hosts (scripts/plan-validate.sh)
+# A delay is `tc qdisc netem` on each host's link (egress), so a message between two hosts is delayed once:
+# one way. Where the kernel has no netem qdisc, a delay other than 0 prints `SKIP: netem ...` and is left out.
 #   MAPRECT_BUILD_DIR  build with the tests (default: <repo>/build; the needed targets are built if missing)
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=setup.sh
@@ -20,6 +26,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$MAPRECT_ROOT"
 
 N_HOSTS=3
+DELAY=0
+PLAN_DELAYS=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --delay) DELAY=$2; shift 2 ;;
+    --plan-validate) PLAN_DELAYS=$2; shift 2 ;;
+    *) echo "netns-hosts.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
 SUBNET=10.211.0
 PREFIX=mr$$
 MPI_TESTS=(test_mpi_map_rect test_mpi_errors test_mpi_subcomm)
@@ -78,6 +93,30 @@ exec ip netns exec "${PREFIX}h\$i" unshare --uts /bin/sh -c "hostname h\$i; \$*"
 EOF
 chmod +x "$WORK/rsh"
 
+# The launcher across the hosts: "<it> -np N program args", TCP only, on the namespaces' subnet only.
+cat >"$WORK/mpirun-hosts" <<EOF
+#!/bin/sh
+exec timeout -k 15 180 ip netns exec "${PREFIX}h1" unshare --uts /bin/sh -c 'hostname h1; exec "\$0" "\$@"' \\
+  mpirun --hostfile "$WORK/hostfile" --map-by node --mca plm_rsh_agent "$WORK/rsh" --mca btl self,tcp \\
+  --mca btl_tcp_if_include "$SUBNET.0/24" --mca oob_tcp_if_include "$SUBNET.0/24" "\$@"
+EOF
+chmod +x "$WORK/mpirun-hosts"
+
+# A one-way delay on every host's link ("0": none). Returns 1 where the kernel has no netem qdisc.
+set_delay() {
+  local i err
+  for i in $(seq 1 "$N_HOSTS"); do
+    if [ "$1" = 0 ]; then
+      ip netns exec "${PREFIX}h$i" tc qdisc del dev eth1 root 2>/dev/null || true
+    elif ! err=$(ip netns exec "${PREFIX}h$i" tc qdisc replace dev eth1 root netem delay "$1" 2>&1); then
+      echo "SKIP: netem delay $1 on the links: $err (the kernel needs the sch_netem qdisc)"
+      return 1
+    fi
+  done
+  [ "$1" = 0 ] || log "multihost: one-way delay $1 on every link"
+}
+set_delay "$DELAY" || exit 0
+
 # --- what to run ----------------------------------------------------------------------------------------------
 targets=(maprect-results-dump "${MPI_TESTS[@]}")
 missing=()
@@ -94,13 +133,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export OMPI_MCA_mpi_yield_when_idle=1
 unset OMPI_MCA_btl
 
-# np=3 across the hosts, one rank each, TCP only, on the namespaces' subnet only.
+# np=3 across the hosts, one rank each.
 netns_mpirun() {
-  # shellcheck disable=SC2016  # $0 and $@ belong to the inner shell
-  timeout -k 15 180 ip netns exec "${PREFIX}h1" unshare --uts /bin/sh -c 'hostname h1; exec "$0" "$@"' \
-    mpirun -np "$N_HOSTS" --hostfile "$WORK/hostfile" --map-by node \
-    --mca plm_rsh_agent "$WORK/rsh" --mca btl self,tcp \
-    --mca btl_tcp_if_include "$SUBNET.0/24" --mca oob_tcp_if_include "$SUBNET.0/24" "$@"
+  "$WORK/mpirun-hosts" -np "$N_HOSTS" "$@"
 }
 # Shared memory on this host, as the CTest tests run.
 shm_mpirun() {
@@ -154,6 +189,23 @@ for i in $(seq 1 "$N_HOSTS"); do
   rx+=("h$i $(ip netns exec "${PREFIX}h$i" cat /sys/class/net/eth1/statistics/rx_bytes) B")
 done
 echo "traffic received over the bridge: ${rx[*]}"
+
+# --- the cost model against measurements across the hosts, at each delay (printed, not asserted) -----------------
+if [ -n "$PLAN_DELAYS" ]; then
+  header=1
+  for d in $PLAN_DELAYS; do
+    set_delay "$d" || continue
+    start=$SECONDS
+    if MAPRECT_PLAN_MPIRUN="$WORK/mpirun-hosts" MAPRECT_PLAN_NPS="2 3" MAPRECT_PLAN_SIZES=64x100 \
+      MAPRECT_PLAN_LABEL="tcp $d" MAPRECT_PLAN_HEADER=$header scripts/plan-validate.sh; then
+      header=0
+      log "multihost: plan vs bench at delay $d in $((SECONDS - start)) s"
+    else
+      fail "plan-validate across the hosts at delay $d"
+    fi
+  done
+  set_delay 0
+fi
 
 if [ "$failures" -gt 0 ]; then
   echo "multihost: $failures check(s) FAILED"

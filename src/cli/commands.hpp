@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "plan_commands.hpp"  // maprect plan
+
 namespace maprect::cli {
 
 /// Options of `maprect fit`.

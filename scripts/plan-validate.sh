@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Compares `maprect plan`'s predicted time per gradient with `maprect bench`'s measurement of the same size at
+# the same rank count: one row per (label, np, size, kernel) with the prediction, the measurement and their
+# ratio; beside them the predicted messages and the raw MPI floor bench measures for the same messages.
+# Printed, not asserted: timings on a shared machine are no test (docs/cost-model.md).
+#
+#   scripts/plan-validate.sh                     np 1-4 on this host, shared memory
+#   MAPRECT_PLAN_MPIRUN=<launcher> MAPRECT_PLAN_NPS="2 3" MAPRECT_PLAN_LABEL="tcp 20us" scripts/plan-validate.sh
+#
+#   MAPRECT_PLAN_MPIRUN   command that launches "<it> -np N program args" (default: mpirun over shared memory)
+#   MAPRECT_PLAN_NPS      rank counts (default "1 2 3 4")
+#   MAPRECT_PLAN_SIZES    JxN sizes of the standard model (default "64x100 256x100")
+#   MAPRECT_PLAN_KERNELS  kernels (default "vector scalar")
+#   MAPRECT_PLAN_REPEAT   repeats of both programs (default 20)
+#   MAPRECT_PLAN_LABEL    first column (default "shm")
+#   MAPRECT_PLAN_HEADER   0: no header line (for a caller that prints several label blocks under one)
+#   MAPRECT_BUILD_DIR     build with bin/maprect (built if missing)
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$MAPRECT_ROOT"
+
+NPS=${MAPRECT_PLAN_NPS:-1 2 3 4}
+SIZES=${MAPRECT_PLAN_SIZES:-64x100 256x100}
+KERNELS=${MAPRECT_PLAN_KERNELS:-vector scalar}
+REPEAT=${MAPRECT_PLAN_REPEAT:-20}
+LABEL=${MAPRECT_PLAN_LABEL:-shm}
+BIN=$MAPRECT_BUILD_DIR/bin/maprect
+[ -x "$BIN" ] || cmake --build "$MAPRECT_BUILD_DIR" -j2 --target maprect-cli
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+if [ -z "${MAPRECT_PLAN_MPIRUN:-}" ]; then
+  MAPRECT_PLAN_MPIRUN="mpirun --mca btl self,vader --mca btl_vader_single_copy_mechanism none"
+fi
+WORK=$(mktemp -d /tmp/maprect-plan-validate.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+# One row: the prediction at P = np with flat collectives (what the runtime does) from plan's JSON, the measurement from bench's (cluster; in process at 1).
+compare() {
+  python3 - "$@" <<'PY'
+import json, sys
+label, np_, size, kernel, plan_file, bench_file = sys.argv[1:]
+np_ = int(np_)
+plan = json.load(open(plan_file))
+row = next(r for r in plan["predictions"] if r["ranks"] == np_)
+backend = "cluster" if np_ > 1 else "in_process"
+bench = json.load(open(bench_file))
+measured = next(r["median_us"] for r in bench["records"] if r["backend"] == backend and r["kernel"] == kernel)
+floor = next((r["median_us"] for r in bench["records"] if r["backend"] == "raw_mpi_floor"), float("nan"))
+print(f"{label:<12} {np_:>3} {size:>9} {kernel:>7} {row['us_per_gradient_flat']:>12.1f} {measured:>12.1f} "
+      f"{row['us_per_gradient_flat'] / measured:>7.2f} {row['messages_us']:>11.1f} {floor:>9.1f} {row['bound']:>9}")
+PY
+}
+
+if [ "${MAPRECT_PLAN_HEADER:-1}" != 0 ]; then
+  printf '%-12s %3s %9s %7s %12s %12s %7s %11s %9s %9s\n' links np size kernel "predicted us" "measured us" ratio \
+    "messages us" "floor us" bound
+fi
+for np in $NPS; do
+  for size in $SIZES; do
+    J=${size%x*} N=${size#*x}
+    # shellcheck disable=SC2086  # the launcher is a command line
+    $MAPRECT_PLAN_MPIRUN -np "$np" "$BIN" bench --sizes "$size" --repeat "$REPEAT" --json "$WORK/bench.json" \
+      >"$WORK/bench.log" 2>&1 || { cat "$WORK/bench.log"; echo "FAIL: bench np=$np $size"; exit 1; }
+    for kernel in $KERNELS; do
+      # shellcheck disable=SC2086
+      $MAPRECT_PLAN_MPIRUN -np "$np" "$BIN" plan --jobs "$J" --points "$N" --kernel "$kernel" --repeat "$REPEAT" \
+        --ranks-max 1 --json "$WORK/plan.json" >"$WORK/plan.log" 2>&1 ||
+        { cat "$WORK/plan.log"; echo "FAIL: plan np=$np $size $kernel"; exit 1; }
+      compare "$LABEL" "$np" "$size" "$kernel" "$WORK/plan.json" "$WORK/bench.json"
+    done
+  done
+done

@@ -1,0 +1,228 @@
+// maprect plan: measures on this machine what the cost model needs (a registered model's per-job time, the
+// root's per-output and per-call costs, latency and bandwidth between the launched ranks) and prints the
+// predicted time per gradient and efficiency for P = 1 ... ranks-max ranks x T threads, with the bound that
+// limits each (docs/cost-model.md).
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <thread>
+
+#include "json_output.hpp"
+#include "plan_commands.hpp"
+#include "plan_measure.hpp"
+#include "spmd.hpp"
+#include "src/plan/cost_model.hpp"
+
+namespace maprect::cli {
+
+namespace {
+
+/// Shared memory between ranks of a host where none were launched there to measure: a typical figure.
+constexpr plan::link_figures assumed_local{0.5e-6, 5e9, 0.2e-6};
+/// InfiniBand-like figures between hosts where none were launched or given.
+constexpr plan::link_figures assumed_remote{1.5e-6, 12e9, 1.5e-6};
+
+/// Every rank meets here; ranks other than 0 wait while rank 0 measures alone, sleeping rather than polling
+/// the cores away.
+void wait_for_root(MPI_Comm comm) {
+  MPI_Request r;
+  MPI_Ibarrier(comm, &r);
+  int done = 0;
+  while (!done) {
+    MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+/// The links the model uses, and where each figure came from.
+struct chosen_links {
+  plan::link_figures local, remote;
+  std::string local_source, remote_source;
+  int ranks_per_host = 1;
+  int cores_per_host = 0;
+};
+
+chosen_links choose_links(const plan_options& o, const link_report& m) {
+  chosen_links c;
+  c.local = m.on_root_host > 1 ? m.local : assumed_local;
+  c.local_source = m.on_root_host > 1 ? "measured" : "assumed (no two ranks on one host)";
+  if (o.alpha_us >= 0 || o.beta_gbs > 0) {
+    c.remote = m.hosts > 1 ? m.remote : assumed_remote;
+    if (o.alpha_us >= 0) c.remote.alpha_s = c.remote.overhead_s = 1e-6 * o.alpha_us;
+    if (o.beta_gbs > 0) c.remote.beta_bytes_per_s = 1e9 * o.beta_gbs;
+    c.remote_source = "given (--alpha-us / --beta-gbs)";
+  } else if (m.hosts > 1) {
+    c.remote = m.remote;
+    c.remote_source = "measured";
+  } else {
+    c.remote = assumed_remote;
+    c.remote_source = "assumed, InfiniBand-like (no second host launched)";
+  }
+  if (o.overhead_us >= 0) c.remote.overhead_s = 1e-6 * o.overhead_us;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  c.ranks_per_host = o.ranks_per_host > 0 ? o.ranks_per_host : m.hosts > 1 ? m.on_root_host : std::max(cores, m.ranks);
+  // What-if hosts (--ranks-per-host) have a core per rank; this one has the cores it has.
+  c.cores_per_host = o.cores_per_host > 0 ? o.cores_per_host : o.ranks_per_host > 0 ? 0 : cores;
+  return c;
+}
+
+plan::cost_inputs make_inputs(const site_figures& f, const chosen_links& l) {
+  plan::cost_inputs in;
+  in.job_s = f.job_s;
+  in.job_spread_s = f.job_spread_s;
+  in.jobs = f.jobs;
+  in.outputs_per_job = f.outputs_per_job;
+  in.shared_params = f.shared_params;
+  in.job_params = f.job_params;
+  in.root_output_s = f.root_output_s;
+  in.root_call_s = f.root_call_s;
+  in.root_check_s_per_job = f.root_check_s_per_job;
+  in.local = l.local;
+  in.remote = l.remote;
+  in.ranks_per_host = l.ranks_per_host;
+  in.cores_per_host = l.cores_per_host;
+  in.request_bytes = 8 * 11;  // the request's header slots (wire::header_slots)
+  return in;
+}
+
+void print_link(const char* what, const plan::link_figures& l, const std::string& source) {
+  std::printf("  %-7s alpha %.2f us, beta %.3g GB/s, root per message %.2f us   [%s]\n", what, 1e6 * l.alpha_s,
+              1e-9 * l.beta_bytes_per_s, 1e6 * l.overhead_s, source.c_str());
+}
+
+void print_inputs(const site_figures& f, const chosen_links& l, const link_report& m) {
+  std::printf("maprect plan: %s; measured on %d rank%s, %d host%s\n", f.description.c_str(), m.ranks,
+              m.ranks == 1 ? "" : "s", m.hosts, m.hosts == 1 ? "" : "s");
+  std::printf("  job     %.3f us per job (sd over jobs %.3f us), K = %d, S = %d shared, %d own parameters\n",
+              1e6 * f.job_s, 1e6 * f.job_spread_s, f.outputs_per_job, f.shared_params, f.job_params);
+  std::printf("  root    %.3f us per output, %.2f us per call, data check %.4f us per worker job\n",
+              1e6 * f.root_output_s, 1e6 * f.root_call_s, 1e6 * f.root_check_s_per_job);
+  std::printf("  in process: %.1f us per gradient (measured)\n", 1e6 * f.in_process_s);
+  print_link("local", l.local, l.local_source);
+  print_link("remote", l.remote, l.remote_source);
+  std::printf("  %d ranks per host, %s\n", l.ranks_per_host,
+              l.cores_per_host > 0 ? (std::to_string(l.cores_per_host) + " cores per host").c_str()
+                                   : "a core per thread");
+}
+
+void print_table(const std::vector<plan::prediction>& rows, int measured_ranks) {
+  std::printf("%6s %3s %5s %6s %12s %8s %11s %11s %11s %13s %9s %9s\n", "ranks", "T", "hosts", "jobs",
+              "us/gradient", "effic.", "root us", "messages us", "compute us", "gather", "bound", "flat us");
+  for (const auto& p : rows)
+    std::printf("%5d%s %3d %5d %6d %12.1f %7.1f%% %11.1f %11.1f %11.1f %13s %9s %9.1f\n", p.ranks,
+                p.ranks == measured_ranks ? "*" : " ", p.threads, p.hosts, p.jobs_on_slowest, 1e6 * p.total_s,
+                100 * p.efficiency, 1e6 * p.root_s, 1e6 * p.messages_s, 1e6 * p.compute_s,
+                p.ranks == 1 ? "-" : plan::gather_name(p.gather), plan::bound_name(p.bound), 1e6 * p.total_flat_s);
+  std::printf("(* the rank count of this run; jobs: on the slowest thread; gather: the cheapest kind;\n"
+              " flat us: the time with flat collectives, as maprect's gathers run today)\n");
+}
+
+json link_json(const plan::link_figures& l, const std::string& source) {
+  return {{"alpha_us", 1e6 * l.alpha_s}, {"beta_gbs", 1e-9 * l.beta_bytes_per_s},
+          {"overhead_us", 1e6 * l.overhead_s}, {"source", source}};
+}
+
+json plan_json(const site_figures& f, const chosen_links& l, const link_report& m,
+               const std::vector<plan::prediction>& rows, const std::string& invocation) {
+  json doc = {{"command", invocation}, {"host", host_name()}, {"timestamp", utc_timestamp()},
+              {"model", f.description}, {"measured_ranks", m.ranks}, {"measured_hosts", m.hosts}};
+  doc["inputs"] = {{"jobs", f.jobs}, {"outputs_per_job", f.outputs_per_job}, {"shared_params", f.shared_params},
+                   {"job_params", f.job_params}, {"job_us", 1e6 * f.job_s}, {"job_spread_us", 1e6 * f.job_spread_s},
+                   {"root_output_us", 1e6 * f.root_output_s}, {"root_call_us", 1e6 * f.root_call_s},
+                   {"root_check_us_per_job", 1e6 * f.root_check_s_per_job}, {"in_process_us", 1e6 * f.in_process_s},
+                   {"ranks_per_host", l.ranks_per_host}, {"cores_per_host", l.cores_per_host}, {"local", link_json(l.local, l.local_source)},
+                   {"remote", link_json(l.remote, l.remote_source)}};
+  json out = json::array();
+  for (const auto& p : rows)
+    out.push_back({{"ranks", p.ranks}, {"threads", p.threads}, {"hosts", p.hosts},
+                   {"jobs_on_slowest", p.jobs_on_slowest}, {"us_per_gradient", 1e6 * p.total_s},
+                   {"us_per_gradient_flat", 1e6 * p.total_flat_s},
+                   {"efficiency", p.efficiency}, {"root_us", 1e6 * p.root_s}, {"broadcast_us", 1e6 * p.broadcast_s},
+                   {"scatter_us", 1e6 * p.scatter_s}, {"gather_us", 1e6 * p.gather_s},
+                   {"messages_us", 1e6 * p.messages_s},
+                   {"flat_us", 1e6 * p.flat_s}, {"hierarchical_us", 1e6 * p.hierarchical_s},
+                   {"tree_us", 1e6 * p.tree_s},
+                   {"compute_us", 1e6 * p.compute_s}, {"core_sharing", p.core_sharing},
+                   {"gather", plan::gather_name(p.gather)},
+                   {"bound", plan::bound_name(p.bound)}});
+  doc["predictions"] = out;
+  return doc;
+}
+
+/// Rank 0's part once the links are known: measure the call site, predict, report.
+void plan_on_root(const plan_options& o, const link_report& links, const std::string& invocation, std::ofstream& out) {
+  const site_figures f = measure_site({o.model, o.kernel, o.jobs, o.points, o.repeat});
+  const chosen_links l = choose_links(o, links);
+  const plan::cost_inputs in = make_inputs(f, l);
+  const auto rows = plan::predict_table(in, plan::rank_counts(o.ranks_max, {links.ranks}), o.threads);
+  print_inputs(f, l, links);
+  print_table(rows, links.ranks);
+  if (out.is_open()) {
+    write_json_document(out, plan_json(f, l, links, rows, invocation));
+    out.close();
+    if (!out) throw std::runtime_error(o.json + ": write failed");
+    std::printf("wrote %s\n", o.json.c_str());
+  }
+}
+
+}  // namespace
+
+void add_plan_options(CLI::App& app, plan_options& o) {
+  app.add_option("--model", o.model, "logreg (the standard model) | pk2cmt")->capture_default_str();
+  app.add_option("--kernel", o.kernel, "logreg kernel: scalar | vector")->capture_default_str();
+  app.add_option("--jobs", o.jobs, "J: groups (logreg, default 256) or subjects (pk2cmt, default 16)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--points", o.points, "logreg points per group (default 1000)")->check(CLI::PositiveNumber);
+  app.add_option("--threads", o.threads, "T: threads per rank")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--ranks-max", o.ranks_max, "largest rank count of the table (powers of 2 up to it)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--ranks-per-host", o.ranks_per_host, "H: ranks per host (default: as launched, or the cores)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--cores-per-host", o.cores_per_host,
+                 "cores a host's threads share (default: this host's, or one per thread with --ranks-per-host)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--alpha-us", o.alpha_us, "what-if latency between hosts, microseconds")->check(CLI::NonNegativeNumber);
+  app.add_option("--beta-gbs", o.beta_gbs, "what-if bandwidth between hosts, GB/s")->check(CLI::PositiveNumber);
+  app.add_option("--overhead-us", o.overhead_us, "what-if root time per message between hosts, microseconds")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--repeat", o.repeat, "timed rounds per figure (medians over them)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--json", o.json, "write the inputs and predictions as JSON to this file");
+}
+
+int run_plan(const plan_options& o, const std::string& invocation) {
+  if (o.model != "logreg" && o.model != "pk2cmt")
+    throw std::invalid_argument("--model: '" + o.model + "', expected logreg or pk2cmt");
+  if (o.kernel != "scalar" && o.kernel != "vector")
+    throw std::invalid_argument("--kernel: '" + o.kernel + "', expected scalar or vector");
+  std::ofstream out;
+  std::string failure;
+  if (world_rank() == 0 && !o.json.empty()) {
+    out.open(o.json);
+    if (!out) failure = o.json + ": cannot write (" + std::string(std::strerror(errno)) + ")";
+  }
+  if (!agree(failure.empty())) {
+    print_error(failure);
+    return 1;
+  }
+  const link_report links = measure_links(MPI_COMM_WORLD, o.repeat);
+  int code = 0;
+  if (world_rank() == 0) {
+    try {
+      plan_on_root(o, links, invocation, out);
+    } catch (const std::exception& e) {
+      print_error(e.what());
+      code = 1;
+    }
+  }
+  // A non-blocking barrier on every rank (it matches no blocking one): rank 0 joins when done.
+  wait_for_root(MPI_COMM_WORLD);
+  return agree(code);
+}
+
+}  // namespace maprect::cli

@@ -1,0 +1,230 @@
+// The cost model's arithmetic (see cost_model.hpp and docs/cost-model.md).
+#include "cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace maprect::plan {
+
+namespace {
+
+constexpr double bytes_per_double = 8;
+/// The slowest thread's share, over the mean share, from which a prediction counts as limited by balance.
+constexpr double balance_threshold = 1.25;
+
+void require_at_least(const char* name, double value, double least) {
+  if (!(value >= least)) {  // also NaN
+    std::ostringstream msg;
+    msg << "cost model: " << name << " = " << value << ", must be >= " << least;
+    throw std::invalid_argument(msg.str());
+  }
+}
+
+void require_positive(const char* name, double value) {
+  if (!(value > 0)) {
+    std::ostringstream msg;
+    msg << "cost model: " << name << " = " << value << ", must be > 0";
+    throw std::invalid_argument(msg.str());
+  }
+}
+
+void validate_link(const char* alpha, const char* beta, const char* overhead, const link_figures& l) {
+  require_at_least(alpha, l.alpha_s, 0);
+  require_positive(beta, l.beta_bytes_per_s);
+  require_at_least(overhead, l.overhead_s, 0);
+}
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+int ceil_log2(int n) {
+  int levels = 0;
+  for (int reach = 1; reach < n; reach *= 2) ++levels;
+  return levels;
+}
+
+/// Ranks on rank 0's host, and hosts in all.
+std::pair<int, int> host_split(const cost_inputs& in, int ranks) {
+  return {std::min(ranks, in.ranks_per_host), ceil_div(ranks, in.ranks_per_host)};
+}
+
+/// The root receives (or sends) `messages` one after another over `l` after one latency.
+double serial_messages(const link_figures& l, int messages, double bytes) {
+  if (messages <= 0) return 0;
+  return l.alpha_s + (messages - 1) * l.overhead_s + bytes / l.beta_bytes_per_s;
+}
+
+double flat_seconds(const cost_inputs& in, int ranks, double bytes_per_job) {
+  const int on_root_host = host_split(in, ranks).first;
+  const double per_rank = bytes_per_job * in.jobs / ranks;
+  const int local = on_root_host - 1, remote = ranks - on_root_host;
+  if (remote == 0) return serial_messages(in.local, local, per_rank * local);
+  // One latency of the slower link; the root then handles every message in turn, local ones included.
+  return in.remote.alpha_s + local * in.local.overhead_s + (remote - 1) * in.remote.overhead_s +
+         per_rank * local / in.local.beta_bytes_per_s + per_rank * remote / in.remote.beta_bytes_per_s;
+}
+
+double hierarchical_seconds(const cost_inputs& in, int ranks, double bytes_per_job) {
+  const auto [on_root_host, hosts] = host_split(in, ranks);
+  if (hosts == 1 || on_root_host == 1) return flat_seconds(in, ranks, bytes_per_job);
+  const double per_rank = bytes_per_job * in.jobs / ranks;
+  // Every host's leader collects its own ranks at the same time, then the leaders talk to the root.
+  const double within_hosts = serial_messages(in.local, on_root_host - 1, per_rank * (on_root_host - 1));
+  const double between_leaders = serial_messages(in.remote, hosts - 1, per_rank * (ranks - on_root_host));
+  return within_hosts + between_leaders;
+}
+
+double tree_seconds(const cost_inputs& in, int ranks, double bytes_per_job) {
+  const auto [on_root_host, hosts] = host_split(in, ranks);
+  // Fixed-size chunks: every rank's padded to the largest share. Round k of the tree moves 2^k chunks, first
+  // within the hosts, then between them: log rounds of latency, and every chunk crosses the root's links.
+  const double chunk = bytes_per_job * ceil_div(in.jobs, ranks);
+  return ceil_log2(on_root_host) * in.local.alpha_s + chunk * (on_root_host - 1) / in.local.beta_bytes_per_s +
+         ceil_log2(hosts) * in.remote.alpha_s + chunk * (ranks - on_root_host) / in.remote.beta_bytes_per_s;
+}
+
+double broadcast_seconds(const cost_inputs& in, int ranks) {
+  if (ranks == 1) return 0;
+  const auto [on_root_host, hosts] = host_split(in, ranks);
+  const double bytes = in.request_bytes + bytes_per_double * in.shared_params;
+  return ceil_log2(hosts) * (in.remote.alpha_s + bytes / in.remote.beta_bytes_per_s) +
+         ceil_log2(on_root_host) * (in.local.alpha_s + bytes / in.local.beta_bytes_per_s);
+}
+
+double compute_seconds(const cost_inputs& in, int jobs_on_slowest, int threads_in_all) {
+  double t = jobs_on_slowest * in.job_s;
+  // Expected largest of P T sums of n jobs with independent times: n mean + sd sqrt(n) sqrt(2 ln(P T)).
+  if (threads_in_all > 1 && in.job_spread_s > 0)
+    t += in.job_spread_s * std::sqrt(2.0 * jobs_on_slowest * std::log(static_cast<double>(threads_in_all)));
+  return t;
+}
+
+bound_kind limiting_bound(const cost_inputs& in, const prediction& p) {
+  if (p.root_s >= p.messages_s && p.root_s > p.compute_s) return bound_kind::root;
+  if (p.messages_s > p.compute_s) return bound_kind::messages;
+  const double mean_share = p.core_sharing * in.job_s * in.jobs / (static_cast<double>(p.ranks) * p.threads);
+  return p.compute_s >= balance_threshold * mean_share ? bound_kind::balance : bound_kind::compute;
+}
+
+/// Everything but the efficiency.
+prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
+  prediction p;
+  p.ranks = ranks;
+  p.threads = threads;
+  p.hosts = host_split(in, ranks).second;
+  p.jobs_on_slowest = ceil_div(in.jobs, ranks * threads);
+  const int threads_on_host = std::min(ranks, in.ranks_per_host) * threads;
+  if (in.cores_per_host > 0 && threads_on_host > in.cores_per_host)
+    p.core_sharing = static_cast<double>(threads_on_host) / in.cores_per_host;
+  // More threads than cores: they take turns, and the slowest thread's jobs take that much longer.
+  p.compute_s = p.core_sharing * compute_seconds(in, p.jobs_on_slowest, ranks * threads);
+  const double worker_jobs = in.jobs * (ranks - 1.0) / ranks;
+  p.root_s = in.root_call_s + static_cast<double>(in.jobs) * in.outputs_per_job * in.root_output_s +
+             worker_jobs * in.root_check_s_per_job;
+  p.broadcast_s = broadcast_seconds(in, ranks);
+  if (ranks > 1) {
+    const double out = scatter_bytes_per_job(in), back = gather_bytes_per_job(in);
+    p.flat_s = flat_seconds(in, ranks, out) + flat_seconds(in, ranks, back);
+    p.hierarchical_s = hierarchical_seconds(in, ranks, out) + hierarchical_seconds(in, ranks, back);
+    p.tree_s = tree_seconds(in, ranks, out) + tree_seconds(in, ranks, back);
+    p.gather = p.hierarchical_s < p.flat_s ? gather_kind::hierarchical : gather_kind::flat;
+    if (p.tree_s < std::min(p.flat_s, p.hierarchical_s)) p.gather = gather_kind::tree;
+    p.scatter_s = collective_seconds(in, ranks, out, p.gather);
+    p.gather_s = collective_seconds(in, ranks, back, p.gather);
+  }
+  p.messages_s = p.broadcast_s + p.scatter_s + p.gather_s;
+  p.total_s = p.root_s + p.messages_s + p.compute_s;
+  p.total_flat_s = p.root_s + p.broadcast_s + p.flat_s + p.compute_s;
+  p.bound = limiting_bound(in, p);
+  return p;
+}
+
+}  // namespace
+
+const char* gather_name(gather_kind k) {
+  switch (k) {
+    case gather_kind::flat: return "flat";
+    case gather_kind::hierarchical: return "hierarchical";
+    case gather_kind::tree: return "tree";
+  }
+  return "?";
+}
+
+const char* bound_name(bound_kind k) {
+  switch (k) {
+    case bound_kind::compute: return "compute";
+    case bound_kind::balance: return "balance";
+    case bound_kind::messages: return "messages";
+    case bound_kind::root: return "root";
+  }
+  return "?";
+}
+
+void validate(const cost_inputs& in) {
+  require_at_least("job_s", in.job_s, 0);
+  require_at_least("job_spread_s", in.job_spread_s, 0);
+  require_at_least("jobs", in.jobs, 1);
+  require_at_least("outputs_per_job", in.outputs_per_job, 1);
+  require_at_least("shared_params", in.shared_params, 0);
+  require_at_least("job_params", in.job_params, 0);
+  require_at_least("root_output_s", in.root_output_s, 0);
+  require_at_least("root_call_s", in.root_call_s, 0);
+  require_at_least("root_check_s_per_job", in.root_check_s_per_job, 0);
+  validate_link("local.alpha_s", "local.beta_bytes_per_s", "local.overhead_s", in.local);
+  validate_link("remote.alpha_s", "remote.beta_bytes_per_s", "remote.overhead_s", in.remote);
+  require_at_least("ranks_per_host", in.ranks_per_host, 1);
+  require_at_least("cores_per_host", in.cores_per_host, 0);
+  require_at_least("request_bytes", in.request_bytes, 0);
+}
+
+double scatter_bytes_per_job(const cost_inputs& in) { return bytes_per_double * in.job_params; }
+
+double gather_bytes_per_job(const cost_inputs& in) {
+  const int rows = 1 + in.shared_params + in.job_params;
+  return bytes_per_double * in.outputs_per_job * rows;
+}
+
+double collective_seconds(const cost_inputs& in, int ranks, double bytes_per_job, gather_kind kind) {
+  require_at_least("ranks", ranks, 1);
+  require_at_least("bytes_per_job", bytes_per_job, 0);
+  if (ranks == 1) return 0;
+  switch (kind) {
+    case gather_kind::flat: return flat_seconds(in, ranks, bytes_per_job);
+    case gather_kind::hierarchical: return hierarchical_seconds(in, ranks, bytes_per_job);
+    case gather_kind::tree: return tree_seconds(in, ranks, bytes_per_job);
+  }
+  return 0;
+}
+
+prediction predict(const cost_inputs& in, int ranks, int threads) {
+  validate(in);
+  require_at_least("ranks", ranks, 1);
+  require_at_least("threads", threads, 1);
+  prediction p = predict_terms(in, ranks, threads);
+  const double serial = predict_terms(in, 1, 1).total_s;
+  p.efficiency = p.total_s > 0 ? serial / (static_cast<double>(ranks) * threads * p.total_s) : 1.0;
+  return p;
+}
+
+std::vector<int> rank_counts(int ranks_max, const std::vector<int>& extra) {
+  require_at_least("ranks_max", ranks_max, 1);
+  std::vector<int> out;
+  for (long long p = 1; p <= ranks_max; p *= 2) out.push_back(static_cast<int>(p));
+  for (int p : extra) {
+    require_at_least("extra rank count", p, 1);
+    out.push_back(p);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<prediction> predict_table(const cost_inputs& in, const std::vector<int>& ranks, int threads) {
+  std::vector<prediction> out;
+  out.reserve(ranks.size());
+  for (int p : ranks) out.push_back(predict(in, p, threads));
+  return out;
+}
+
+}  // namespace maprect::plan

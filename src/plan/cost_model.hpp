@@ -1,0 +1,99 @@
+#pragma once
+/// \file cost_model: predicted time per gradient of one map_rect call site at P ranks x T threads, from
+/// figures measured once (per-job time, the root's costs, latency and bandwidth between ranks). Pure
+/// arithmetic: no MPI, no clock. The formula and what it assumes are in docs/cost-model.md.
+#include <string>
+#include <vector>
+
+namespace maprect::plan {
+
+/// One kind of link between two ranks (on one host, or across hosts).
+struct link_figures {
+  double alpha_s = 0;              ///< one-way latency of a small message, seconds
+  double beta_bytes_per_s = 1e10;  ///< bandwidth of a large message, bytes per second
+  double overhead_s = 0;           ///< the root's time per message among many (receiving one after another)
+};
+
+/// What the model needs about one call site and the machine.
+struct cost_inputs {
+  double job_s = 0;             ///< mean time of one job (its functor, nested AD, its block), seconds
+  double job_spread_s = 0;      ///< standard deviation of the per-job time over the jobs, seconds
+  int jobs = 1;                 ///< J
+  int outputs_per_job = 1;      ///< K
+  int shared_params = 0;        ///< S, var shared parameters (broadcast, and S partials per output)
+  int job_params = 0;           ///< job parameters per job (scattered, and as many partials per output)
+  double root_output_s = 0;     ///< root's time per output: its node, reverse sweep, bookkeeping
+  double root_call_s = 0;       ///< root's time per call whatever J: the request, the call's record
+  double root_check_s_per_job = 0;  ///< root's per-call data check per worker job (0 with job_data)
+  link_figures local;           ///< between ranks of one host
+  link_figures remote;          ///< between ranks of different hosts
+  int ranks_per_host = 1;       ///< H: ranks fill hosts H at a time, rank 0 on the first
+  int cores_per_host = 0;       ///< cores a host's ranks x threads share; 0: at least one each
+  int request_bytes = 64;       ///< fixed header of a call's request broadcast (shared parameters come on top)
+};
+
+/// How the root gathers the blocks (and scatters the job parameters).
+enum class gather_kind {
+  flat,          ///< every rank to and from the root directly, one after another (MPI_Gatherv, MPI_Scatterv)
+  hierarchical,  ///< through one leader per host
+  tree,          ///< a binomial tree of fixed-size chunks (MPI_Gather, MPI_Scatter), padded to ceil(J/P) jobs
+};
+/// "flat", "hierarchical" or "tree".
+const char* gather_name(gather_kind k);
+
+/// What limits a prediction: the largest of its terms.
+enum class bound_kind {
+  compute,   ///< the slowest rank's jobs, evenly shared
+  balance,   ///< the slowest rank's jobs, when its share is >= 25% above the mean share
+  messages,  ///< request broadcast, parameter scatter and block gather
+  root,      ///< the root's serial work: per call, per output, data check
+};
+/// "compute", "balance", "messages" or "root".
+const char* bound_name(bound_kind k);
+
+/// The predicted time of one gradient at P ranks x T threads, term by term (seconds).
+struct prediction {
+  int ranks = 1, threads = 1;
+  int hosts = 1;                  ///< ceil(P / H)
+  int jobs_on_slowest = 0;        ///< ceil(J / (P T)) jobs for the slowest thread
+  double core_sharing = 1;        ///< threads of rank 0's host per core, when more than its cores (else 1)
+  double compute_s = 0;           ///< the slowest thread's jobs, with the imbalance of uneven jobs
+  double root_s = 0;              ///< root's serial work
+  double broadcast_s = 0;         ///< the request's broadcast (binomial tree)
+  double scatter_s = 0;           ///< job parameters out, by the chosen kind
+  double gather_s = 0;            ///< blocks back, by the chosen kind
+  double flat_s = 0;              ///< scatter + gather if flat
+  double hierarchical_s = 0;      ///< scatter + gather if hierarchical
+  double tree_s = 0;              ///< scatter + gather if by binomial tree
+  gather_kind gather = gather_kind::flat;  ///< the cheapest (flat, then hierarchical, when equal)
+  double messages_s = 0;          ///< broadcast + scatter + gather
+  double total_s = 0;             ///< root + messages + compute
+  double total_flat_s = 0;        ///< the same with flat collectives, as the runtime's gathers run today
+  double efficiency = 1;          ///< time at 1 x 1 / (P T total)
+  bound_kind bound = bound_kind::compute;
+};
+
+/// Throws std::invalid_argument naming the first field of `in` that no call site can have (negative times,
+/// J < 1, K < 1, bandwidth <= 0, ...).
+void validate(const cost_inputs& in);
+
+/// Bytes of job parameters sent per job.
+double scatter_bytes_per_job(const cost_inputs& in);
+/// Bytes of the (M + 1)-row blocks of one job: K (M + 1) doubles, M = shared + job parameters.
+double gather_bytes_per_job(const cost_inputs& in);
+
+/// The time of one collective that moves `bytes_per_job` for every job outside the root between the root
+/// and the other P - 1 ranks, by `kind` (docs/cost-model.md).
+double collective_seconds(const cost_inputs& in, int ranks, double bytes_per_job, gather_kind kind);
+
+/// The predicted time per gradient at `ranks` x `threads`. Throws std::invalid_argument for bad inputs,
+/// ranks < 1 or threads < 1.
+prediction predict(const cost_inputs& in, int ranks, int threads);
+
+/// Powers of two up to `ranks_max`, with the `extra` rank counts merged in, ascending and unique.
+std::vector<int> rank_counts(int ranks_max, const std::vector<int>& extra = {});
+
+/// Predictions for each of `ranks` at `threads`.
+std::vector<prediction> predict_table(const cost_inputs& in, const std::vector<int>& ranks, int threads);
+
+}  // namespace maprect::plan

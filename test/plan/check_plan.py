@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Checks a `maprect plan --ranks-max 8 --json` document from a run on NP ranks: usage check_plan.py FILE NP."""
+import json
+import math
+import sys
+
+
+def main():
+    doc = json.load(open(sys.argv[1]))
+    np_ = int(sys.argv[2])
+    failures = []
+
+    def check(ok, what):
+        if not ok:
+            failures.append(what)
+
+    rows = doc["predictions"]
+    check([r["ranks"] for r in rows] == sorted({1, 2, 4, 8, np_}), f"rank counts {[r['ranks'] for r in rows]}")
+    check(doc["measured_ranks"] == np_, f"measured_ranks {doc['measured_ranks']} != {np_}")
+    inputs = doc["inputs"]
+    check(inputs["jobs"] == 8 and inputs["shared_params"] == 2 and inputs["job_params"] == 2, "shape of logreg")
+    check(inputs["job_us"] > 0, f"job_us {inputs['job_us']}")
+    for key in ("root_output_us", "root_call_us", "root_check_us_per_job", "job_spread_us"):
+        check(inputs[key] >= 0, f"{key} {inputs[key]}")
+    one = rows[0]
+    check(one["efficiency"] == 1.0, f"efficiency at 1 rank {one['efficiency']}")
+    check(one["messages_us"] == 0, "messages at 1 rank")
+    check(math.isclose(one["us_per_gradient"], one["root_us"] + one["compute_us"], rel_tol=1e-12), "P = 1 sum")
+    check(math.isclose(one["compute_us"], 8 * inputs["job_us"], rel_tol=1e-12), "P = 1 compute is 8 jobs")
+    for r in rows:
+        total = r["root_us"] + r["messages_us"] + r["compute_us"]
+        check(math.isclose(r["us_per_gradient"], total, rel_tol=1e-9), f"P = {r['ranks']} sum")
+        check(r["us_per_gradient_flat"] >= r["us_per_gradient"] * (1 - 1e-12), f"P = {r['ranks']} flat")
+        check(r["jobs_on_slowest"] == -(-8 // r["ranks"]), f"P = {r['ranks']} jobs {r['jobs_on_slowest']}")
+        check(r["bound"] in ("compute", "balance", "messages", "root"), f"bound {r['bound']}")
+    local_source = inputs["local"]["source"]
+    check(local_source == ("measured" if np_ > 1 else "assumed (no two ranks on one host)"), f"local {local_source}")
+    if np_ > 1:
+        check(inputs["local"]["alpha_us"] > 0 and inputs["local"]["beta_gbs"] > 0, "measured local link")
+    if failures:
+        sys.exit("check_plan.py: " + "; ".join(failures))
+    print(f"plan JSON at np={np_}: {len(rows)} rows, P = 1 is {one['us_per_gradient']:.1f} us")
+
+
+if __name__ == "__main__":
+    main()

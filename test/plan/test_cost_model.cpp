@@ -1,0 +1,205 @@
+// The cost model's arithmetic on synthetic inputs, against closed forms worked out by hand.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "src/plan/cost_model.hpp"
+
+using maprect::plan::bound_kind;
+using maprect::plan::cost_inputs;
+using maprect::plan::gather_kind;
+using maprect::plan::link_figures;
+using maprect::plan::predict;
+
+namespace {
+
+/// Links that cost nothing: only compute and the root's work count.
+cost_inputs free_links(int jobs, double job_s) {
+  cost_inputs in;
+  in.jobs = jobs;
+  in.job_s = job_s;
+  in.shared_params = 2;
+  in.job_params = 2;
+  in.local = {0, 1e300, 0};
+  in.remote = {0, 1e300, 0};
+  in.ranks_per_host = 1024;
+  in.request_bytes = 0;
+  return in;
+}
+
+/// Two hosts of 4 ranks, 64 jobs moving 100 bytes each: per rank 800 bytes.
+cost_inputs two_hosts() {
+  cost_inputs in = free_links(64, 1e-3);
+  in.ranks_per_host = 4;
+  in.local = {1e-6, 1e9, 1e-6};
+  in.remote = {10e-6, 1e8, 10e-6};
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("cost model: one rank is J jobs plus the root's costs, no messages", "[plan]") {
+  cost_inputs in = free_links(10, 2e-3);
+  in.outputs_per_job = 3;
+  in.root_output_s = 5e-6;
+  in.root_call_s = 40e-6;
+  in.root_check_s_per_job = 1e-6;  // only worker jobs are checked: none at one rank
+  in.local = {1e-6, 1e9, 1e-6};
+  const auto p = predict(in, 1, 1);
+  CHECK(p.total_s == Approx(10 * 2e-3 + 40e-6 + 10 * 3 * 5e-6).epsilon(1e-12));
+  CHECK(p.messages_s == 0);
+  CHECK(p.jobs_on_slowest == 10);
+  CHECK(p.efficiency == 1.0);
+  CHECK(p.bound == bound_kind::compute);
+}
+
+TEST_CASE("cost model: divisible J over P x T shares the jobs exactly", "[plan]") {
+  const cost_inputs in = free_links(64, 1e-3);
+  const auto p = predict(in, 8, 2);
+  CHECK(p.jobs_on_slowest == 4);
+  CHECK(p.compute_s == Approx(4e-3).epsilon(1e-12));
+  CHECK(p.efficiency == Approx(1.0).epsilon(1e-9));  // free links, no root work: perfect scaling
+  const auto q = predict(in, 3, 1);                    // 64 = 3 x 21 + 1: the slowest rank runs 22
+  CHECK(q.jobs_on_slowest == 22);
+  CHECK(q.efficiency == Approx(64.0 / (3 * 22)).epsilon(1e-9));
+}
+
+TEST_CASE("cost model: the bound switches from compute to the root where they cross", "[plan]") {
+  cost_inputs in = free_links(1024, 1e-3);
+  in.root_call_s = 0.01;  // compute 1.024 s / P crosses 0.01 s between P = 64 and P = 128
+  CHECK(predict(in, 64, 1).bound == bound_kind::compute);
+  CHECK(predict(in, 128, 1).bound == bound_kind::root);
+  CHECK(predict(in, 128, 1).total_s == Approx(0.01 + 8e-3).epsilon(1e-12));
+}
+
+TEST_CASE("cost model: an uneven last share is balance, not compute", "[plan]") {
+  const cost_inputs in = free_links(5, 1e-3);
+  const auto p = predict(in, 4, 1);  // slowest runs 2 jobs, the mean share is 1.25
+  CHECK(p.jobs_on_slowest == 2);
+  CHECK(p.bound == bound_kind::balance);
+  CHECK(predict(in, 5, 1).bound == bound_kind::compute);
+}
+
+TEST_CASE("cost model: more threads than a host's cores take turns", "[plan]") {
+  cost_inputs in = free_links(12, 1e-3);
+  in.cores_per_host = 2;
+  CHECK(predict(in, 2, 1).compute_s == Approx(6e-3).epsilon(1e-12));       // one core each
+  CHECK(predict(in, 3, 1).core_sharing == Approx(1.5));                    // 3 ranks on 2 cores
+  CHECK(predict(in, 3, 1).compute_s == Approx(1.5 * 4e-3).epsilon(1e-12));
+  CHECK(predict(in, 2, 2).compute_s == Approx(2 * 3e-3).epsilon(1e-12));   // 4 threads on 2 cores
+  in.cores_per_host = -1;
+  CHECK_THROWS_WITH(predict(in, 1, 1), Catch::Contains("cores_per_host = -1, must be >= 0"));
+}
+
+TEST_CASE("cost model: spread of the job times adds sd sqrt(2 n ln(P T)) to the slowest thread", "[plan]") {
+  cost_inputs in = free_links(8, 1e-3);
+  in.job_spread_s = 2e-4;
+  CHECK(predict(in, 2, 2).compute_s == Approx(2e-3 + 2e-4 * std::sqrt(2 * 2 * std::log(4.0))).epsilon(1e-12));
+  CHECK(predict(in, 1, 1).compute_s == Approx(8e-3).epsilon(1e-12));  // one thread: the plain sum
+}
+
+TEST_CASE("cost model: flat and hierarchical collectives by hand", "[plan]") {
+  cost_inputs in = two_hosts();
+  using maprect::plan::collective_seconds;
+  // flat: alpha_r + 3 o_l + 3 o_r + 2400 B / beta_l + 3200 B / beta_r
+  CHECK(collective_seconds(in, 8, 100, gather_kind::flat) ==
+        Approx(10e-6 + 3e-6 + 30e-6 + 2.4e-6 + 32e-6).epsilon(1e-12));
+  // hierarchical: (alpha_l + 2 o_l + 2400 B / beta_l) + (alpha_r + 3200 B / beta_r)
+  CHECK(collective_seconds(in, 8, 100, gather_kind::hierarchical) ==
+        Approx(1e-6 + 2e-6 + 2.4e-6 + 10e-6 + 32e-6).epsilon(1e-12));
+  // One host: both kinds are the same messages.
+  CHECK(collective_seconds(in, 4, 100, gather_kind::flat) == Approx(1e-6 + 2e-6 + 100 * 64 / 4 * 3 / 1e9));
+  CHECK(collective_seconds(in, 4, 100, gather_kind::hierarchical) ==
+        collective_seconds(in, 4, 100, gather_kind::flat));
+  // tree: 2 rounds within hosts, 1 between: 2 alpha_l + 2400 B / beta_l + alpha_r + 3200 B / beta_r
+  CHECK(collective_seconds(in, 8, 100, gather_kind::tree) == Approx(2e-6 + 2.4e-6 + 10e-6 + 32e-6).epsilon(1e-12));
+  // Chunks of a fixed size: 63 jobs on 8 ranks are sent as 8 chunks of 8 jobs.
+  in.jobs = 63;
+  CHECK(collective_seconds(in, 8, 100, gather_kind::tree) == Approx(2e-6 + 2.4e-6 + 10e-6 + 32e-6).epsilon(1e-12));
+  CHECK(collective_seconds(in, 1, 100, gather_kind::flat) == 0);
+}
+
+TEST_CASE("cost model: hierarchical gathers where the root's per-message cost dominates", "[plan]") {
+  cost_inputs in = two_hosts();
+  in.local.overhead_s = 0.2e-6;  // within a host a message costs the root less than a tree round's latency
+  in.job_params = 10;   // 80 bytes out per job
+  in.shared_params = 2; // blocks of 13 doubles back
+  const auto p = predict(in, 8, 1);
+  CHECK(p.gather == gather_kind::hierarchical);
+  CHECK(p.hierarchical_s < p.flat_s);
+  CHECK(p.hierarchical_s < p.tree_s);
+  CHECK(p.gather_s == Approx(maprect::plan::collective_seconds(in, 8, 8.0 * 13, gather_kind::hierarchical)));
+
+  // Free messages after the first, dear latency: forwarding through a leader or a tree only adds latency.
+  in.remote.overhead_s = 0;
+  in.local.overhead_s = 0;
+  in.local.alpha_s = 2e-6;
+  const auto q = predict(in, 8, 1);
+  CHECK(q.gather == gather_kind::flat);
+  CHECK(q.flat_s < q.hierarchical_s);
+  CHECK(q.flat_s < q.tree_s);
+
+  // One rank per host: nothing to gather within hosts, so flat (equal costs choose flat).
+  in.ranks_per_host = 1;
+  const auto r = predict(in, 8, 1);
+  CHECK(r.flat_s == r.hierarchical_s);
+  CHECK(r.gather == gather_kind::flat);
+}
+
+TEST_CASE("cost model: a binomial tree where every message costs the root as much as a latency", "[plan]") {
+  cost_inputs in = two_hosts();  // o = alpha on both links
+  const auto p = predict(in, 8, 1);
+  CHECK(p.gather == gather_kind::tree);
+  CHECK(p.tree_s < std::min(p.flat_s, p.hierarchical_s));
+  CHECK(p.gather_s == Approx(maprect::plan::collective_seconds(in, 8, 8.0 * 5, gather_kind::tree)));
+}
+
+TEST_CASE("cost model: many hosts of many ranks with TCP-like links avoid flat", "[plan]") {
+  cost_inputs in = free_links(4096, 1e-3);
+  in.ranks_per_host = 32;
+  in.local = {0.5e-6, 10e9, 0.3e-6};
+  in.remote = {20e-6, 1e9, 5e-6};
+  // One host: 5 tree rounds of 0.5 us beat one latency and 30 messages of 0.3 us.
+  const auto one_host = predict(in, 32, 1);
+  CHECK(one_host.gather == gather_kind::tree);
+  CHECK(one_host.flat_s - one_host.tree_s == Approx(2 * (0.5e-6 + 30 * 0.3e-6 - 5 * 0.5e-6)).epsilon(1e-9));
+  const auto p = predict(in, 1024, 1);
+  CHECK(p.hosts == 32);
+  CHECK(p.gather != gather_kind::flat);
+  CHECK(p.flat_s > 10 * std::min(p.hierarchical_s, p.tree_s));
+  // The broadcast: a binomial tree over the 32 hosts, then over the 32 ranks of each host.
+  const double bytes = 8.0 * 2;
+  CHECK(p.broadcast_s == Approx(5 * (20e-6 + bytes / 1e9) + 5 * (0.5e-6 + bytes / 10e9)).epsilon(1e-12));
+  CHECK(p.messages_s == Approx(p.broadcast_s + p.scatter_s + p.gather_s));
+  CHECK(p.total_s == Approx(p.root_s + p.messages_s + p.compute_s));
+  CHECK(p.total_flat_s == Approx(p.root_s + p.broadcast_s + p.flat_s + p.compute_s));
+  CHECK(p.total_flat_s > p.total_s);
+}
+
+TEST_CASE("cost model: rank counts are powers of two with the measured ones merged in", "[plan]") {
+  const auto ps = maprect::plan::rank_counts(1024, {3, 4, 1});
+  const std::vector<int> expected = {1, 2, 3, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+  CHECK(ps == expected);
+  CHECK(maprect::plan::rank_counts(5) == std::vector<int>{1, 2, 4});
+}
+
+TEST_CASE("cost model: bad inputs name the value", "[plan]") {
+  cost_inputs in = free_links(8, 1e-3);
+  CHECK_THROWS_AS(predict(in, 0, 1), std::invalid_argument);
+  CHECK_THROWS_WITH(predict(in, 0, 1), Catch::Contains("ranks = 0, must be >= 1"));
+  CHECK_THROWS_WITH(predict(in, 2, 0), Catch::Contains("threads = 0, must be >= 1"));
+  CHECK_THROWS_WITH(maprect::plan::rank_counts(0), Catch::Contains("ranks_max = 0"));
+  in.job_s = -1e-3;
+  CHECK_THROWS_AS(predict(in, 1, 1), std::invalid_argument);
+  CHECK_THROWS_WITH(predict(in, 1, 1), Catch::Contains("job_s = -0.001, must be >= 0"));
+  in.job_s = 1e-3;
+  in.root_output_s = std::nan("");
+  CHECK_THROWS_WITH(predict(in, 1, 1), Catch::Contains("root_output_s = nan"));
+  in.root_output_s = 0;
+  in.remote.beta_bytes_per_s = 0;
+  CHECK_THROWS_WITH(predict(in, 1, 1), Catch::Contains("remote.beta_bytes_per_s = 0, must be > 0"));
+  in.remote.beta_bytes_per_s = 1e9;
+  in.jobs = 0;
+  CHECK_THROWS_WITH(predict(in, 1, 1), Catch::Contains("jobs = 0, must be >= 1"));
+}
