@@ -5,9 +5,7 @@
 // the matrix and turns its samples into records; bench_harness times, bench_table and bench_json report.
 #include <maprect/maprect.hpp>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -272,15 +270,7 @@ int run_bench(const bench_options& o, const std::string& invocation) {
   const cluster::options threads = cluster_options(o.threads);
 
   std::ofstream out;
-  std::string failure;
-  if (world_rank() == 0 && !o.json.empty()) {
-    out.open(o.json);
-    if (!out) failure = o.json + ": cannot write (" + std::string(std::strerror(errno)) + ")";
-  }
-  if (!agree(failure.empty())) {
-    print_error(failure);
-    return 1;
-  }
+  if (!open_output_on_root(o.json, out)) return 1;
 
   const std::vector<double> floor_seconds = measure_floors(sizes, o.repeat);
 

@@ -2,10 +2,8 @@
 // root's per-output and per-call costs, latency and bandwidth between the launched ranks) and prints the
 // predicted time per gradient and efficiency for P = 1 ... ranks-max ranks x T threads, with the bound that
 // limits each (docs/cost-model.md).
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <limits>
 #include <thread>
@@ -201,15 +199,7 @@ int run_plan(const plan_options& o, const std::string& invocation) {
   if (o.kernel != "scalar" && o.kernel != "vector")
     throw std::invalid_argument("--kernel: '" + o.kernel + "', expected scalar or vector");
   std::ofstream out;
-  std::string failure;
-  if (world_rank() == 0 && !o.json.empty()) {
-    out.open(o.json);
-    if (!out) failure = o.json + ": cannot write (" + std::string(std::strerror(errno)) + ")";
-  }
-  if (!agree(failure.empty())) {
-    print_error(failure);
-    return 1;
-  }
+  if (!open_output_on_root(o.json, out)) return 1;
   const link_report links = measure_links(MPI_COMM_WORLD, o.repeat);
   int code = 0;
   if (world_rank() == 0) {

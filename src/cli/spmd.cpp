@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <stdexcept>
 
@@ -56,6 +58,17 @@ void print_error(const std::string& message) {
 int agree(int value) {
   MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return value;
+}
+
+bool open_output_on_root(const std::string& path, std::ofstream& out) {
+  std::string failure;
+  if (world_rank() == 0 && !path.empty()) {
+    out.open(path);
+    if (!out) failure = path + ": cannot write (" + std::string(std::strerror(errno)) + ")";
+  }
+  if (agree(failure.empty())) return true;
+  print_error(failure);
+  return false;
 }
 
 std::string command_line(int argc, char** argv) {

@@ -4,6 +4,7 @@
 #include <maprect/detail/call.hpp>
 #include <mpi.h>
 
+#include <fstream>
 #include <string>
 
 namespace maprect::cli {
@@ -28,6 +29,10 @@ void print_error(const std::string& message);
 
 /// Collective on MPI_COMM_WORLD: every rank returns rank 0's `value`.
 int agree(int value);
+
+/// Collective on MPI_COMM_WORLD: rank 0 opens `path` for writing into `out` (nothing when `path` is empty);
+/// every rank returns whether that worked, and rank 0 prints why not.
+bool open_output_on_root(const std::string& path, std::ofstream& out);
 
 /// While alive, map_rect calls of this thread run in process even with a live cluster (the backend pointer
 /// is restored afterwards), for comparisons and the in-process benchmark.
