@@ -19,21 +19,24 @@ if [ "${MAPRECT_VALGRIND_DEBUG:-0}" = 1 ]; then
 fi
 [ -f "$BUILD/CMakeCache.txt" ] || build
 
-# The np=3 MPI tests and their commands, from CTest: [mpiexec, -n, 3, binary, args...].
+# The np=3 MPI tests, each with its environment from CTest (variables joined by \x1f, "-" for none: a test
+# such as test_threads_settings checks what its MAPRECT_* variables make of the cluster) and its command:
+# [mpiexec, -n, 3, binary, args...].
 mapfile -t tests < <(ctest --test-dir "$BUILD" --show-only=json-v1 | python3 -c '
 import json, sys
 for t in json.load(sys.stdin)["tests"]:
     labels = [l for p in t.get("properties", []) if p["name"] == "LABELS" for l in p["value"]]
     cmd = t.get("command", [])
     # Test binaries run by mpiexec directly (not the shell pipelines that compare program outputs).
+    env = [e for p in t.get("properties", []) if p["name"] == "ENVIRONMENT" for e in p["value"]]
     if ("mpi" in labels and len(cmd) > 3 and cmd[0].split("/")[-1] in ("mpiexec", "mpirun")
             and cmd[1:3] == ["-n", "3"]):
-        print(t["name"], *cmd, sep="\t")')
+        print(t["name"], "\x1f".join(env) or "-", *cmd, sep="\t")')
 [ "${#tests[@]}" -gt 0 ] || { echo "valgrind: no np=3 MPI tests found in $BUILD"; exit 1; }
 targets=()
 for line in "${tests[@]}"; do
   IFS=$'\t' read -r -a f <<<"$line"
-  targets+=("$(basename "${f[4]}")")
+  targets+=("$(basename "${f[5]}")")
 done
 cmake --build "$BUILD" -j2 --target "${targets[@]}"
 
@@ -52,12 +55,14 @@ VALGRIND=(valgrind --tool=memcheck --error-exitcode=42 --leak-check=full --error
 failures=0
 for line in "${tests[@]}"; do
   IFS=$'\t' read -r -a f <<<"$line"
-  name=${f[0]} mpiexec=${f[1]} binary=${f[4]}
+  name=${f[0]} mpiexec=${f[2]} binary=${f[5]}
+  environment=()
+  [ "${f[1]}" = - ] || IFS=$'\x1f' read -r -a environment <<<"${f[1]}"
   start=$SECONDS
   status=0
-  # The first four fields are name, mpiexec, -n, 3; the binary and its arguments follow.
-  timeout -k 15 300 "$mpiexec" -n "$NP" "${VALGRIND[@]}" --log-file="$LOGS/$name.%p.log" \
-    "$binary" "${f[@]:5}" >"$LOGS/$name.out" 2>&1 || status=$?
+  # The first five fields are name, environment, mpiexec, -n, 3; the binary and its arguments follow.
+  env "${environment[@]}" timeout -k 15 300 "$mpiexec" -n "$NP" "${VALGRIND[@]}" --log-file="$LOGS/$name.%p.log" \
+    "$binary" "${f[@]:6}" >"$LOGS/$name.out" 2>&1 || status=$?
   errors=0 definite=0
   for l in "$LOGS/$name".*.log; do
     e=$(sed -n 's/.*ERROR SUMMARY: \([0-9,]*\) errors.*/\1/p' "$l" | tr -d , | tail -1)
