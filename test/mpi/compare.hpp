@@ -25,21 +25,15 @@ struct tape_added {
   std::size_t nodes = 0;  ///< nodes
 };
 
-/// Values and gradient (shared first, then each job's) of sum(map_rect(...)) for parameters of the given kinds;
-/// what the call added to the tape goes to `added` if given.
-template <int Id, class F, class T_shared, class T_job>
-std::vector<double> evaluate(const Eigen::VectorXd& phi_d, const std::vector<Eigen::VectorXd>& theta_d,
-                             const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i,
-                             tape_added* added = nullptr) {
-  Eigen::Matrix<T_shared, Eigen::Dynamic, 1> phi = phi_d.cast<T_shared>();
-  std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>> theta;
-  for (auto& t : theta_d) theta.push_back(t.cast<T_job>());
-  const std::size_t bytes_before = tape_bytes(), nodes_before = tape_size();
-  auto out = map_rect<Id, F>(phi, theta, x_r, x_i);
-  if (added) *added = {tape_bytes() - bytes_before, tape_size() - nodes_before};
+/// The values of `out`, then the gradient of their sum (shared parameters first, then each job's) where
+/// they are var; frees the tape.
+template <class T_out, class T_shared, class T_job>
+std::vector<double> values_and_gradient(const Eigen::Matrix<T_out, Eigen::Dynamic, 1>& out,
+                                        const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& phi,
+                                        const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& theta) {
   std::vector<double> result;
   for (Eigen::Index k = 0; k < out.size(); ++k) result.push_back(value_of(out(k)));
-  if constexpr (is_var_v<decltype(out.sum())>) {
+  if constexpr (is_var_v<T_out>) {
     if (out.size() > 0) {
       var total = out.sum();
       grad(total);
@@ -52,6 +46,21 @@ std::vector<double> evaluate(const Eigen::VectorXd& phi_d, const std::vector<Eig
   }
   recover_memory();
   return result;
+}
+
+/// Values and gradient (shared first, then each job's) of sum(map_rect(...)) for parameters of the given kinds;
+/// what the call added to the tape goes to `added` if given.
+template <int Id, class F, class T_shared, class T_job>
+std::vector<double> evaluate(const Eigen::VectorXd& phi_d, const std::vector<Eigen::VectorXd>& theta_d,
+                             const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i,
+                             tape_added* added = nullptr) {
+  Eigen::Matrix<T_shared, Eigen::Dynamic, 1> phi = phi_d.cast<T_shared>();
+  std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>> theta;
+  for (auto& t : theta_d) theta.push_back(t.cast<T_job>());
+  const std::size_t bytes_before = tape_bytes(), nodes_before = tape_size();
+  auto out = map_rect<Id, F>(phi, theta, x_r, x_i);
+  if (added) *added = {tape_bytes() - bytes_before, tape_size() - nodes_before};
+  return values_and_gradient(out, phi, theta);
 }
 
 template <int Id, class F, class T_shared, class T_job>

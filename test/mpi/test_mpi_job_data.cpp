@@ -30,20 +30,7 @@ std::vector<double> evaluate_with(const Eigen::VectorXd& phi_d, const std::vecto
   Eigen::Matrix<T_shared, Eigen::Dynamic, 1> phi = phi_d.cast<T_shared>();
   std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>> theta;
   for (auto& t : theta_d) theta.push_back(t.cast<T_job>());
-  auto out = call(phi, theta);
-  std::vector<double> result;
-  for (Eigen::Index k = 0; k < out.size(); ++k) result.push_back(value_of(out(k)));
-  if constexpr (is_var_v<decltype(out.sum())>) {
-    var total = out.sum();
-    grad(total);
-    if constexpr (is_var_v<T_shared>)
-      for (Eigen::Index s = 0; s < phi.size(); ++s) result.push_back(phi(s).adj());
-    if constexpr (is_var_v<T_job>)
-      for (auto& t : theta)
-        for (Eigen::Index p = 0; p < t.size(); ++p) result.push_back(t(p).adj());
-  }
-  recover_memory();
-  return result;
+  return test::values_and_gradient(call(phi, theta), phi, theta);
 }
 
 /// sum(map_rect) and its gradient with call site Id fed `data`.
