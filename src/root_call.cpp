@@ -214,27 +214,27 @@ bool own_jobs_on_team(const cluster_state& s, const call_request& req, int n) {
 }
 
 /// Runs the root's own chunk (jobs [0, n)): in place when the front door makes its outputs, else into
-/// s.call.own_out after `status_slots` reserved doubles. In place, `hook` (if not null) is polled between jobs.
+/// s.call.own_out after `status_slots` reserved doubles. In place, `poller` (if not null) is polled between jobs.
 /// On a team the jobs run into s.call.own_out in either case; the front door's output nodes are then made
 /// from those blocks on this thread, in job order (its in-place run of no jobs first drops what an earlier
 /// run of this call made).
 rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int status_slots, job_error& error,
-                          const own_jobs_hook* hook = nullptr) {
+                          job_poller* poller = nullptr) {
   s.call.own_out.assign(static_cast<std::size_t>(status_slots), 0.0);
   s.call.own_counts.assign(static_cast<std::size_t>(n), 0);
   int cursor = 0;
   try {
-    if (req.own_jobs != nullptr && !own_jobs_on_team(s, req, n)) {
+    if (req.session != nullptr && !own_jobs_on_team(s, req, n)) {
       const auto start = std::chrono::steady_clock::now();
-      req.own_jobs->run(req.own_jobs->self, n, s.call.own_counts.data(), cursor, hook);
+      req.session->begin(n, s.call.own_counts.data(), cursor, poller);
       s.chunks.add_alone(seconds_since(start));
     } else {
-      if (req.own_jobs != nullptr) req.own_jobs->run(req.own_jobs->self, 0, s.call.own_counts.data(), cursor, nullptr);
+      if (req.session != nullptr) req.session->begin(0, s.call.own_counts.data(), cursor, nullptr);
       const chunk_input in = root_jobs_input(req, 0, n);
       s.chunks.run(s.team.get(), req.functor->run[static_cast<int>(req.kinds)], in, s.call.own_out,
                    s.call.own_counts.data(), cursor);
-      if (req.own_jobs != nullptr)
-        req.own_jobs->make(req.own_jobs->self, s.call.own_out.data() + status_slots, 0, n, s.call.own_counts.data());
+      if (req.session != nullptr)
+        req.session->drain(s.call.own_out.data() + status_slots, 0, n, s.call.own_counts.data());
     }
   } catch (...) {
     error = current_job_error();
@@ -255,7 +255,7 @@ rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int 
 
 /// The leading jobs whose outputs the front door made itself: the root's own, when it runs them in place.
 int jobs_made(const call_request& req, const root_site& site) {
-  return req.own_jobs != nullptr ? site.plan.root_jobs : 0;
+  return req.session != nullptr ? site.plan.root_jobs : 0;
 }
 
 bool same_shape(const root_site& site, const call_request& req, int row_real, int row_int) {
@@ -433,7 +433,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   s.root.mid_call = true;
   s.call.answers.resize(static_cast<std::size_t>(total));
   double* buffer = s.call.answers.data();
-  if (req.own_jobs == nullptr) std::copy_n(s.call.own_out.data(), blocks.counts[0], buffer + blocks.displs[0]);
+  if (req.session == nullptr) std::copy_n(s.call.own_out.data(), blocks.counts[0], buffer + blocks.displs[0]);
   MPI_Request unused;
   collect_answers(s.ends(), MPI_DOUBLE, nullptr, 0, buffer, blocks.counts.data(), blocks.displs.data(),
                   std::chrono::steady_clock::time_point::max(), unused);
@@ -590,7 +590,7 @@ bool make_ready_nodes(cluster_state& s, const root_site& site, const call_reques
     int& made = s.call.nodes_made[r];
     if (p.done > made) {
       const double* blocks = slot_blocks(s, site, req, r) + site.block_at[first + made];
-      req.own_jobs->make(req.own_jobs->self, blocks, first + made, first + p.done, site.counts.data());
+      req.session->drain(blocks, first + made, first + p.done, site.counts.data());
       s.call.node_jobs += p.done - made;
       made = p.done;
     }
@@ -602,7 +602,7 @@ bool make_ready_nodes(cluster_state& s, const root_site& site, const call_reques
     }
     if (end < jobs) {
       const double* taken = answer_blocks(buffer, site, r) + site.block_at[first + end];
-      req.own_jobs->make(req.own_jobs->self, taken, first + end, first + jobs, site.counts.data());
+      req.session->drain(taken, first + end, first + jobs, site.counts.data());
       s.call.node_jobs += jobs - end;
       made = jobs;
     }
@@ -611,29 +611,34 @@ bool make_ready_nodes(cluster_state& s, const root_site& site, const call_reques
   return s.call.making >= s.size;
 }
 
-/// The backend's state that the root's polls between its own jobs need.
-struct node_poll {
-  cluster_state* s;
-  const root_site* site;
-  const call_request* req;
-  const double* buffer;
-  static void poll(void* self) {
-    const auto& p = *static_cast<node_poll*>(self);
-    cluster_state& s = *p.s;
-    if (!s.call.time_nodes) {
-      make_ready_nodes(s, *p.site, *p.req, p.buffer);
+/// What the root does between its own jobs in a call through host memory: make the nodes of the workers'
+/// jobs that are done.
+class node_poller final : public job_poller {
+ public:
+  node_poller(cluster_state& s, const root_site& site, const call_request& req, const double* buffer)
+      : s_(s), site_(site), req_(req), buffer_(buffer) {}
+
+  void poll() override {
+    if (!s_.call.time_nodes) {
+      make_ready_nodes(s_, site_, req_, buffer_);
       return;
     }
     // Timed only when there is something to make: the clock costs about what a tiny job does.
-    if (s.call.making >= s.size || s.call.making_stopped) return;
-    const job_progress next = s.host.claims.progress(s.call.making);
-    if (next.done <= s.call.nodes_made[s.call.making] && !next.finished) return;
+    if (s_.call.making >= s_.size || s_.call.making_stopped) return;
+    const job_progress next = s_.host.claims.progress(s_.call.making);
+    if (next.done <= s_.call.nodes_made[s_.call.making] && !next.finished) return;
     const auto start = std::chrono::steady_clock::now();
-    const int before = s.call.node_jobs;
-    make_ready_nodes(s, *p.site, *p.req, p.buffer);
-    s.call.node_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    s.call.node_jobs_timed += s.call.node_jobs - before;
+    const int before = s_.call.node_jobs;
+    make_ready_nodes(s_, site_, req_, buffer_);
+    s_.call.node_seconds += seconds_since(start);
+    s_.call.node_jobs_timed += s_.call.node_jobs - before;
   }
+
+ private:
+  cluster_state& s_;
+  const root_site& site_;
+  const call_request& req_;
+  const double* buffer_;
 };
 
 /// After its own jobs: the root makes the workers' nodes as their blocks come in and, when it has caught
@@ -722,11 +727,10 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
   s.call.time_nodes = during && s.settings.tune_shares && site.tuner.wants_node_timing();
   s.call.node_seconds = 0;
   s.call.node_jobs_timed = 0;
-  node_poll poll_state{&s, &site, &req, buffer};
-  const own_jobs_hook hook{&poll_state, &node_poll::poll};
+  node_poller poller(s, site, req, buffer);
   if (part.data_unchanged) {
     part.status =
-        run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, part.error, during ? &hook : nullptr);
+        run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, part.error, during ? &poller : nullptr);
     if (part.status.code == wire::status::ok &&
         !std::equal(s.call.own_counts.begin(), s.call.own_counts.end(), site.counts.begin()))
       part.status.code = wire::status::counts_changed;
@@ -818,7 +822,7 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   const int R = s.size;
   s.call.answers.resize(static_cast<std::size_t>(site.results.displs[R - 1] + site.results.counts[R - 1]));
   double* buffer = s.call.answers.data();
-  const bool during = route == wire::call_route::memory && req.own_jobs != nullptr;
+  const bool during = route == wire::call_route::memory && req.session != nullptr;
   const root_part part = run_root_part(s, site, req, buffer, during);
   const double wait_start = s.root.time_waits ? thread_cpu_seconds() : 0.0;
   collect_steady_answers(s, site, req, buffer, route);

@@ -202,36 +202,72 @@ class node_sink {
   char* next_ = nullptr;
 };
 
-/// The root's own jobs of a cluster call, run as run_in_process runs a call: reading the caller's parameters
-/// in place, each output a node on the caller's tape as soon as its job has run. The nodes of the workers'
-/// jobs are made from their blocks as they arrive, between the root's jobs and after them, and kept in
-/// `later` until the call returns: then they follow the root's own on the tape. The root's share of the
-/// node making then overlaps the workers' jobs instead of following them.
+/// The front door's session of a cluster call on the root. begin runs the root's own jobs as run_in_process
+/// runs a call: reading the caller's parameters in place, each output a node on the caller's tape as soon as
+/// its job has run. drain makes the nodes of the workers' jobs from their blocks as they arrive, between the
+/// root's jobs and after them, and keeps them in `later`, so that the root's share of the node making overlaps
+/// the workers' jobs instead of following them. finish records them behind the root's own, then makes the
+/// rest from the call's result: the tape holds the outputs in job order, as an in-process call leaves it.
 template <class F, class T_shared, class T_job>
-class own_jobs_in_place {
+class cluster_session final : public call_session {
  public:
-  own_jobs_in_place(const caller_jobs<T_shared, T_job>& in, node_sink<T_shared, T_job>& sink, tape& t,
-                    std::vector<vari*>& later)
+  cluster_session(const caller_jobs<T_shared, T_job>& in, node_sink<T_shared, T_job>& sink, tape& t,
+                  std::vector<vari*>& later)
       : in_(in), sink_(sink), t_(t), before_(t.mark()), later_(later) {
     later_.clear();
   }
-  /// The backend's handle.
-  own_jobs_runner runner() { return {this, &run, &make}; }
+
+  void begin(int n, int* counts, int& cursor, job_poller* poller) override {
+    t_.rewind(before_);  // a call planned anew runs the root's jobs again
+    later_.clear();
+    polling_sink sink{sink_, counts, poller};
+    run_jobs<F, kinds_of<T_shared, T_job>()>(in_.first(n), sink, cursor);
+  }
+
+  void drain(const double* blocks, int begin, int end, const int* counts) override {
+    const std::size_t rows = sink_.rows();
+    for (int j = begin; j < end; ++j) {
+      sink_.begin_job(j, counts[j]);
+      for (int c = 0; c < counts[j]; ++c, blocks += rows) later_.push_back(sink_.unrecorded_output(blocks));
+    }
+  }
+
+  /// The call's outputs as nodes on the tape, in job order: those made by begin and drain (res.jobs_made
+  /// leading jobs, whole segments), then the others from their blocks (copied: the backend reuses the blocks
+  /// at its next call).
+  Eigen::Matrix<var, Eigen::Dynamic, 1> finish(const call_result& res) {
+    t_.stack.insert(t_.stack.end(), later_.begin(), later_.end());
+    Eigen::Matrix<var, Eigen::Dynamic, 1> out(res.n_outputs);
+    int k = 0;
+    for (int j = 0; j < res.jobs_made; ++j) k += res.counts[j];
+    vari* const* made = t_.stack.data() + before_.stack_size;
+    for (int i = 0; i < k; ++i) out.coeffRef(i).vi_ = made[i];
+    for (int s = 0; s < res.n_segments; ++s) {
+      const result_segment& seg = res.segments[s];
+      if (seg.job_end <= res.jobs_made) continue;
+      const double* col = seg.blocks;
+      for (int j = seg.job_begin; j < seg.job_end; ++j) {
+        sink_.begin_job(j, res.counts[j]);
+        for (int c = 0; c < res.counts[j]; ++c, col += res.rows, ++k) out.coeffRef(k).vi_ = sink_.output(col);
+      }
+    }
+    return out;
+  }
 
  private:
   /// Jobs between the backend's polls: a poll costs about what a tiny job does.
   static constexpr int poll_every = 8;
 
   /// Hands each job's output count to the backend on the way to the node sink, and lets it poll.
-  struct counting_sink {
+  struct polling_sink {
     node_sink<T_shared, T_job>& nodes;
     int* counts;
-    const own_jobs_hook* hook;
+    job_poller* poller;
     int until_poll = poll_every;
     void begin_job(int j, int K) {
-      if (hook != nullptr && --until_poll == 0) {
+      if (poller != nullptr && --until_poll == 0) {
         until_poll = poll_every;
-        hook->poll(hook->self);
+        poller->poll();
       }
       counts[j] = K;
       nodes.begin_job(j, K);
@@ -240,23 +276,6 @@ class own_jobs_in_place {
       nodes.output(k, value, leaves, n_leaves);
     }
   };
-
-  static void run(void* self, int n, int* counts, int& cursor, const own_jobs_hook* hook) {
-    auto& me = *static_cast<own_jobs_in_place*>(self);
-    me.t_.rewind(me.before_);  // a call planned anew runs the root's jobs again
-    me.later_.clear();
-    counting_sink sink{me.sink_, counts, hook};
-    run_jobs<F, kinds_of<T_shared, T_job>()>(me.in_.first(n), sink, cursor);
-  }
-
-  static void make(void* self, const double* blocks, int begin, int end, const int* counts) {
-    auto& me = *static_cast<own_jobs_in_place*>(self);
-    const std::size_t rows = me.sink_.rows();
-    for (int j = begin; j < end; ++j) {
-      me.sink_.begin_job(j, counts[j]);
-      for (int c = 0; c < counts[j]; ++c, blocks += rows) me.later_.push_back(me.sink_.unrecorded_output(blocks));
-    }
-  }
 
   const caller_jobs<T_shared, T_job>& in_;
   node_sink<T_shared, T_job>& sink_;
@@ -377,31 +396,6 @@ inline Eigen::VectorXd values_of(const call_result& res) {
   return out;
 }
 
-/// A cluster call's outputs as nodes on tape t, recorded in job order as an in-process call records them:
-/// those of the jobs made during the call (res.jobs_made, whole segments) are the nodes the call pushed
-/// since `start`, followed by `later`; the sink makes the others from their blocks (copied: the backend
-/// reuses the blocks at its next call).
-template <class T_shared, class T_job>
-Eigen::Matrix<var, Eigen::Dynamic, 1> make_outputs(node_sink<T_shared, T_job>& sink, tape& t, const tape_mark& start,
-                                                   const std::vector<vari*>& later, const call_result& res) {
-  t.stack.insert(t.stack.end(), later.begin(), later.end());
-  Eigen::Matrix<var, Eigen::Dynamic, 1> out(res.n_outputs);
-  int k = 0;
-  for (int j = 0; j < res.jobs_made; ++j) k += res.counts[j];
-  vari* const* made = t.stack.data() + start.stack_size;
-  for (int i = 0; i < k; ++i) out.coeffRef(i).vi_ = made[i];
-  for (int s = 0; s < res.n_segments; ++s) {
-    const result_segment& seg = res.segments[s];
-    if (seg.job_end <= res.jobs_made) continue;
-    const double* col = seg.blocks;
-    for (int j = seg.job_begin; j < seg.job_end; ++j) {
-      sink.begin_job(j, res.counts[j]);
-      for (int c = 0; c < res.counts[j]; ++c, col += res.rows, ++k) out.coeffRef(k).vi_ = sink.output(col);
-    }
-  }
-  return out;
-}
-
 /// The body of map_rect, for a call site whose functor entry was checked. It does not depend on the call
 /// id, so a program with many call sites of one functor compiles it once. `data_id` is the job_data the
 /// rows belong to, 0 for rows the caller may change (see call_request::data_id).
@@ -430,9 +424,9 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
   for (int j = 0; j < J; ++j)
     for (int p = 0; p < P; ++p) b.own[static_cast<std::size_t>(j) * P + p] = value_of(job_params[j](p));
 
-  auto request = [&](const own_jobs_runner* own_jobs) {
+  auto request = [&](call_session* session) {
     return call_request{call_id,         &functor, kinds, b.shared.data(), S,        b.own.data(), P,
-                        J,               &x_r,     &x_i,  msgs,            own_jobs, data_id};
+                        J,               &x_r,     &x_i,  msgs,            session,  data_id};
   };
   if constexpr (kinds == param_kinds::dd) {
     return values_of(remote_backend(request(nullptr)));
@@ -441,10 +435,9 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
     const tape_mark start = t.mark();
     node_sink<T_shared, T_job> sink(t, shared_params, job_params);
     const caller_jobs<T_shared, T_job> in(shared_params, job_params, x_r, x_i, msgs);
-    own_jobs_in_place<F, T_shared, T_job> own(in, sink, t, b.later);
-    const own_jobs_runner runner = own.runner();
+    cluster_session<F, T_shared, T_job> session(in, sink, t, b.later);
     try {
-      return make_outputs(sink, t, start, b.later, remote_backend(request(&runner)));
+      return session.finish(remote_backend(request(&session)));
     } catch (...) {
       t.rewind(start);  // the root's own outputs, made before the call failed
       throw;

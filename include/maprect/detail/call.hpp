@@ -8,25 +8,34 @@
 
 namespace maprect::detail {
 
-/// What the backend does every few of the root's own jobs: make the nodes of workers' jobs that are done.
-struct own_jobs_hook {
-  void* self;              ///< the backend's state for this call
-  void (*poll)(void* self);  ///< called between jobs; may call own_jobs_runner::make
+/// What the backend does every few of the root's own jobs: make the nodes of the workers' jobs that are done.
+class job_poller {
+ public:
+  /// Called between the root's own jobs; may call call_session::drain.
+  virtual void poll() = 0;
+
+ protected:
+  ~job_poller() = default;
 };
 
-/// Runs the root's own jobs of a call, [0, n), as an in-process call runs them: each output becomes its node
-/// on the caller's tape as its job ends, so no block of the root's is written or read back. The nodes of the
-/// other jobs can be made as their blocks arrive, in job order, while the root's jobs still run.
-struct own_jobs_runner {
-  void* self;  ///< the front door's state for this call
-  /// Runs jobs [0, n), first removing whatever an earlier run of this call made; writes each job's output
-  /// count to counts and keeps in cursor the job being run; calls hook->poll every few jobs unless hook is
-  /// null. Throws what the functor throws.
-  void (*run)(void* self, int n, int* counts, int& cursor, const own_jobs_hook* hook);
+/// The front door's side of one cluster call on the root, which the backend drives: begin runs the root's own
+/// jobs, [0, n), as an in-process call runs them (each output becomes its node on the caller's tape as its job
+/// ends, so no block of the root's is written or read back); drain makes the nodes of jobs run elsewhere as
+/// their blocks arrive, in job order, while the root's jobs still run. Once the backend returns, the front door
+/// finishes the call from the call_result (the outputs of jobs made here take their places first).
+class call_session {
+ public:
+  /// Runs jobs [0, n), first removing whatever an earlier begin of this call made; writes each job's output
+  /// count to counts and keeps in cursor the job being run; polls `poller` every few jobs unless it is null.
+  /// Throws what the functor throws.
+  virtual void begin(int n, int* counts, int& cursor, job_poller* poller) = 0;
   /// Makes the output nodes of jobs [begin, end), run elsewhere, from their blocks (`counts[j]` blocks of
-  /// rows_per_output doubles per job, side by side). Calls follow the root's own jobs in job order: the nodes
-  /// take their places on the tape behind the root's own when the call returns.
-  void (*make)(void* self, const double* blocks, int begin, int end, const int* counts);
+  /// rows-per-output doubles per job, side by side). Calls follow the root's own jobs in job order: the nodes
+  /// take their places on the tape behind the root's own when the call finishes.
+  virtual void drain(const double* blocks, int begin, int end, const int* counts) = 0;
+
+ protected:
+  ~call_session() = default;
 };
 
 /// A call, with parameters as values: shared (S) and job parameters packed P x J column-major.
@@ -42,7 +51,7 @@ struct call_request {
   const std::vector<std::vector<double>>* x_r;    ///< J rows
   const std::vector<std::vector<int>>* x_i;       ///< J rows
   std::ostream* msgs;                             ///< functor messages (root's own chunk)
-  const own_jobs_runner* own_jobs;                ///< makes the root's own outputs in place; null: by blocks
+  call_session* session;                          ///< makes the root's own outputs in place; null: by blocks
   /// The job_data the rows belong to (job_data::id): rows that cannot change, so the workers' copy needs no
   /// check while the call site is fed the same one. 0: rows the caller may change, checked on every call.
   std::uint64_t data_id = 0;
@@ -63,7 +72,7 @@ struct call_result {
   const int* counts;               ///< J output counts
   int rows;                        ///< rows per output block
   int n_outputs;                   ///< sum of counts
-  int jobs_made;                   ///< leading jobs whose outputs own_jobs made (run and make): whole segments, not read
+  int jobs_made;                   ///< leading jobs whose outputs the session made (begin and drain): whole segments, not read
 };
 
 /// A backend that runs calls elsewhere (the MPI runtime's root side).
