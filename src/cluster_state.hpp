@@ -29,7 +29,7 @@ namespace maprect::detail {
 struct root_site {
   bool planned = false;
   param_kinds kinds = param_kinds::dd;
-  int n_shared = 0, n_own = 0, row_real = 0, row_int = 0;
+  int n_shared = 0, n_job_params = 0, row_real = 0, row_int = 0;
   chunk_plan plan;          ///< J, the ranks, the root's share
   std::uint64_t data_id = 0;  ///< the job_data the workers hold (job_data::id), 0: rows kept in x_r, x_i
   std::vector<double> x_r;  ///< without a data_id: the workers' rows (jobs root_jobs to J - 1) x row_real, as shipped
@@ -37,7 +37,7 @@ struct root_site {
   std::vector<int> counts;  ///< outputs per job
   int rows = 1;             ///< rows per output block
   int n_outputs = 0;        ///< sum of counts
-  rank_layout own;          ///< job parameters per rank (doubles)
+  rank_layout param_layout;          ///< job parameters per rank (doubles)
   rank_layout results;      ///< status + blocks per rank (doubles)
   std::vector<int> block_at;  ///< per job: where its blocks start in its rank's blocks (doubles)
   long long slot_doubles = 0;  ///< the most doubles a worker's parameters and answer take in its host slot

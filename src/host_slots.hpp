@@ -15,10 +15,10 @@ namespace maprect::detail {
 
 /// Where a worker's blocks start in its slot: behind its job parameters (P × its jobs). The root and the
 /// worker each compute it, and must agree.
-inline std::ptrdiff_t slot_blocks_at(int n_own, int jobs) { return static_cast<std::ptrdiff_t>(n_own) * jobs; }
+inline std::ptrdiff_t slot_blocks_at(int n_job_params, int jobs) { return static_cast<std::ptrdiff_t>(n_job_params) * jobs; }
 
 /// Doubles a worker's slot must hold for a steady call: its job parameters, then its answer.
-inline long long slot_doubles(int n_own, int jobs, int answer) { return slot_blocks_at(n_own, jobs) + answer; }
+inline long long slot_doubles(int n_job_params, int jobs, int answer) { return slot_blocks_at(n_job_params, jobs) + answer; }
 
 /// Per worker, a slot of doubles in memory shared with the root (an MPI shared-memory window). In a steady
 /// call it holds the worker's job parameters, then its blocks (slot_blocks_at).

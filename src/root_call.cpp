@@ -48,7 +48,7 @@ wire::request header_of(command cmd, const call_request& req, int row_real, int 
   h.call_id = req.call_id;
   h.kinds = static_cast<int>(req.kinds);
   h.n_shared = req.n_shared;
-  h.n_job = req.n_own;
+  h.n_job = req.n_job_params;
   h.n_jobs = req.n_jobs;
   h.row_real = row_real;
   h.row_int = row_int;
@@ -122,7 +122,7 @@ bool via_slots(const cluster_state& s, const root_site& site) {
 
 /// Where worker r's blocks of a steady call start in its slot: behind its job parameters.
 const double* slot_blocks(const cluster_state& s, const root_site& site, const call_request& req, int r) {
-  return s.host.slots.slot(r) + slot_blocks_at(req.n_own, site.plan.jobs(r));
+  return s.host.slots.slot(r) + slot_blocks_at(req.n_job_params, site.plan.jobs(r));
 }
 
 /// Where worker r's blocks start in the root's answer buffer: behind its status doubles. The blocks of the
@@ -135,8 +135,8 @@ Double* answer_blocks(Double* buffer, const root_site& site, int r) {
 /// Writes each worker's job parameters into its slot, where it reads them once the request arrives.
 void place_own(cluster_state& s, const root_site& site, const call_request& req) {
   for (int r = 1; r < s.size; ++r) {
-    const auto n = static_cast<std::size_t>(slot_blocks_at(req.n_own, site.plan.jobs(r)));
-    std::copy_n(req.own + static_cast<std::ptrdiff_t>(site.plan.first(r)) * req.n_own, n, s.host.slots.slot(r));
+    const auto n = static_cast<std::size_t>(slot_blocks_at(req.n_job_params, site.plan.jobs(r)));
+    std::copy_n(req.job_params + static_cast<std::ptrdiff_t>(site.plan.first(r)) * req.n_job_params, n, s.host.slots.slot(r));
     s.root.last_traffic.sent += sizeof(double) * n;
     s.root.last_traffic.through_memory += sizeof(double) * n;
   }
@@ -185,18 +185,18 @@ void collect_reports(cluster_state& s, const call_request& req, double* buffer, 
 }
 
 void scatter_own(cluster_state& s, const root_site& site, const call_request& req) {
-  if (static_cast<long long>(req.n_own) * req.n_jobs == 0) return;
-  post_parameters(s.ends(), req.own, site.own, nullptr, 0);
-  s.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(static_cast<long long>(req.n_own) * req.n_jobs -
-                                                                     site.own.counts[0]);
+  if (static_cast<long long>(req.n_job_params) * req.n_jobs == 0) return;
+  post_parameters(s.ends(), req.job_params, site.param_layout, nullptr, 0);
+  s.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(static_cast<long long>(req.n_job_params) * req.n_jobs -
+                                                                     site.param_layout.counts[0]);
 }
 
 /// The call's jobs [first, first + n) as a chunk the root runs, reading the caller's parameters and rows.
 chunk_input root_jobs_input(const call_request& req, int first, int n) {
   return {req.shared,
           req.n_shared,
-          req.own + static_cast<std::ptrdiff_t>(first) * req.n_own,
-          req.n_own,
+          req.job_params + static_cast<std::ptrdiff_t>(first) * req.n_job_params,
+          req.n_job_params,
           req.x_r->data() + first,
           req.x_i->data() + first,
           n,
@@ -259,7 +259,7 @@ int jobs_made(const call_request& req, const root_site& site) {
 }
 
 bool same_shape(const root_site& site, const call_request& req, int row_real, int row_int) {
-  return site.planned && site.kinds == req.kinds && site.n_shared == req.n_shared && site.n_own == req.n_own &&
+  return site.planned && site.kinds == req.kinds && site.n_shared == req.n_shared && site.n_job_params == req.n_job_params &&
          site.plan.n_jobs == req.n_jobs && site.row_real == row_real && site.row_int == row_int;
 }
 
@@ -310,7 +310,7 @@ void lay_out_results(cluster_state& s, root_site& site) {
     site.results.displs[r] = at;
     site.results.counts[r] = lay_out_answer(site.counts.data() + first, jobs, site.rows, site.block_at.data() + first);
     at += site.results.counts[r];
-    if (r > 0) site.slot_doubles = std::max(site.slot_doubles, slot_doubles(site.n_own, jobs, site.results.counts[r]));
+    if (r > 0) site.slot_doubles = std::max(site.slot_doubles, slot_doubles(site.n_job_params, jobs, site.results.counts[r]));
   }
   s.host.reserve(site.slot_doubles, s.comm);
 }
@@ -323,13 +323,13 @@ void plan_site(root_site& site, const call_request& req, int row_real, int row_i
   site.next_root_jobs = -1;
   site.kinds = req.kinds;
   site.n_shared = req.n_shared;
-  site.n_own = req.n_own;
+  site.n_job_params = req.n_job_params;
   site.row_real = row_real;
   site.row_int = row_int;
   site.data_id = req.data_id;
-  site.rows = rows_per_output(req.kinds, req.n_shared, req.n_own);
+  site.rows = rows_per_output(req.kinds, req.n_shared, req.n_job_params);
   site.plan = {J, ranks, root_jobs};
-  site.own.assign(site.plan, req.n_own);
+  site.param_layout.assign(site.plan, req.n_job_params);
   const int w0 = site.plan.root_jobs;
   // Appended row by row: one pass over fresh memory, not a zero fill and then a copy.
   site.x_r.clear();
@@ -491,7 +491,7 @@ void move_share(cluster_state& s, root_site& site, const call_request& req, int 
   s.root.last_traffic.sent += sizeof(int) * (g.counts.size() + g.ints.size()) + sizeof(double) * g.reals.size();
 
   site.plan = now;
-  site.own.assign(now, req.n_own);
+  site.param_layout.assign(now, req.n_job_params);
   site.x_r.swap(x_r);
   site.x_i.swap(x_i);
   site.next_root_jobs = -1;

@@ -19,7 +19,7 @@ struct worker_site {
   std::vector<int> counts;                 ///< planned outputs per local job
   std::vector<int> block_at;               ///< per local job: where its blocks start (doubles)
   int planned_doubles = 0;                 ///< status + blocks this rank sends per steady call
-  std::vector<double> own;                 ///< job parameters of this rank (P x n_jobs)
+  std::vector<double> job_params;                 ///< job parameters of this rank (P x n_jobs)
   block_buffer out;                        ///< status + blocks
   std::vector<int> run_counts;             ///< outputs per local job, this call
 };

@@ -20,9 +20,9 @@ using wire::command;
 
 /// Step 3 by message: this rank's job parameters.
 void receive_job_parameters(cluster_state& s, worker_site& site, const wire::request& v) {
-  site.own.resize(static_cast<std::size_t>(v.n_job) * site.n_jobs);
+  site.job_params.resize(static_cast<std::size_t>(v.n_job) * site.n_jobs);
   if (static_cast<long long>(v.n_job) * v.n_jobs == 0) return;
-  post_parameters(s.ends(), nullptr, {}, site.own.data(), static_cast<int>(site.own.size()));
+  post_parameters(s.ends(), nullptr, {}, site.job_params.data(), static_cast<int>(site.job_params.size()));
 }
 
 /// Runs this rank's jobs into site.out after `status_slots` doubles: all of them, or with `claiming` those it
@@ -32,7 +32,7 @@ void receive_job_parameters(cluster_state& s, worker_site& site, const wire::req
 /// claiming, a changed output count ends the claims as well. With `slot_blocks` (only while claiming), each
 /// claimed batch's blocks are copied there as it ends and published (job_claims::publish), so that the root
 /// makes their nodes while this rank runs on.
-int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const double* shared, const double* own,
+int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const double* shared, const double* job_params,
              int status_slots, bool claiming, int& end, double* slot_blocks = nullptr) {
   site.out.assign(static_cast<std::size_t>(status_slots), 0.0);
   site.run_counts.assign(static_cast<std::size_t>(site.n_jobs), 0);
@@ -52,7 +52,7 @@ int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const 
       end = got.end;
       const chunk_input in{shared,
                            v.n_shared,
-                           own + static_cast<std::ptrdiff_t>(got.begin) * v.n_job,
+                           job_params + static_cast<std::ptrdiff_t>(got.begin) * v.n_job,
                            v.n_job,
                            site.x_r.data() + got.begin,
                            site.x_i.data() + got.begin,
@@ -123,7 +123,7 @@ void serve_first_call(cluster_state& s, const wire::request& v, const double* sh
   receive_job_parameters(s, site, v);
 
   int end = 0;
-  const int failed_job = run_jobs(s, site, v, shared, site.own.data(), 0, false, end);
+  const int failed_job = run_jobs(s, site, v, shared, site.job_params.data(), 0, false, end);
   MPI_Request done = announce_done(s);
   std::vector<int> report(static_cast<std::size_t>(first_reports(site.plan).counts[s.rank]));
   report[0] = static_cast<int>(failed_job < 0 ? wire::status::ok : wire::status::failed);
@@ -192,7 +192,7 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
   // Through host memory, each batch's blocks are in the slot as soon as it ends.
   double* const published =
       route == wire::call_route::memory ? slot + slot_blocks_at(v.n_job, site.n_jobs) : nullptr;
-  const int failed_job = run_jobs(s, site, v, shared, slots ? slot : site.own.data(), wire::status_doubles,
+  const int failed_job = run_jobs(s, site, v, shared, slots ? slot : site.job_params.data(), wire::status_doubles,
                                   s.settings.take_over, end, published);
   const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   wire::status code = wire::status::ok;

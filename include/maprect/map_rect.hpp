@@ -71,7 +71,7 @@ vari* const* nodes_of(const Eigen::Matrix<T, Eigen::Dynamic, 1>& v) {
 /// Reusable per-thread buffers of map_rect, per functor depth.
 struct local_buffers {
   std::vector<double> shared;  ///< shared parameter values sent to the cluster
-  std::vector<double> own;     ///< job parameter values sent to the cluster, P x J
+  std::vector<double> job_params;     ///< job parameter values sent to the cluster, P x J
   block_buffer values;         ///< outputs of an in-process call with double results
   std::vector<vari*> later;    ///< nodes of a cluster call's other jobs, made while the root's own jobs ran
 };
@@ -87,7 +87,7 @@ class caller_jobs {
               const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
               const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i,
               std::ostream* msgs)
-      : shared_(shared_params), own_(job_params), x_r_(x_r), x_i_(x_i), msgs_(msgs),
+      : shared_(shared_params), job_params_(job_params), x_r_(x_r), x_i_(x_i), msgs_(msgs),
         n_jobs_(static_cast<int>(job_params.size())) {}
   /// The same call restricted to its first n jobs.
   caller_jobs first(int n) const {
@@ -97,20 +97,20 @@ class caller_jobs {
   }
   int n_jobs() const { return n_jobs_; }
   int n_shared() const { return static_cast<int>(shared_.size()); }
-  int n_own() const { return own_.empty() ? 0 : static_cast<int>(own_[0].size()); }
+  int n_job_params() const { return job_params_.empty() ? 0 : static_cast<int>(job_params_[0].size()); }
   double shared(int s) const { return value_of(shared_.coeff(s)); }
-  double own(int j, int p) const { return value_of(own_[j].coeff(p)); }
+  double job_param(int j, int p) const { return value_of(job_params_[j].coeff(p)); }
   /// The shared parameters, when they are double.
   const Eigen::VectorXd& shared_doubles(Eigen::VectorXd&) const { return shared_; }
   /// Job j's parameters, when they are double.
-  const Eigen::VectorXd& own_doubles(int j, Eigen::VectorXd&) const { return own_[j]; }
+  const Eigen::VectorXd& job_param_doubles(int j, Eigen::VectorXd&) const { return job_params_[j]; }
   const std::vector<double>& x_r(int j) const { return x_r_[j]; }
   const std::vector<int>& x_i(int j) const { return x_i_[j]; }
   std::ostream* msgs() const { return msgs_; }
 
  private:
   const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_;
-  const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& own_;
+  const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params_;
   const std::vector<std::vector<double>>& x_r_;
   const std::vector<std::vector<int>>& x_i_;
   std::ostream* msgs_;
@@ -139,13 +139,13 @@ class node_sink {
       : t_(t),
         job_params_(job_params),
         call_(make_call(t, shared_params, job_params)),
-        n_partials_(static_cast<std::size_t>(call_->n_shared + call_->n_own)),
+        n_partials_(static_cast<std::size_t>(call_->n_shared + call_->n_job_params)),
         output_bytes_(sizeof(job_output_vari) + sizeof(double) * n_partials_) {}
 
   /// Job j has K outputs: its operand record, and room for their nodes and partials.
   void begin_job(int j, int K) {
     if (K == 0) return;
-    const std::size_t record_bytes = job_operands::bytes(call_->n_own);
+    const std::size_t record_bytes = job_operands::bytes(call_->n_job_params);
     char* p = static_cast<char*>(t_.memory.allocate(record_bytes + output_bytes_ * static_cast<std::size_t>(K)));
     operands_ = job_operands::make(p, call_, nodes_of(job_params_[j]));
     next_ = p + record_bytes;
@@ -420,12 +420,12 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
   local_buffers& b = thread_local_buffers();
   b.shared.resize(static_cast<std::size_t>(S));
   for (int s = 0; s < S; ++s) b.shared[s] = value_of(shared_params(s));
-  b.own.resize(static_cast<std::size_t>(P) * J);
+  b.job_params.resize(static_cast<std::size_t>(P) * J);
   for (int j = 0; j < J; ++j)
-    for (int p = 0; p < P; ++p) b.own[static_cast<std::size_t>(j) * P + p] = value_of(job_params[j](p));
+    for (int p = 0; p < P; ++p) b.job_params[static_cast<std::size_t>(j) * P + p] = value_of(job_params[j](p));
 
   auto request = [&](call_session* session) {
-    return call_request{call_id,         &functor, kinds, b.shared.data(), S,        b.own.data(), P,
+    return call_request{call_id,         &functor, kinds, b.shared.data(), S,        b.job_params.data(), P,
                         J,               &x_r,     &x_i,  msgs,            session,  data_id};
   };
   if constexpr (kinds == param_kinds::dd) {

@@ -9,15 +9,15 @@
 
 namespace maprect::bench {
 
-double raw_mpi_floor(MPI_Comm comm, int n_shared, int n_own, int n_jobs, int outputs_per_job, int rows_per_output,
+double raw_mpi_floor(MPI_Comm comm, int n_shared, int n_job_params, int n_jobs, int outputs_per_job, int rows_per_output,
                      int repeats) {
   namespace wire = detail::wire;
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  detail::rank_layout own, results;
+  detail::rank_layout param_layout, results;
   const detail::chunk_plan plan = detail::chunk_plan::even(n_jobs, size);
-  own.assign(plan, n_own);
+  param_layout.assign(plan, n_job_params);
   results.assign(plan, static_cast<long long>(outputs_per_job) * rows_per_output);
   for (int r = 0; r < size; ++r) {
     results.counts[r] += wire::status_doubles;
@@ -25,7 +25,7 @@ double raw_mpi_floor(MPI_Comm comm, int n_shared, int n_own, int n_jobs, int out
   }
   std::vector<double> request(wire::request_doubles, 1.0);
   std::vector<double> shared_rest(static_cast<std::size_t>(std::max(0, n_shared - wire::inline_shared)), 1.0);
-  std::vector<double> params(rank == 0 ? static_cast<std::size_t>(n_own) * n_jobs : own.counts[rank], 1.0);
+  std::vector<double> params(rank == 0 ? static_cast<std::size_t>(n_job_params) * n_jobs : param_layout.counts[rank], 1.0);
   std::vector<double> blocks(rank == 0 ? static_cast<std::size_t>(results.displs[size - 1] + results.counts[size - 1])
                                        : results.counts[rank],
                              1.0);
@@ -36,9 +36,9 @@ double raw_mpi_floor(MPI_Comm comm, int n_shared, int n_own, int n_jobs, int out
     MPI_Bcast(request.data(), wire::request_doubles, MPI_DOUBLE, 0, comm);
     if (!shared_rest.empty())
       MPI_Bcast(shared_rest.data(), static_cast<int>(shared_rest.size()), MPI_DOUBLE, 0, comm);
-    if (static_cast<long long>(n_own) * n_jobs > 0)
-      MPI_Scatterv(params.data(), own.counts.data(), own.displs.data(), MPI_DOUBLE,
-                   rank == 0 ? MPI_IN_PLACE : params.data(), own.counts[rank], MPI_DOUBLE, 0, comm);
+    if (static_cast<long long>(n_job_params) * n_jobs > 0)
+      MPI_Scatterv(params.data(), param_layout.counts.data(), param_layout.displs.data(), MPI_DOUBLE,
+                   rank == 0 ? MPI_IN_PLACE : params.data(), param_layout.counts[rank], MPI_DOUBLE, 0, comm);
     if (rank == 0)
       MPI_Gatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, blocks.data(), results.counts.data(), results.displs.data(),
                   MPI_DOUBLE, 0, comm);

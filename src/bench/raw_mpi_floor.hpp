@@ -8,7 +8,7 @@ namespace maprect::bench {
 /// steady-state call: the request broadcast (plus the shared parameters beyond the inline ones), the
 /// scatter of P x J job parameters and the gather of each rank's status slots and rows x outputs blocks,
 /// with jobs split as the cluster splits them. Collective: every rank of `comm` calls it alike.
-double raw_mpi_floor(MPI_Comm comm, int n_shared, int n_own, int n_jobs, int outputs_per_job, int rows_per_output,
+double raw_mpi_floor(MPI_Comm comm, int n_shared, int n_job_params, int n_jobs, int outputs_per_job, int rows_per_output,
                      int repeats);
 
 }  // namespace maprect::bench

@@ -93,15 +93,15 @@ int batch_for(F&& f) {
 template <class F>
 struct chunk_timer {
   const site_data& d;
-  std::vector<double> own;
+  std::vector<double> job_params;
   detail::block_buffer out;
   std::vector<int> counts;
   explicit chunk_timer(const site_data& data) : d(data), counts(data.x_r.size()) {
-    for (const auto& t : d.theta) own.insert(own.end(), t.data(), t.data() + t.size());
+    for (const auto& t : d.theta) job_params.insert(job_params.end(), t.data(), t.data() + t.size());
   }
   void run(int first, int n) {
-    const int n_own = static_cast<int>(d.theta[0].size());
-    const detail::chunk_input in{d.phi.data(), static_cast<int>(d.phi.size()), own.data() + first * n_own, n_own,
+    const int n_job_params = static_cast<int>(d.theta[0].size());
+    const detail::chunk_input in{d.phi.data(), static_cast<int>(d.phi.size()), job_params.data() + first * n_job_params, n_job_params,
                                  d.x_r.data() + first, d.x_i.data() + first, n, nullptr};
     out.resize(0);
     int cursor = 0;

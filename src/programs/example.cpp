@@ -11,11 +11,11 @@ struct group_normal {
   template <class T1, class T2>
   Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(
       const Eigen::Matrix<T1, Eigen::Dynamic, 1>& shared,  // (mu, log_sigma): the same for every group
-      const Eigen::Matrix<T2, Eigen::Dynamic, 1>& own,     // (offset): this group's
+      const Eigen::Matrix<T2, Eigen::Dynamic, 1>& job_params,     // (offset): this group's
       const std::vector<double>& y, const std::vector<int>& /*x_i*/, std::ostream* /*msgs*/) const {
     using std::exp;
     using std::log;
-    const auto mean = shared(0) + own(0);
+    const auto mean = shared(0) + job_params(0);
     const auto sigma = exp(shared(1));
     maprect::return_type_t<T1, T2> lp = 0;
     for (double y_i : y) lp -= 0.5 * maprect::square((y_i - mean) / sigma) + log(sigma);

@@ -17,7 +17,7 @@ namespace detail {
 /// after this header (build with make()).
 struct call_operands {
   int n_shared;  ///< how many shared operands (none when they are double)
-  int n_own;     ///< how many operands each job has of its own
+  int n_job_params;     ///< how many operands each job adds: its var job parameters
 
   /// The shared parameters' nodes.
   vari* const* shared() const { return reinterpret_cast<vari* const*>(this + 1); }
@@ -28,39 +28,39 @@ struct call_operands {
   }
 
   /// Builds, at `where` (bytes(n_shared) of arena memory), the record of a call whose shared operands are
-  /// `shared` (n_shared of them) and whose jobs have n_own operands each.
-  static const call_operands* make(void* where, vari* const* shared, int n_shared, int n_own) {
-    auto* record = new (where) call_operands{n_shared, n_own};
+  /// `shared` (n_shared of them) and whose jobs have n_job_params operands each.
+  static const call_operands* make(void* where, vari* const* shared, int n_shared, int n_job_params) {
+    auto* record = new (where) call_operands{n_shared, n_job_params};
     vari** slots = reinterpret_cast<vari**>(record + 1);
     for (int k = 0; k < n_shared; ++k) new (slots + k) vari*(shared[k]);
     return record;
   }
 };
 
-/// Operands of every output of one job: the call's, then the job's own, whose n_own node pointers are
+/// Operands of every output of one job: the call's, then the job's own, whose n_job_params node pointers are
 /// stored right after this header (allocate with make()).
 struct job_operands {
   const call_operands* call;  ///< what the call's jobs share
 
   /// The job's own operands.
-  vari* const* own() const { return reinterpret_cast<vari* const*>(this + 1); }
+  vari* const* job_nodes() const { return reinterpret_cast<vari* const*>(this + 1); }
 
-  /// Bytes of a record with n_own own operands.
-  static constexpr std::size_t bytes(int n_own) {
-    return sizeof(job_operands) + sizeof(vari*) * static_cast<std::size_t>(n_own);
+  /// Bytes of a record with n_job_params own operands.
+  static constexpr std::size_t bytes(int n_job_params) {
+    return sizeof(job_operands) + sizeof(vari*) * static_cast<std::size_t>(n_job_params);
   }
 
-  /// Builds, at `where` (bytes(call->n_own) of arena memory), the record of a job whose own operands are
-  /// `own` (call->n_own of them; null when the job's parameters are double).
-  static const job_operands* make(void* where, const call_operands* call, vari* const* own) {
+  /// Builds, at `where` (bytes(call->n_job_params) of arena memory), the record of a job whose own operands are
+  /// `job_nodes` (call->n_job_params of them; null when the job's parameters are double).
+  static const job_operands* make(void* where, const call_operands* call, vari* const* job_nodes) {
     auto* record = new (where) job_operands{call};
     vari** slots = reinterpret_cast<vari**>(record + 1);
-    for (int k = 0; k < call->n_own; ++k) new (slots + k) vari*(own[k]);
+    for (int k = 0; k < call->n_job_params; ++k) new (slots + k) vari*(job_nodes[k]);
     return record;
   }
 };
 
-/// One output of a job: value, and partials laid out as [shared..., own...] in a buffer the node does
+/// One output of a job: value, and partials laid out as [shared..., job parameters...] in a buffer the node does
 /// not own (it lives on the same arena). The operand record is shared by all outputs of the job, so an
 /// output costs this node, its tape slot and its partials.
 class job_output_vari final : public vari {
@@ -74,8 +74,8 @@ class job_output_vari final : public vari {
     vari* const* shared = call.shared();
     for (int k = 0, n = call.n_shared; k < n; ++k) shared[k]->adj_ += a * d[k];
     d += call.n_shared;
-    vari* const* own = operands_->own();
-    for (int k = 0, n = call.n_own; k < n; ++k) own[k]->adj_ += a * d[k];
+    vari* const* job_nodes = operands_->job_nodes();
+    for (int k = 0, n = call.n_job_params; k < n; ++k) job_nodes[k]->adj_ += a * d[k];
   }
 
  private:

@@ -45,8 +45,8 @@ struct call_request {
   param_kinds kinds;                              ///< which parameters are var
   const double* shared;                           ///< S values
   int n_shared;                                   ///< S
-  const double* own;                              ///< P x J values, column-major
-  int n_own;                                      ///< P
+  const double* job_params;                              ///< P x J values, column-major
+  int n_job_params;                                      ///< P
   int n_jobs;                                     ///< J
   const std::vector<std::vector<double>>* x_r;    ///< J rows
   const std::vector<std::vector<int>>* x_i;       ///< J rows

@@ -26,9 +26,9 @@ constexpr param_kinds kinds_of() {
 constexpr bool shared_is_var(param_kinds k) { return (static_cast<int>(k) & 2) != 0; }
 constexpr bool job_is_var(param_kinds k) { return (static_cast<int>(k) & 1) != 0; }
 
-/// Rows of one output's block: its value, then one partial per var parameter (shared first, then own).
-constexpr int rows_per_output(param_kinds k, int n_shared, int n_own) {
-  return 1 + (shared_is_var(k) ? n_shared : 0) + (job_is_var(k) ? n_own : 0);
+/// Rows of one output's block: its value, then one partial per var parameter (shared first, then the job's).
+constexpr int rows_per_output(param_kinds k, int n_shared, int n_job_params) {
+  return 1 + (shared_is_var(k) ? n_shared : 0) + (job_is_var(k) ? n_job_params : 0);
 }
 
 /// Doubles that grow at the end without being zero-filled first (blocks are written right after).
@@ -81,8 +81,8 @@ class block_buffer {
 struct chunk_input {
   const double* shared;                    ///< S shared parameter values
   int n_shared;                            ///< S
-  const double* own;                       ///< P x n_jobs job parameter values, column-major
-  int n_own;                               ///< P
+  const double* job_params;                       ///< P x n_jobs job parameter values, column-major
+  int n_job_params;                               ///< P
   const std::vector<double>* x_r;          ///< n_jobs rows of real data
   const std::vector<int>* x_i;             ///< n_jobs rows of integer data
   int n_jobs;                              ///< jobs in the chunk
@@ -126,7 +126,7 @@ class runner_vectors {
     kept_leaf() : vari(0.0) {}
   };
 
-  /// Makes room for n kept leaves; call before shared() and own(), whose leaves it may replace.
+  /// Makes room for n kept leaves; call before shared() and job_params(), whose leaves it may replace.
   void keep_leaves(int n) {
     if (n <= n_nodes_) return;
     // New nodes: the vectors' entries point at the old ones, so both are emptied.
@@ -143,11 +143,11 @@ class runner_vectors {
   }
   /// The job vector of scalar type T, sized n; var entries are kept leaves (after the shared ones).
   template <class T>
-  Eigen::Matrix<T, Eigen::Dynamic, 1>& own(int n, int after) {
+  Eigen::Matrix<T, Eigen::Dynamic, 1>& job_params(int n, int after) {
     if constexpr (is_var_v<T>) return leaves(own_v_, n, after);
     else return sized(own_d_, n);
   }
-  /// The kept leaves, shared ones first (those shared() and own() hand out).
+  /// The kept leaves, shared ones first (those shared() and job_params() hand out).
   kept_leaf* kept() { return nodes_.get(); }
 
  private:
@@ -212,17 +212,17 @@ class packed_jobs {
   explicit packed_jobs(const chunk_input& in) : in_(in) {}
   int n_jobs() const { return in_.n_jobs; }
   int n_shared() const { return in_.n_shared; }
-  int n_own() const { return in_.n_own; }
+  int n_job_params() const { return in_.n_job_params; }
   double shared(int s) const { return in_.shared[s]; }
-  double own(int j, int p) const { return in_.own[static_cast<std::ptrdiff_t>(j) * in_.n_own + p]; }
+  double job_param(int j, int p) const { return in_.job_params[static_cast<std::ptrdiff_t>(j) * in_.n_job_params + p]; }
   /// The shared parameters as a double vector (copied into `scratch`).
   const Eigen::VectorXd& shared_doubles(Eigen::VectorXd& scratch) const {
     scratch = Eigen::Map<const Eigen::VectorXd>(in_.shared, in_.n_shared);
     return scratch;
   }
   /// Job j's parameters as a double vector (copied into `scratch`).
-  const Eigen::VectorXd& own_doubles(int j, Eigen::VectorXd& scratch) const {
-    scratch = Eigen::Map<const Eigen::VectorXd>(in_.own + static_cast<std::ptrdiff_t>(j) * in_.n_own, in_.n_own);
+  const Eigen::VectorXd& job_param_doubles(int j, Eigen::VectorXd& scratch) const {
+    scratch = Eigen::Map<const Eigen::VectorXd>(in_.job_params + static_cast<std::ptrdiff_t>(j) * in_.n_job_params, in_.n_job_params);
     return scratch;
   }
   const std::vector<double>& x_r(int j) const { return in_.x_r[j]; }
@@ -236,7 +236,7 @@ class packed_jobs {
 /// The core of every runner: runs the jobs of `in` in order on this depth's job tape and hands each job's
 /// outputs to `sink`, which decides where they go. With var results, for each output k of job j:
 /// sink.begin_job(j, K) once, then sink.output(k, value, leaves, n_leaves) with the parameters' leaves
-/// holding d output / d parameter (shared first, then own). With double results: sink.values(j, y).
+/// holding d output / d parameter (shared first, then the job's). With double results: sink.values(j, y).
 /// `cursor` is the index of the job being run (to name it if it throws).
 template <class F, param_kinds Kinds, class Jobs, class Sink>
 void run_jobs(const Jobs& in, Sink& sink, int& cursor) {
@@ -246,14 +246,14 @@ void run_jobs(const Jobs& in, Sink& sink, int& cursor) {
   using T_job = std::conditional_t<job_var, var, double>;
   using R = return_type_t<T_shared, T_job>;
   const int S = in.n_shared();
-  const int P = in.n_own();
+  const int P = in.n_job_params();
   const int n_jobs = in.n_jobs();
   const F f{};
   runner_context& context = per_depth<runner_context>(functor_depth);
   runner_vectors& vectors = context.vectors;
   functor_scope scope;
 
-  // The parameters' leaves, as one array: shared ones (if var), then own ones (if var). They are kept
+  // The parameters' leaves, as one array: shared ones (if var), then the job's (if var). They are kept
   // across jobs and chunks; each job only sets their values.
   const int n_shared_leaves = shared_var ? S : 0, n_leaves = n_shared_leaves + (job_var ? P : 0);
   vectors.keep_leaves(n_leaves);
@@ -267,26 +267,26 @@ void run_jobs(const Jobs& in, Sink& sink, int& cursor) {
   }
 
   if constexpr (!shared_var && !job_var) {
-    Eigen::VectorXd& own_scratch = vectors.own<double>(P, 0);
+    Eigen::VectorXd& job_scratch = vectors.job_params<double>(P, 0);
     for (int j = 0; j < n_jobs; ++j) {
       cursor = j;
-      sink.values(j, f(*shared, in.own_doubles(j, own_scratch), in.x_r(j), in.x_i(j), in.msgs()));
+      sink.values(j, f(*shared, in.job_param_doubles(j, job_scratch), in.x_r(j), in.x_i(j), in.msgs()));
     }
   } else {
     tape& t = context.jobs;
     const current_tape_scope on_job_tape(t);
     const rewind_at_exit cleanup(t);
     const tape_mark& job_start = cleanup.start();
-    Eigen::Matrix<T_job, Eigen::Dynamic, 1>& own_scratch = vectors.own<T_job>(P, n_shared_leaves);
+    Eigen::Matrix<T_job, Eigen::Dynamic, 1>& job_scratch = vectors.job_params<T_job>(P, n_shared_leaves);
     for (int j = 0; j < n_jobs; ++j) {
       cursor = j;
-      const Eigen::Matrix<T_job, Eigen::Dynamic, 1>* own = &own_scratch;
+      const Eigen::Matrix<T_job, Eigen::Dynamic, 1>* job = &job_scratch;
       if constexpr (job_var) {
-        for (int p = 0; p < P; ++p) leaves[n_shared_leaves + p].val_ = in.own(j, p);
+        for (int p = 0; p < P; ++p) leaves[n_shared_leaves + p].val_ = in.job_param(j, p);
       } else {
-        own = &in.own_doubles(j, own_scratch);
+        job = &in.job_param_doubles(j, job_scratch);
       }
-      const Eigen::Matrix<R, Eigen::Dynamic, 1> y = f(*shared, *own, in.x_r(j), in.x_i(j), in.msgs());
+      const Eigen::Matrix<R, Eigen::Dynamic, 1> y = f(*shared, *job, in.x_r(j), in.x_i(j), in.msgs());
       const int K = static_cast<int>(y.size());
       sink.begin_job(j, K);
       for (int k = 0; k < K; ++k) {
@@ -331,7 +331,7 @@ class block_sink {
 /// The chunk runner of functor F for one combination of parameter kinds.
 template <class F, param_kinds Kinds>
 void run_chunk(const chunk_input& in, block_buffer& out, int* counts, int& cursor) {
-  const int rows = rows_per_output(Kinds, in.n_shared, in.n_own);
+  const int rows = rows_per_output(Kinds, in.n_shared, in.n_job_params);
   out.reserve(out.size() + static_cast<std::size_t>(in.n_jobs) * rows);
   block_sink sink(out, counts, rows);
   run_jobs<F, Kinds>(packed_jobs(in), sink, cursor);

@@ -110,8 +110,8 @@ class team_chunks {
     if (begin > me.lowest_failure_.load(std::memory_order_relaxed)) return;
     chunk_thread_share& share = *me.shares_[static_cast<std::size_t>(thread)];
     const chunk_input& in = *c.in;
-    const chunk_input part{in.shared,   in.n_shared, in.own + static_cast<std::ptrdiff_t>(begin) * in.n_own,
-                           in.n_own,    in.x_r + begin, in.x_i + begin, end - begin, nullptr};
+    const chunk_input part{in.shared,   in.n_shared, in.job_params + static_cast<std::ptrdiff_t>(begin) * in.n_job_params,
+                           in.n_job_params,    in.x_r + begin, in.x_i + begin, end - begin, nullptr};
     chunk_batch& record = me.batches_[static_cast<std::size_t>(begin / c.batch)];
     record.thread = thread;
     record.offset = share.blocks.size();

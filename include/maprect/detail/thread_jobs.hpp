@@ -63,12 +63,12 @@ class jobs_slice {
   jobs_slice(const Jobs& in, int begin, int n, std::ostream* msgs) : in_(in), begin_(begin), n_(n), msgs_(msgs) {}
   int n_jobs() const { return n_; }
   int n_shared() const { return in_.n_shared(); }
-  int n_own() const { return in_.n_own(); }
+  int n_job_params() const { return in_.n_job_params(); }
   double shared(int s) const { return in_.shared(s); }
-  double own(int j, int p) const { return in_.own(begin_ + j, p); }
+  double job_param(int j, int p) const { return in_.job_param(begin_ + j, p); }
   const Eigen::VectorXd& shared_doubles(Eigen::VectorXd& scratch) const { return in_.shared_doubles(scratch); }
-  const Eigen::VectorXd& own_doubles(int j, Eigen::VectorXd& scratch) const {
-    return in_.own_doubles(begin_ + j, scratch);
+  const Eigen::VectorXd& job_param_doubles(int j, Eigen::VectorXd& scratch) const {
+    return in_.job_param_doubles(begin_ + j, scratch);
   }
   const std::vector<double>& x_r(int j) const { return in_.x_r(begin_ + j); }
   const std::vector<int>& x_i(int j) const { return in_.x_i(begin_ + j); }
@@ -119,7 +119,7 @@ template <class F, param_kinds Kinds, class Jobs>
 class team_call {
  public:
   team_call(const Jobs& in, std::ostream* msgs, team_call_buffers& buffers)
-      : in_(in), msgs_(msgs), buffers_(buffers), rows_(rows_per_output(Kinds, in.n_shared(), in.n_own())) {}
+      : in_(in), msgs_(msgs), buffers_(buffers), rows_(rows_per_output(Kinds, in.n_shared(), in.n_job_params())) {}
 
   /// Runs every job on the team. Returns the lowest failing job, or INT_MAX when none failed.
   int run(thread_team& team) {
