@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <maprect/sample.hpp>
 
+#include <array>
 #include <cmath>
 
 #include "eight_schools.hpp"
@@ -74,6 +75,42 @@ TEST_CASE("a 10-d normal with scales 0.1..10 and one correlated pair: means, var
     CHECK(rows[i].ess_bulk > 400);
   }
   CHECK(sample_cov(3, 4) / std::sqrt(sample_cov(3, 3) * sample_cov(4, 4)) == Approx(rho).margin(0.03));
+}
+
+TEST_CASE("eight schools' log density is the model's normalised density less a constant, with its gradient") {
+  // At mu = 1.5, tau = 2, theta_tilde = (0.5, -1, 0.25, 0, 1, -0.5, 2, -2): the normalised log density of
+  // normal(mu | 0, 5), half-Cauchy(tau | 0, 5) with the Jacobian tau of tau = exp(log tau), the eight
+  // normal(theta_tilde | 0, 1) and the eight normal(y | mu + tau theta_tilde, sigma), written out here; lp__
+  // drops the normalising constants as Stan's `~` does, so the two differ by those constants exactly.
+  const std::array<double, 8> y = {28, 8, -3, 7, -1, 1, 18, 12}, sigma = {15, 10, 16, 11, 9, 11, 10, 18};
+  const double mu = 1.5, tau = 2;
+  Eigen::VectorXd q(10);
+  q << mu, std::log(tau), 0.5, -1, 0.25, 0, 1, -0.5, 2, -2;
+  const double log_sqrt_2pi = 0.5 * std::log(2 * M_PI);
+  auto normal_lpdf = [&](double x, double m, double sd) {
+    return -0.5 * std::pow((x - m) / sd, 2) - std::log(sd) - log_sqrt_2pi;
+  };
+  double full = normal_lpdf(mu, 0, 5) + std::log(2 / (M_PI * 5 * (1 + std::pow(tau / 5, 2)))) + std::log(tau);
+  double constants = -std::log(5.0) - log_sqrt_2pi + std::log(2 / (M_PI * 5));
+  for (int j = 0; j < 8; ++j) {
+    full += normal_lpdf(q(2 + j), 0, 1) + normal_lpdf(y[j], mu + tau * q(2 + j), sigma[j]);
+    constants += -2 * log_sqrt_2pi - std::log(sigma[j]);
+  }
+  const maprect::models::eight_schools_model model;
+  CHECK(model.log_density(q) == Approx(full - constants).epsilon(1e-14));
+  CHECK(model.log_density(q) == Approx(-7.993343883952777).epsilon(1e-14));  // the same sum in Python
+  const maprect::log_density_function f =
+      maprect::var_log_density([&](const maprect::vector_v& x) { return model.log_density(x); });
+  Eigen::VectorXd g;
+  CHECK(f(q, g) == Approx(full - constants).epsilon(1e-14));
+  for (int i = 0; i < 10; ++i) {
+    const double h = 1e-6;
+    Eigen::VectorXd up = q, down = q;
+    up(i) += h;
+    down(i) -= h;
+    INFO("coordinate " << i);
+    CHECK(g(i) == Approx((model.log_density(up) - model.log_density(down)) / (2 * h)).epsilon(1e-6));
+  }
 }
 
 TEST_CASE("eight schools (non-centred): mu and tau match the posteriordb reference, no divergences") {
