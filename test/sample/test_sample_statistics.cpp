@@ -122,7 +122,8 @@ TEST_CASE("eight schools (non-centred): mu and tau match the posteriordb referen
   const maprect::models::eight_schools_model model;
   const maprect::log_density_function f =
       maprect::var_log_density([&](const maprect::vector_v& q) { return model.log_density(q); });
-  maprect::sample_options o;  // the defaults: 1000 warm-up, 1000 draws, max depth 10, delta 0.8
+  maprect::sample_options o;  // the defaults: 1000 warm-up, 1000 draws, max depth 10
+  o.delta = maprect::models::eight_schools_default_delta;  // what `maprect sample` uses for this model: 0.9
   o.seed = 8;
   std::vector<int> divergences;
   const auto draws = run(f, model.size(), 4, o, [&](const Eigen::VectorXd& q) { return model.write_array(q); },
@@ -133,11 +134,11 @@ TEST_CASE("eight schools (non-centred): mu and tau match the posteriordb referen
   INFO("mu " << mu.mean << " (mcse " << mu.mcse << "), tau " << tau.mean << " (mcse " << tau.mcse << ")");
   CHECK(std::fabs(mu.mean - mu_reference) < 4 * std::hypot(mu.mcse, mu_reference_mcse));
   CHECK(std::fabs(tau.mean - tau_reference) < 4 * std::hypot(tau.mcse, tau_reference_mcse));
-  // Stan itself reports a few divergent transitions per several thousand draws on this model at delta 0.8
-  // (0 to 3 per 4000 over seeds 1-10 here, about 1 per 4000 on average; 1 in 40,000 at delta 0.9): the check is
-  // that they stay that rare, at most 0.1% of the draws.
-  const int total_divergences = divergences[0] + divergences[1] + divergences[2] + divergences[3];
-  CHECK(total_divergences <= 4);
+  // At Stan's 0.8 a few divergent transitions remain on this model, in Stan as here: about 2 per 10,000 draws
+  // (18 over seeds 1-20 x 4 chains x 1000 draws, 8 of the 20 seeds with any). At the model's 0.9: none over
+  // seeds 1-20, 8 over seeds 21-100 (5 of those 80 seeds with any). Seed 8 was not picked for this check: it
+  // is the seed the test ran at 0.8.
+  CHECK(divergences == std::vector<int>{0, 0, 0, 0});
   for (const auto& r : rows) CHECK(r.rhat < 1.01);
   // theta = mu + tau * theta_tilde, column by column.
   CHECK(draws[0](17, 2 + 8) == Approx(draws[0](17, 0) + draws[0](17, 1) * draws[0](17, 2)).epsilon(1e-14));
