@@ -4,8 +4,11 @@
 #include <catch2/catch.hpp>
 #include <maprect/sample.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <utility>
 
 namespace {
 
