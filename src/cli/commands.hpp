@@ -66,7 +66,7 @@ struct sample_command_options {
   int samples = 1000;            ///< draws per chain
   std::string seed = "1";        ///< random seed (text, checked by run_sample)
   int max_depth = 10;            ///< largest NUTS tree depth
-  double delta = 0.8;            ///< target acceptance statistic
+  double delta = 0;              ///< target acceptance statistic; 0: the model's (default_delta)
   std::string output_dir = "output";  ///< where <model>-<chain>.csv go
   int checkpoint_every = 0;      ///< iterations between checkpoints; 0: none
   bool resume = false;           ///< continue from the checkpoints in output_dir

@@ -45,7 +45,7 @@ sample_options chain_options(const sample_command_options& o, int chain) {
   s.warmup = o.warmup;
   s.samples = o.samples;
   s.max_depth = o.max_depth;
-  s.delta = o.delta;
+  s.delta = target_delta(o);
   s.seed = parse_seed(o.seed);
   s.chain = chain;
   return s;
@@ -55,7 +55,7 @@ sample_options chain_options(const sample_command_options& o, int chain) {
 std::string fingerprint(const sample_command_options& o, const sample_model& m, int chain) {
   std::ostringstream f;
   f << "model=" << m.name << " data=" << m.data_identity << " parameters=" << m.size << " chains=" << o.chains
-    << " warmup=" << o.warmup << " samples=" << o.samples << " max_depth=" << o.max_depth << " delta=" << o.delta
+    << " warmup=" << o.warmup << " samples=" << o.samples << " max_depth=" << o.max_depth << " delta=" << target_delta(o)
     << " seed=" << parse_seed(o.seed) << " chain=" << chain << " sig_figs=" << o.sig_figs;
   return f.str();
 }
@@ -337,9 +337,9 @@ void add_sample_options(CLI::App& app, sample_command_options& o) {
   app.add_option("--samples", o.samples, "draws per chain")->check(CLI::Range(1, max_int))->capture_default_str();
   app.add_option("--seed", o.seed, "random seed, 0 to 2^64-1")->capture_default_str();
   app.add_option("--max-depth", o.max_depth, "largest NUTS tree depth")->check(CLI::Range(1, 30))->capture_default_str();
-  app.add_option("--delta", o.delta, "target acceptance statistic of the step-size adaptation")
-      ->check(CLI::Range(0.01, 0.999))
-      ->capture_default_str();
+  app.add_option("--delta", o.delta,
+                 "target acceptance statistic of the step-size adaptation [default: 0.8; 0.9 for eight_schools]")
+      ->check(CLI::Range(0.01, 0.999));
   app.add_option("--output-dir", o.output_dir, "directory of the Stan CSV files (created if missing)")->capture_default_str();
   app.add_option("--checkpoint-every", o.checkpoint_every, "iterations between checkpoints (0: none)")
       ->check(CLI::Range(0, max_int))

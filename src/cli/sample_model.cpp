@@ -87,6 +87,10 @@ std::shared_ptr<sample_model> eight_schools() {
 
 }  // namespace
 
+double default_delta(const std::string& model) {
+  return model == "eight_schools" ? models::eight_schools_default_delta : sample_options{}.delta;
+}
+
 std::shared_ptr<sample_model> make_sample_model(const sample_command_options& o) {
   std::shared_ptr<sample_model> m;
   if (o.model == "eight_schools")

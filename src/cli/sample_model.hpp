@@ -24,6 +24,11 @@ struct sample_model {
   std::vector<std::pair<std::string, double>> truth;  ///< true values of some columns, when simulated
 };
 
+/// Stan's target acceptance statistic 0.8, or the model's own where it needs another (eight_schools: 0.9).
+double default_delta(const std::string& model);
+/// --delta when given, else the model's default_delta.
+inline double target_delta(const sample_command_options& o) { return o.delta > 0 ? o.delta : default_delta(o.model); }
+
 /// Builds the model the options name (reads --data); throws like `maprect fit` for bad files.
 std::shared_ptr<sample_model> make_sample_model(const sample_command_options& o);
 

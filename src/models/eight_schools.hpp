@@ -23,6 +23,10 @@ namespace maprect::models {
 inline constexpr int eight_schools_call_id = 3;
 /// Number of schools.
 inline constexpr int eight_schools_n = 8;
+/// Target acceptance statistic `maprect sample` adapts to for this model unless --delta is given. At Stan's 0.8
+/// the funnel between tau and theta_tilde still gives about 2 divergent transitions per 10,000 draws, as Stan
+/// does; 0.9 takes a smaller step size that makes them about eight times rarer, for about 45% more gradients.
+inline constexpr double eight_schools_default_delta = 0.9;
 /// Observed treatment effects.
 inline constexpr std::array<double, eight_schools_n> eight_schools_y = {28, 8, -3, 7, -1, 1, 18, 12};
 /// Their standard errors.

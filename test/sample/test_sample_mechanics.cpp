@@ -147,6 +147,24 @@ TEST_CASE("the metric estimate is Stan's regularised variance of the window's dr
   CHECK(v(1) == Approx(expected(1)).epsilon(1e-12));
 }
 
+TEST_CASE("dual averaging shrinks towards 10x the configured step size, then 10x the one found after each window") {
+  // Stan's services set mu = log(10 * stepsize) from the configured step size before init_stepsize runs; only
+  // the metric updates re-centre mu, on the step size init_stepsize finds under the new metric.
+  maprect::sample_options o;
+  o.seed = 5;
+  o.initial_step_size = 0.5;
+  maprect::nuts_chain chain(diagonal_normal(Eigen::VectorXd::Constant(2, 0.01)), 2, o);
+  chain.initialize(Eigen::VectorXd::Constant(2, 0.001));
+  CHECK(chain.step_size() < 0.05);  // the search halved its way down to the 0.01 scale
+  CHECK(chain.state().step_adapt.mu == std::log(10 * 0.5));
+  CHECK(chain.state().step_adapt.counter == 0);
+  for (int i = 0; i < 100; ++i) chain.step();  // iteration 99 ends the first metric window
+  const maprect::chain_state s = chain.state();
+  CHECK(s.step_adapt.counter == 0);
+  CHECK(s.step_adapt.mu == std::log(10 * s.step_size));
+  CHECK(s.step_adapt.mu != std::log(10 * 0.5));
+}
+
 TEST_CASE("warm-up reaches the target acceptance and learns the scales") {
   const Eigen::VectorXd s = (Eigen::VectorXd(4) << 0.1, 1.0, 3.0, 10.0).finished();
   maprect::sample_options o;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <maprect/sample.hpp>
 
+#include <array>
 #include <cmath>
 
 #include "eight_schools.hpp"
@@ -76,6 +77,42 @@ TEST_CASE("a 10-d normal with scales 0.1..10 and one correlated pair: means, var
   CHECK(sample_cov(3, 4) / std::sqrt(sample_cov(3, 3) * sample_cov(4, 4)) == Approx(rho).margin(0.03));
 }
 
+TEST_CASE("eight schools' log density is the model's normalised density less a constant, with its gradient") {
+  // At mu = 1.5, tau = 2, theta_tilde = (0.5, -1, 0.25, 0, 1, -0.5, 2, -2): the normalised log density of
+  // normal(mu | 0, 5), half-Cauchy(tau | 0, 5) with the Jacobian tau of tau = exp(log tau), the eight
+  // normal(theta_tilde | 0, 1) and the eight normal(y | mu + tau theta_tilde, sigma), written out here; lp__
+  // drops the normalising constants as Stan's `~` does, so the two differ by those constants exactly.
+  const std::array<double, 8> y = {28, 8, -3, 7, -1, 1, 18, 12}, sigma = {15, 10, 16, 11, 9, 11, 10, 18};
+  const double mu = 1.5, tau = 2;
+  Eigen::VectorXd q(10);
+  q << mu, std::log(tau), 0.5, -1, 0.25, 0, 1, -0.5, 2, -2;
+  const double log_sqrt_2pi = 0.5 * std::log(2 * M_PI);
+  auto normal_lpdf = [&](double x, double m, double sd) {
+    return -0.5 * std::pow((x - m) / sd, 2) - std::log(sd) - log_sqrt_2pi;
+  };
+  double full = normal_lpdf(mu, 0, 5) + std::log(2 / (M_PI * 5 * (1 + std::pow(tau / 5, 2)))) + std::log(tau);
+  double constants = -std::log(5.0) - log_sqrt_2pi + std::log(2 / (M_PI * 5));
+  for (int j = 0; j < 8; ++j) {
+    full += normal_lpdf(q(2 + j), 0, 1) + normal_lpdf(y[j], mu + tau * q(2 + j), sigma[j]);
+    constants += -2 * log_sqrt_2pi - std::log(sigma[j]);
+  }
+  const maprect::models::eight_schools_model model;
+  CHECK(model.log_density(q) == Approx(full - constants).epsilon(1e-14));
+  CHECK(model.log_density(q) == Approx(-7.993343883952777).epsilon(1e-14));  // the same sum in Python
+  const maprect::log_density_function f =
+      maprect::var_log_density([&](const maprect::vector_v& x) { return model.log_density(x); });
+  Eigen::VectorXd g;
+  CHECK(f(q, g) == Approx(full - constants).epsilon(1e-14));
+  for (int i = 0; i < 10; ++i) {
+    const double h = 1e-6;
+    Eigen::VectorXd up = q, down = q;
+    up(i) += h;
+    down(i) -= h;
+    INFO("coordinate " << i);
+    CHECK(g(i) == Approx((model.log_density(up) - model.log_density(down)) / (2 * h)).epsilon(1e-6));
+  }
+}
+
 TEST_CASE("eight schools (non-centred): mu and tau match the posteriordb reference, no divergences") {
   // posteriordb, posterior_database/reference_posteriors/summary_statistics/mean/mean/
   // eight_schools-eight_schools_noncentered.json (github.com/stan-dev/posteriordb, commit e3545336): the mean of
@@ -85,7 +122,8 @@ TEST_CASE("eight schools (non-centred): mu and tau match the posteriordb referen
   const maprect::models::eight_schools_model model;
   const maprect::log_density_function f =
       maprect::var_log_density([&](const maprect::vector_v& q) { return model.log_density(q); });
-  maprect::sample_options o;  // the defaults: 1000 warm-up, 1000 draws, max depth 10, delta 0.8
+  maprect::sample_options o;  // the defaults: 1000 warm-up, 1000 draws, max depth 10
+  o.delta = maprect::models::eight_schools_default_delta;  // what `maprect sample` uses for this model: 0.9
   o.seed = 8;
   std::vector<int> divergences;
   const auto draws = run(f, model.size(), 4, o, [&](const Eigen::VectorXd& q) { return model.write_array(q); },
@@ -96,11 +134,11 @@ TEST_CASE("eight schools (non-centred): mu and tau match the posteriordb referen
   INFO("mu " << mu.mean << " (mcse " << mu.mcse << "), tau " << tau.mean << " (mcse " << tau.mcse << ")");
   CHECK(std::fabs(mu.mean - mu_reference) < 4 * std::hypot(mu.mcse, mu_reference_mcse));
   CHECK(std::fabs(tau.mean - tau_reference) < 4 * std::hypot(tau.mcse, tau_reference_mcse));
-  // Stan itself reports a few divergent transitions per several thousand draws on this model at delta 0.8
-  // (0 to 3 per 4000 over seeds 1-10 here, about 1 per 4000 on average; 1 in 40,000 at delta 0.9): the check is
-  // that they stay that rare, at most 0.1% of the draws.
-  const int total_divergences = divergences[0] + divergences[1] + divergences[2] + divergences[3];
-  CHECK(total_divergences <= 4);
+  // At Stan's 0.8 a few divergent transitions remain on this model, in Stan as here: about 2 per 10,000 draws
+  // (18 over seeds 1-20 x 4 chains x 1000 draws, 8 of the 20 seeds with any). At the model's 0.9: none over
+  // seeds 1-20, 8 over seeds 21-100 (5 of those 80 seeds with any). Seed 8 was not picked for this check: it
+  // is the seed the test ran at 0.8.
+  CHECK(divergences == std::vector<int>{0, 0, 0, 0});
   for (const auto& r : rows) CHECK(r.rhat < 1.01);
   // theta = mu + tau * theta_tilde, column by column.
   CHECK(draws[0](17, 2 + 8) == Approx(draws[0](17, 0) + draws[0](17, 1) * draws[0](17, 2)).epsilon(1e-14));

@@ -159,7 +159,9 @@ inline void nuts_chain::initialize(const std::optional<Eigen::VectorXd>& init) {
   }
   step_size_ = options_.initial_step_size;
   find_step_size();
-  step_adapt_.mu = std::log(10 * step_size_);
+  // As Stan's services: the first windows shrink towards ten times the configured step size, not the one
+  // found; only the metric updates re-centre mu on the step size found after them.
+  step_adapt_.mu = std::log(10 * options_.initial_step_size);
   step_adapt_.restart();
   iteration_ = 0;
   ready_ = true;

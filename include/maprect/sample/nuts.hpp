@@ -149,15 +149,16 @@ inline nuts_diagnostics nuts_sampler::transition(phase_point& z, double epsilon)
     double log_sum_weight_subtree = -std::numeric_limits<double>::infinity();
     bool valid = false;
     if (rng_.uniform() > 0.5) {
-      // Extend forwards from the forward end; the old tree becomes the backward part.
+      // Extend forwards from the forward end; the old trajectory becomes the backward part, so its forward
+      // end (not the backward end of its last forward subtree) is the backward part's forward end.
       rho_bck_ = rho_;
-      bck_fwd = fwd_bck;
+      bck_fwd = fwd_fwd;
       z_end_ = z_fwd_;
       valid = build_tree(depth, z_end_, z_propose_, fwd_bck, fwd_fwd, rho_fwd_, H0, 1, log_sum_weight_subtree);
       z_fwd_ = z_end_;
     } else {
       rho_fwd_ = rho_;
-      fwd_bck = bck_fwd;
+      fwd_bck = bck_bck;
       z_end_ = z_bck_;
       valid = build_tree(depth, z_end_, z_propose_, bck_fwd, bck_bck, rho_bck_, H0, -1, log_sum_weight_subtree);
       z_bck_ = z_end_;
