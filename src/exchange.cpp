@@ -63,12 +63,6 @@ const double* exchange_request(const endpoint& e, wire::request& header, double*
   return rest.data();
 }
 
-std::uint64_t request_bytes(const endpoint& e, int n_shared) {
-  const std::uint64_t doubles = wire::request_doubles + static_cast<std::uint64_t>(
-                                                            std::max(0, n_shared - wire::inline_shared));
-  return sizeof(double) * doubles * static_cast<std::uint64_t>(e.size - 1);
-}
-
 template <class T>
 void exchange_rows(const endpoint& e, const T* all, const rank_layout& layout, std::vector<std::vector<T>>& mine) {
   const MPI_Datatype type = datatype_of<T>();

@@ -47,7 +47,11 @@ const double* exchange_request(const endpoint& e, wire::request& header, double*
                                std::vector<double>& rest);
 
 /// Bytes the root sends for a request with n_shared shared parameters.
-std::uint64_t request_bytes(const endpoint& e, int n_shared);
+inline std::uint64_t request_bytes(const endpoint& e, int n_shared) {
+  const int more = n_shared > wire::inline_shared ? n_shared - wire::inline_shared : 0;
+  return sizeof(double) * static_cast<std::uint64_t>(wire::request_doubles + more) *
+         static_cast<std::uint64_t>(e.size - 1);
+}
 
 /// Step 2, first call: the root scatters the workers' rows (`all`, `layout`: the workers' part only);
 /// a worker receives its rows straight into `mine` (allocated, rows of equal length).

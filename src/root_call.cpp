@@ -225,9 +225,11 @@ rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int 
   int cursor = 0;
   try {
     if (req.session != nullptr && !own_jobs_on_team(s, req, n)) {
-      const auto start = std::chrono::steady_clock::now();
+      // Without a team the call's own timing (root_part::own_untimed) is this thread's busy time.
+      const bool timed = s.team != nullptr;
+      const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       req.session->begin(n, s.call.own_counts.data(), cursor, poller);
-      s.chunks.add_alone(seconds_since(start));
+      if (timed) s.chunks.add_alone(seconds_since(start));
     } else {
       if (req.session != nullptr) req.session->begin(0, s.call.own_counts.data(), cursor, nullptr);
       const chunk_input in = root_jobs_input(req, 0, n);
@@ -708,6 +710,7 @@ struct root_part {
   int nodes_during_own = 0;  ///< workers' jobs whose output nodes were made between the root's own
   std::chrono::steady_clock::time_point checked, own_done, taken_done;
   int checked_rows = 0;      ///< workers' rows compared with the root's copy
+  bool own_untimed = false;  ///< the root's own jobs ran in place without a team: own_done times them
 };
 
 /// The root's part of step 4 of a steady call. Through host memory with output nodes made in place
@@ -720,6 +723,7 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
   // collective) and dropped.
   part.data_unchanged = workers_data_current(site, req, part.checked_rows);
   part.checked = clock::now();
+  part.own_untimed = s.team == nullptr && req.session != nullptr;
   s.call.nodes_made.assign(static_cast<std::size_t>(s.size), 0);
   s.call.making = 1;
   s.call.making_stopped = false;
@@ -797,7 +801,11 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
     t.worker_jobs[r] = worker_end(s, site, r);
     if (busiest == 0 || t.worker_busy[r] > t.worker_busy[busiest]) busiest = r;
   }
-  const team_busy& threads = s.chunks.busy();
+  team_busy threads = s.chunks.busy();
+  if (part.own_untimed) {  // the root's own jobs, timed by the call itself
+    threads.slowest_seconds += t.own;
+    threads.fastest_seconds += t.own;
+  }
   s.root.last_profile = {site.plan.root_jobs, busiest > 0 ? t.worker_jobs[busiest] : 0, t.own,
                          busiest > 0 ? t.worker_busy[busiest] : 0.0, t.check, part.taken, s.settings.threads,
                          threads.slowest_seconds, threads.fastest_seconds};

@@ -143,7 +143,7 @@ class node_sink {
         output_bytes_(sizeof(job_output_vari) + sizeof(double) * n_partials_) {}
 
   /// Job j has K outputs: its operand record, and room for their nodes and partials.
-  void begin_job(int j, int K) {
+  MAPRECT_ALWAYS_INLINE void begin_job(int j, int K) {
     if (K == 0) return;
     const std::size_t record_bytes = job_operands::bytes(call_->n_job_params);
     char* p = static_cast<char*>(t_.memory.allocate(record_bytes + output_bytes_ * static_cast<std::size_t>(K)));

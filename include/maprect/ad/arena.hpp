@@ -6,6 +6,8 @@
 #include <new>
 #include <vector>
 
+#include "inline.hpp"
+
 namespace maprect {
 
 /// A position in an arena, to rewind to (nested tapes).
@@ -27,7 +29,7 @@ class arena {
   }
 
   /// Returns `bytes` of uninitialised memory that lives until the arena is rewound past it.
-  void* allocate(std::size_t bytes) {
+  MAPRECT_ALWAYS_INLINE void* allocate(std::size_t bytes) {
     bytes = (bytes + alignment - 1) & ~(alignment - 1);
     char* p = next_;
     if (static_cast<std::size_t>(end_ - p) < bytes) return allocate_slow(bytes);

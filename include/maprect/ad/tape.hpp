@@ -31,14 +31,14 @@ struct tape {
   }
 
   /// Records a new node with operands.
-  void push(vari* v) { stack.push_back(v); }
+  MAPRECT_ALWAYS_INLINE void push(vari* v) { stack.push_back(v); }
   /// Records a new leaf.
-  void push_leaf(vari* v) { leaves.push_back(v); }
+  MAPRECT_ALWAYS_INLINE void push_leaf(vari* v) { leaves.push_back(v); }
 
   /// The tape's current position.
   tape_mark mark() const { return {stack.size(), leaves.size(), memory.mark()}; }
   /// Frees every node made after `m`.
-  void rewind(const tape_mark& m) {
+  MAPRECT_ALWAYS_INLINE void rewind(const tape_mark& m) {
     stack.resize(m.stack_size);
     leaves.resize(m.leaf_count);
     memory.rewind(m.memory);

@@ -30,14 +30,14 @@ class vari {
 
   /// Nodes are allocated on the thread's arena and recorded on its tape in one step (one thread-local
   /// lookup per node); vari is the primary base of every node, so the address is the node's.
-  static void* operator new(std::size_t bytes) {
+  MAPRECT_ALWAYS_INLINE static void* operator new(std::size_t bytes) {
     tape& t = tape::current();
     void* p = t.memory.allocate(bytes);
     t.push(static_cast<vari*>(p));
     return p;
   }
   /// A leaf (no operands): recorded apart, so that reverse sweeps need not visit it.
-  static void* operator new(std::size_t bytes, leaf_t) {
+  MAPRECT_ALWAYS_INLINE static void* operator new(std::size_t bytes, leaf_t) {
     tape& t = tape::current();
     void* p = t.memory.allocate(bytes);
     t.push_leaf(static_cast<vari*>(p));
