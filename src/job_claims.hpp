@@ -32,6 +32,8 @@ struct worker_report {
   int code = 0;       ///< a wire::status
   int job = -1;       ///< global index of the failing job
   double busy = 0;    ///< seconds spent on its jobs
+  double slowest_thread = 0;  ///< its slowest team thread's busy seconds
+  double fastest_thread = 0;  ///< its fastest team thread's busy seconds
 };
 
 /// The claim words of a cluster, and the progress words beside them: one of each per worker that shares

@@ -180,6 +180,8 @@ void collect_reports(cluster_state& s, const call_request& req, double* buffer, 
     status[0] = report.code;
     status[1] = report.job;
     status[2] = report.busy;
+    status[3] = report.slowest_thread;
+    status[4] = report.fastest_thread;
     s.root.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(s.call.answer_counts[r]);
   }
 }
@@ -806,9 +808,14 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
     threads.slowest_seconds += t.own;
     threads.fastest_seconds += t.own;
   }
-  s.root.last_profile = {site.plan.root_jobs, busiest > 0 ? t.worker_jobs[busiest] : 0, t.own,
-                         busiest > 0 ? t.worker_busy[busiest] : 0.0, t.check, part.taken, s.settings.threads,
-                         threads.slowest_seconds, threads.fastest_seconds};
+  cluster::profile& p = s.root.last_profile;
+  p = {site.plan.root_jobs, busiest > 0 ? t.worker_jobs[busiest] : 0, t.own,
+       busiest > 0 ? t.worker_busy[busiest] : 0.0, t.check, part.taken, s.settings.threads,
+       threads.slowest_seconds, threads.fastest_seconds};
+  if (busiest > 0) {
+    p.worker_slowest_thread_seconds = buffer[site.results.displs[busiest] + 3];
+    p.worker_fastest_thread_seconds = buffer[site.results.displs[busiest] + 4];
+  }
   if (s.settings.tune_shares) {
     site.tuner.record(site.plan, t);
     site.next_root_jobs = site.tuner.proposal(site.plan, s.settings.take_over && s.host.claims.shared_with_all());

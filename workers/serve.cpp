@@ -188,6 +188,7 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
   if (slots) s.host.slots.sync();
   else receive_job_parameters(s, site, v);
   const auto start = std::chrono::steady_clock::now();
+  s.chunks.reset_busy();
   int end = 0;
   // Through host memory, each batch's blocks are in the slot as soon as it ends.
   double* const published =
@@ -195,13 +196,15 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
   const int failed_job = run_jobs(s, site, v, shared, slots ? slot : site.job_params.data(), wire::status_doubles,
                                   s.settings.take_over, end, published);
   const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const team_busy threads = s.chunks.busy();
   wire::status code = wire::status::ok;
   if (failed_job >= 0)
     code = wire::status::failed;
   else if (!std::equal(site.run_counts.begin(), site.run_counts.begin() + end, site.counts.begin()))
     code = wire::status::counts_changed;
   if (published) {
-    s.host.claims.finish({static_cast<int>(code), failed_job, busy});  // the root reads it there: no gather
+    s.host.claims.finish({static_cast<int>(code), failed_job, busy, threads.slowest_seconds,
+                          threads.fastest_seconds});  // the root reads it there: no gather
     return;
   }
   MPI_Request done = announce_done(s);
@@ -211,6 +214,8 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
   site.out.data()[0] = static_cast<int>(code);
   site.out.data()[1] = failed_job;
   site.out.data()[2] = busy;
+  site.out.data()[3] = threads.slowest_seconds;
+  site.out.data()[4] = threads.fastest_seconds;
   if (slots) {
     std::copy_n(site.out.data() + wire::status_doubles, doubles - wire::status_doubles,
                 slot + slot_blocks_at(v.n_job, site.n_jobs));

@@ -153,6 +153,8 @@ bench_record cluster_record(const size_run& run, const size_contenders& sc, cons
   if (!remote.thread_slowest_us.empty()) {
     r.thread_slowest_us = median_of(remote.thread_slowest_us);
     r.thread_fastest_us = median_of(remote.thread_fastest_us);
+    r.worker_thread_slowest_us = median_of(remote.worker_thread_slowest_us);
+    r.worker_thread_fastest_us = median_of(remote.worker_thread_fastest_us);
   }
   const cluster::traffic traffic = run.c.last_call_traffic();
   r.bytes_sent = traffic.sent;

@@ -39,6 +39,8 @@ void clear_samples(contender& c) {
   c.check_us.clear();
   c.thread_slowest_us.clear();
   c.thread_fastest_us.clear();
+  c.worker_thread_slowest_us.clear();
+  c.worker_thread_fastest_us.clear();
 }
 
 /// What the cluster's last call of a sample reports: the work per job on each side, and the data check.
@@ -49,6 +51,8 @@ void record_profile(contender& c) {
   c.check_us.push_back(1e6 * p.check_seconds);
   c.thread_slowest_us.push_back(1e6 * p.slowest_thread_seconds);
   c.thread_fastest_us.push_back(1e6 * p.fastest_thread_seconds);
+  c.worker_thread_slowest_us.push_back(1e6 * p.worker_slowest_thread_seconds);
+  c.worker_thread_fastest_us.push_back(1e6 * p.worker_fastest_thread_seconds);
 }
 
 }  // namespace

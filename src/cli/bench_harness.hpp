@@ -33,6 +33,7 @@ struct contender {
   std::vector<double> root_us_per_job, worker_us_per_job;  ///< per round, from the last call's profile
   std::vector<double> check_us;                            ///< per round: the last call's data check
   std::vector<double> thread_slowest_us, thread_fastest_us;  ///< per round: the root team's busiest and idlest thread
+  std::vector<double> worker_thread_slowest_us, worker_thread_fastest_us;  ///< per round: the busiest worker's
 
   contender(gradient_fn fn, bench_workspace* ws, bool local = false) : f(fn), w(ws), in_process(local) {}
 };

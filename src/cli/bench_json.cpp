@@ -27,6 +27,8 @@ json record_json(const bench_record& r) {
           {"threads", value_or_null(r.threads)},
           {"thread_slowest_us", value_or_null(r.thread_slowest_us)},
           {"thread_fastest_us", value_or_null(r.thread_fastest_us)},
+          {"worker_thread_slowest_us", value_or_null(r.worker_thread_slowest_us)},
+          {"worker_thread_fastest_us", value_or_null(r.worker_thread_fastest_us)},
           {"log_density", value_or_null(r.log_density)},
           {"max_abs_diff_vs_analytic", value_or_null(r.max_abs_diff_vs_analytic)},
           {"bytes_sent", value_or_null(r.bytes_sent)},

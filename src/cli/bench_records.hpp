@@ -28,6 +28,7 @@ struct bench_record {
   std::optional<int> threads;                     ///< cluster: threads per rank (the root's team)
   std::optional<double> thread_slowest_us, thread_fastest_us;  ///< cluster: medians of the root team's busiest
                                                                ///< and idlest thread per call
+  std::optional<double> worker_thread_slowest_us, worker_thread_fastest_us;  ///< cluster: the same, busiest worker
   std::optional<double> max_abs_diff_vs_analytic;
   std::optional<double> log_density;
   std::optional<unsigned long long> bytes_sent, bytes_received;

@@ -94,13 +94,14 @@ TEST_CASE("calls really cross ranks: traffic per call matches the message plan")
     CHECK(t.through_memory == 0);
   } else {
     // Request broadcast to each worker, the workers' job parameters, their (1 + 2 + 2)-row blocks (less
-    // those of the jobs the root took over) and three status values (status, failing job, busy seconds).
+    // those of the jobs the root took over) and five status values (status, failing job, busy seconds, the
+    // slowest and the fastest team thread's busy seconds).
     const int taken = test::the_cluster->last_call_profile().taken_jobs;
     CHECK(t.sent == 8u * (32 * (R - 1) + 2 * (8 - root_jobs)));
-    CHECK(t.received == 8u * (5 * (8 - root_jobs - taken) + 3 * (R - 1)));
+    CHECK(t.received == 8u * (5 * (8 - root_jobs - taken) + 5 * (R - 1)));
     // On one host the parameters and blocks go through memory, and the status too when the workers claim
     // their jobs; the request (and otherwise the status) by message.
-    const unsigned status_bytes = test::reports_through_host_memory() ? 8u * 3 * (R - 1) : 0u;
+    const unsigned status_bytes = test::reports_through_host_memory() ? 8u * 5 * (R - 1) : 0u;
     CHECK(t.through_memory ==
           (test::through_host_memory() ? 8u * (2 * (8 - root_jobs) + 5 * (8 - root_jobs - taken)) + status_bytes
                                        : 0u));
@@ -159,7 +160,7 @@ TEST_CASE("any root share gives the in-process bits, and the messages of that sh
       const int worker_jobs = J - std::min(root_jobs, J);
       CHECK(p.taken_jobs >= 0);
       CHECK(p.taken_jobs <= worker_jobs);
-      CHECK(test::the_cluster->last_call_traffic().received == 8u * (5 * (worker_jobs - p.taken_jobs) + 3 * (R - 1)));
+      CHECK(test::the_cluster->last_call_traffic().received == 8u * (5 * (worker_jobs - p.taken_jobs) + 5 * (R - 1)));
       // Its profile: the root's share, and the busiest worker's jobs, at most one of the even split's
       // shares of the rest (the one that took longest, not always the larger, less what the root took).
       CHECK(p.root_jobs == std::min(root_jobs, J));

@@ -72,7 +72,7 @@ int taken_over_in(const slow_data& d, int calls) {
     CHECK(p.taken_jobs <= J);
     // Every worker sent its status and the blocks of the jobs it ran, and of no other.
     CHECK(test::the_cluster->last_call_traffic().received ==
-          8u * (static_cast<unsigned>(rows * outputs_per_job * (J - p.taken_jobs)) + 3u * (R - 1)));
+          8u * (static_cast<unsigned>(rows * outputs_per_job * (J - p.taken_jobs)) + 5u * (R - 1)));
     taken += p.taken_jobs;
   }
   return taken;

@@ -207,6 +207,12 @@ TEST_CASE("with take-over and teams, slow jobs give the serial bits and the prof
     CHECK(p.slowest_thread_seconds >= p.fastest_thread_seconds);
     CHECK(p.fastest_thread_seconds >= 0);
     CHECK(p.slowest_thread_seconds > 0);  // the root ran J / 4 jobs of at least 50 us each
+    // The busiest worker's team, from its status: its threads ran within its busy time.
+    CHECK(p.worker_slowest_thread_seconds >= p.worker_fastest_thread_seconds);
+    CHECK(p.worker_fastest_thread_seconds >= 0);
+    CHECK(p.worker_slowest_thread_seconds <= p.worker_seconds + 1e-4);
+    if (p.worker_jobs > 0) CHECK(p.worker_slowest_thread_seconds > 0);
+    if (threads_asked() == 1) CHECK(p.worker_slowest_thread_seconds == p.worker_fastest_thread_seconds);
   }
 }
 

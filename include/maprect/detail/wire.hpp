@@ -82,8 +82,9 @@ enum class call_route : int {
 };
 
 /// Per rank, the results of a steady-state call begin with this many status doubles: status code, failing
-/// job, and the seconds the rank spent on its jobs (the root balances its share with them).
-constexpr int status_doubles = 3;
+/// job, the seconds the rank spent on its jobs (the root balances its share with them), and the busy
+/// seconds of the rank's slowest and fastest team thread (cluster::profile).
+constexpr int status_doubles = 5;
 
 /// Status codes of a rank's part of a call.
 enum class status : int {
