@@ -267,24 +267,53 @@ bool same_shape(const root_site& site, const call_request& req, int row_real, in
          site.plan.n_jobs == req.n_jobs && site.row_real == row_real && site.row_int == row_int;
 }
 
-/// True when the workers' rows equal the copy they hold, bit for bit. The root's own jobs read the caller's
-/// rows, so only the workers' can be stale.
-bool same_data(const root_site& site, const call_request& req) {
+/// True when rows [begin, end) of the workers' (counted from the first worker job) equal the copy they hold.
+bool rows_current(const root_site& site, const call_request& req, int begin, int end) {
   const std::size_t w = static_cast<std::size_t>(site.plan.root_jobs);
-  return rows_equal(req.x_r->data() + w, req.x_r->data() + site.plan.n_jobs, site.x_r.data(), site.row_real) &&
-         rows_equal(req.x_i->data() + w, req.x_i->data() + site.plan.n_jobs, site.x_i.data(), site.row_int);
+  const auto real_at = static_cast<std::size_t>(begin) * static_cast<std::size_t>(site.row_real);
+  const auto int_at = static_cast<std::size_t>(begin) * static_cast<std::size_t>(site.row_int);
+  return rows_equal(req.x_r->data() + w + begin, req.x_r->data() + w + end, site.x_r.data() + real_at,
+                    site.row_real) &&
+         rows_equal(req.x_i->data() + w + begin, req.x_i->data() + w + end, site.x_i.data() + int_at, site.row_int);
+}
+
+/// The data check's batches on the root's team: any batch that differs marks the whole check failed.
+struct team_row_check {
+  const root_site& site;
+  const call_request& req;
+  std::atomic<bool> differs{false};
+  static void run(void* self, int, int begin, int end) {
+    auto& c = *static_cast<team_row_check*>(self);
+    if (!c.differs.load(std::memory_order_relaxed) && !rows_current(c.site, c.req, begin, end))
+      c.differs.store(true, std::memory_order_relaxed);
+  }
+};
+
+/// Values of the workers' rows below which one thread checks them: a team's dispatch (about a microsecond)
+/// costs what comparing some thousands of values does.
+constexpr long long team_check_values = 32768;
+
+/// True when the workers' rows equal the copy they hold, bit for bit; on the root's team when they are many
+/// (the rows are independent). The root's own jobs read the caller's rows, so only the workers' can be stale.
+bool same_data(cluster_state& s, const root_site& site, const call_request& req) {
+  const int rows = site.plan.n_jobs - site.plan.root_jobs;
+  const long long values = static_cast<long long>(rows) * (site.row_real + site.row_int);
+  if (s.team == nullptr || values < team_check_values) return rows_current(site, req, 0, rows);
+  team_row_check check{site, req};
+  s.team->run(rows, std::max(1, rows / (4 * s.team->size())), &team_row_check::run, &check);
+  return !check.differs.load(std::memory_order_relaxed);
 }
 
 /// True when the workers still hold the caller's rows. Rows of a job_data cannot change, and a call of
 /// another job_data was planned anew (plan_or_call), so they need no check; rows the caller may change are
 /// compared with the root's copy. `checked_rows` counts the rows compared.
-bool workers_data_current(const root_site& site, const call_request& req, int& checked_rows) {
+bool workers_data_current(cluster_state& s, const root_site& site, const call_request& req, int& checked_rows) {
   if (req.data_id != 0) {
     checked_rows = 0;
     return true;
   }
   checked_rows = site.plan.n_jobs - site.plan.root_jobs;
-  return same_data(site, req);
+  return same_data(s, site, req);
 }
 
 /// Whether the workers' rows must be sent anew before call `req`: a job_data other than the one they
@@ -723,7 +752,7 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
   // The workers run from their copies of the data; meanwhile the root checks that those still equal the
   // caller's rows (unless they are a job_data's). If not, their answers are gathered (every rank joins every
   // collective) and dropped.
-  part.data_unchanged = workers_data_current(site, req, part.checked_rows);
+  part.data_unchanged = workers_data_current(s, site, req, part.checked_rows);
   part.checked = clock::now();
   part.own_untimed = s.team == nullptr && req.session != nullptr;
   s.call.nodes_made.assign(static_cast<std::size_t>(s.size), 0);

@@ -15,6 +15,7 @@
 
 #include "mpi/compare.hpp"
 #include "mpi/functors.hpp"
+#include "support/benchmark_model.hpp"
 #include "support/matchers.hpp"
 #include "support/mpi_test.hpp"
 
@@ -25,6 +26,7 @@ using test::evaluate;
 MAPRECT_REGISTER(441, test::ragged_job);
 MAPRECT_REGISTER(442, test::throwing_job);
 MAPRECT_REGISTER(443, test::slow_job);
+MAPRECT_REGISTER(446, test::logistic_job);
 
 namespace maprect::test {
 /// Calls map_rect itself on inner ragged jobs and checks that they ran on its own thread (a team thread,
@@ -249,4 +251,16 @@ TEST_CASE("a map_rect inside a functor on a team thread runs in process on that 
   }
   check_calls<444, test::nested_team_job, var, var>(d, 20);
   check_calls<444, test::nested_team_job, double, double>(d, -1);
+}
+
+TEST_CASE("a changed row among many is seen by the root's data check, which runs on the team") {
+  // 64 jobs of 600 points: 76,800 values in the workers' rows, enough for the check to use the team.
+  test::benchmark_data d(64, 600);
+  check_calls<446, test::logistic_job, var, var>(d, 16, 2);
+  d.x_r[63][599] += 0.5;  // the last value of the last worker's last job
+  check_calls<446, test::logistic_job, var, var>(d, -1, 2);
+  d.x_i[40][0] = 1 - d.x_i[40][0];  // a worker job in the middle
+  check_calls<446, test::logistic_job, var, var>(d, -1, 2);
+  d.x_r[16][0] = -d.x_r[16][0];  // the first worker job
+  check_calls<446, test::logistic_job, double, var>(d, -1, 2);
 }
