@@ -154,7 +154,10 @@ inline std::string fingerprint_difference(const std::string& a, const std::strin
   return "its settings differ from this run's";
 }
 
-inline chain_checkpoint read_checkpoint(const std::string& path, const std::string& expected_fingerprint) {
+namespace detail {
+
+/// The body of checkpoint file `path`, its checksum verified; throws std::runtime_error when damaged.
+inline std::string checked_checkpoint_body(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw std::runtime_error(path + ": cannot open the checkpoint (" + std::strerror(errno) + ")");
   std::stringstream whole;
@@ -163,31 +166,16 @@ inline chain_checkpoint read_checkpoint(const std::string& path, const std::stri
   const std::size_t at = text.rfind("checksum ");
   if (at == std::string::npos || (at > 0 && text[at - 1] != '\n'))
     throw std::runtime_error(path + ": damaged checkpoint: no checksum line (truncated?)");
-  const std::string body = text.substr(0, at);
+  std::string body = text.substr(0, at);
   char expected[32];
-  std::snprintf(expected, sizeof expected, "%016llx", static_cast<unsigned long long>(detail::fnv1a(body)));
+  std::snprintf(expected, sizeof expected, "%016llx", static_cast<unsigned long long>(fnv1a(body)));
   if (text.compare(at + 9, 16, expected) != 0)
     throw std::runtime_error(path + ": damaged checkpoint: the checksum does not match its contents");
-  std::istringstream in(body);
-  detail::checkpoint_reader r(in, path);
-  if (r.line("maprect-checkpoint").str().find(" 1") == std::string::npos) r.fail("unknown version");
-  chain_checkpoint c;
-  std::string fingerprint;
-  std::getline(r.line("fingerprint") >> std::ws, fingerprint);
-  c.fingerprint = fingerprint;
-  if (fingerprint != expected_fingerprint)
-    throw std::runtime_error(path + ": the checkpoint belongs to another run (" +
-                             fingerprint_difference(fingerprint, expected_fingerprint) + "); refusing to resume");
-  {
-    auto f = r.line("output_bytes");
-    c.output_bytes = static_cast<std::uint64_t>(r.integer(f));
-  }
-  {
-    auto f = r.line("seconds");
-    c.warmup_seconds = r.number(f);
-    c.sampling_seconds = r.number(f);
-  }
-  chain_state& s = c.state;
+  return body;
+}
+
+/// Reads the chain's state that follows the fingerprint.
+inline void read_chain_state(checkpoint_reader& r, chain_state& s) {
   {
     auto f = r.line("iteration");
     s.iteration = static_cast<int>(r.integer(f));
@@ -217,6 +205,31 @@ inline chain_checkpoint read_checkpoint(const std::string& path, const std::stri
   s.metric_adapt.samples.m = r.vector("welford_m");
   s.metric_adapt.samples.m2 = r.vector("welford_m2");
   std::getline(r.line("rng") >> std::ws, s.rng);
+}
+
+}  // namespace detail
+
+inline chain_checkpoint read_checkpoint(const std::string& path, const std::string& expected_fingerprint) {
+  std::istringstream in(detail::checked_checkpoint_body(path));
+  detail::checkpoint_reader r(in, path);
+  if (r.line("maprect-checkpoint").str().find(" 1") == std::string::npos) r.fail("unknown version");
+  chain_checkpoint c;
+  std::string fingerprint;
+  std::getline(r.line("fingerprint") >> std::ws, fingerprint);
+  c.fingerprint = fingerprint;
+  if (fingerprint != expected_fingerprint)
+    throw std::runtime_error(path + ": the checkpoint belongs to another run (" +
+                             fingerprint_difference(fingerprint, expected_fingerprint) + "); refusing to resume");
+  {
+    auto f = r.line("output_bytes");
+    c.output_bytes = static_cast<std::uint64_t>(r.integer(f));
+  }
+  {
+    auto f = r.line("seconds");
+    c.warmup_seconds = r.number(f);
+    c.sampling_seconds = r.number(f);
+  }
+  detail::read_chain_state(r, c.state);
   return c;
 }
 

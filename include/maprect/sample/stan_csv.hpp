@@ -107,6 +107,58 @@ struct stan_csv {
   bool has_timing = false;                    ///< the timing block is there
 };
 
+namespace detail {
+
+/// `s` without its leading and trailing blanks.
+inline std::string trimmed(const std::string& s) {
+  const auto b = s.find_first_not_of(' '), e = s.find_last_not_of(' ');
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+/// Reads one comment line of a Stan CSV (without its '#') into `r`; `metric_next`: the line holds the
+/// inverse metric announced by the line before.
+inline void read_csv_comment(const std::string& text, stan_csv& r, bool& metric_next) {
+  if (metric_next) {
+    std::istringstream values(text);
+    std::string v;
+    while (std::getline(values, v, ',')) r.inv_metric.push_back(std::stod(v));
+    metric_next = false;
+  } else if (text.find("Step size = ") != std::string::npos) {
+    r.step_size = std::stod(text.substr(text.find('=') + 1));
+  } else if (text.find("Diagonal elements of inverse mass matrix") != std::string::npos) {
+    metric_next = true;
+  } else if (text.find("Elapsed Time") != std::string::npos) {
+    r.has_timing = true;
+  } else if (r.columns.empty() && text.find('=') != std::string::npos) {
+    std::string value = trimmed(text.substr(text.find('=') + 1));
+    const auto d = value.find("(Default)");
+    if (d != std::string::npos) value = trimmed(value.substr(0, d));
+    r.config[trimmed(text.substr(0, text.find('=')))] = value;
+  }
+}
+
+/// The numbers of one draw's line; `fail` is called with what is wrong.
+template <class Fail>
+std::vector<double> read_csv_draw(const std::vector<std::string>& fields, std::size_t n_columns, Fail fail) {
+  if (fields.size() != n_columns)
+    fail(std::to_string(fields.size()) + " values for " + std::to_string(n_columns) + " columns");
+  std::vector<double> row;
+  for (const std::string& f : fields) {
+    std::size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(f, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != f.size() || f.empty()) fail("'" + f + "' is not a number");
+    row.push_back(x);
+  }
+  return row;
+}
+
+}  // namespace detail
+
 /// Reads a Stan CSV file; throws std::runtime_error naming the file and line of anything malformed.
 inline stan_csv read_stan_csv(const std::string& path) {
   std::ifstream in(path);
@@ -122,53 +174,15 @@ inline stan_csv read_stan_csv(const std::string& path) {
   while (std::getline(in, line)) {
     ++number;
     if (!line.empty() && line[0] == '#') {
-      std::string text = line.substr(1);
-      if (metric_next) {
-        std::istringstream values(text);
-        std::string v;
-        while (std::getline(values, v, ',')) r.inv_metric.push_back(std::stod(v));
-        metric_next = false;
-      } else if (text.find("Step size = ") != std::string::npos) {
-        r.step_size = std::stod(text.substr(text.find('=') + 1));
-      } else if (text.find("Diagonal elements of inverse mass matrix") != std::string::npos) {
-        metric_next = true;
-      } else if (text.find("Elapsed Time") != std::string::npos) {
-        r.has_timing = true;
-      } else if (r.columns.empty() && text.find('=') != std::string::npos) {
-        auto trim = [](std::string s) {
-          const auto b = s.find_first_not_of(' '), e = s.find_last_not_of(' ');
-          return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-        };
-        std::string value = trim(text.substr(text.find('=') + 1));
-        const auto d = value.find("(Default)");
-        if (d != std::string::npos) value = trim(value.substr(0, d));
-        r.config[trim(text.substr(0, text.find('=')))] = value;
-      }
+      detail::read_csv_comment(line.substr(1), r, metric_next);
       continue;
     }
     std::vector<std::string> fields;
     std::istringstream cells(line);
     std::string cell;
     while (std::getline(cells, cell, ',')) fields.push_back(cell);
-    if (r.columns.empty()) {
-      r.columns = fields;
-      continue;
-    }
-    if (fields.size() != r.columns.size())
-      fail(std::to_string(fields.size()) + " values for " + std::to_string(r.columns.size()) + " columns");
-    std::vector<double> row;
-    for (const std::string& f : fields) {
-      std::size_t used = 0;
-      double x = 0;
-      try {
-        x = std::stod(f, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != f.size() || f.empty()) fail("'" + f + "' is not a number");
-      row.push_back(x);
-    }
-    rows.push_back(std::move(row));
+    if (r.columns.empty()) r.columns = fields;
+    else rows.push_back(detail::read_csv_draw(fields, r.columns.size(), fail));
   }
   if (r.columns.empty()) throw std::runtime_error(path + ": no column names");
   r.draws.resize(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(r.columns.size()));
