@@ -1,5 +1,5 @@
 // A complete maprect program with a functor of its own: a normal model with a shared mean and scale and
-// one offset per group. The README shows this file; `ctest -R example` runs it at 1 and 3 ranks.
+// one offset per group. The README shows it abridged; `ctest -R example` runs it at 1 and 3 ranks.
 #include <maprect/maprect.hpp>
 
 #include <cmath>
@@ -11,7 +11,7 @@ struct group_normal {
   template <class T1, class T2>
   Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(
       const Eigen::Matrix<T1, Eigen::Dynamic, 1>& shared,  // (mu, log_sigma): the same for every group
-      const Eigen::Matrix<T2, Eigen::Dynamic, 1>& job_params,     // (offset): this group's
+      const Eigen::Matrix<T2, Eigen::Dynamic, 1>& job_params,  // (offset): this group's
       const std::vector<double>& y, const std::vector<int>& /*x_i*/, std::ostream* /*msgs*/) const {
     using std::exp;
     using std::log;
