@@ -44,8 +44,7 @@ const double* exchange_request(const endpoint& e, wire::request& header, double*
   if (e.is_root()) {
     header.write(slots);
     const int copied = shared != nullptr ? inline_count : 0;
-    std::copy_n(shared, copied, slots + wire::header_slots);
-    std::fill(slots + wire::header_slots + copied, slots + wire::request_doubles, 0.0);
+    std::copy_n(shared, copied, slots + wire::header_slots);  // the slots after them are not read
   }
   bcast(slots, wire::request_doubles, MPI_DOUBLE, e.comm, e.policy);
   if (!e.is_root()) header = wire::request::read(slots);

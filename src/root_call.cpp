@@ -298,7 +298,11 @@ constexpr long long team_check_values = 32768;
 bool same_data(cluster_state& s, const root_site& site, const call_request& req) {
   const int rows = site.plan.n_jobs - site.plan.root_jobs;
   const long long values = static_cast<long long>(rows) * (site.row_real + site.row_int);
-  if (s.team == nullptr || values < team_check_values) return rows_current(site, req, 0, rows);
+  if (s.team == nullptr || values < team_check_values) {
+    const std::size_t w = static_cast<std::size_t>(site.plan.root_jobs);
+    return rows_equal(req.x_r->data() + w, req.x_r->data() + site.plan.n_jobs, site.x_r.data(), site.row_real) &&
+           rows_equal(req.x_i->data() + w, req.x_i->data() + site.plan.n_jobs, site.x_i.data(), site.row_int);
+  }
   team_row_check check{site, req};
   s.team->run(rows, std::max(1, rows / (4 * s.team->size())), &team_row_check::run, &check);
   return !check.differs.load(std::memory_order_relaxed);

@@ -82,33 +82,33 @@ class div_dv_vari final : public unary_vari {
 }  // namespace detail
 
 /// a + b
-inline var operator+(const var& a, const var& b) { return var(new detail::add_vv_vari(a.vi_, b.vi_)); }
+MAPRECT_ALWAYS_INLINE var operator+(const var& a, const var& b) { return var(new detail::add_vv_vari(a.vi_, b.vi_)); }
 /// a + c
-inline var operator+(const var& a, double c) { return var(new detail::add_vd_vari(a.vi_, c)); }
+MAPRECT_ALWAYS_INLINE var operator+(const var& a, double c) { return var(new detail::add_vd_vari(a.vi_, c)); }
 /// c + a
-inline var operator+(double c, const var& a) { return var(new detail::add_vd_vari(a.vi_, c)); }
+MAPRECT_ALWAYS_INLINE var operator+(double c, const var& a) { return var(new detail::add_vd_vari(a.vi_, c)); }
 /// a - b
-inline var operator-(const var& a, const var& b) { return var(new detail::sub_vv_vari(a.vi_, b.vi_)); }
+MAPRECT_ALWAYS_INLINE var operator-(const var& a, const var& b) { return var(new detail::sub_vv_vari(a.vi_, b.vi_)); }
 /// a - c
-inline var operator-(const var& a, double c) { return var(new detail::add_vd_vari(a.vi_, -c)); }
+MAPRECT_ALWAYS_INLINE var operator-(const var& a, double c) { return var(new detail::add_vd_vari(a.vi_, -c)); }
 /// c - a
-inline var operator-(double c, const var& a) { return var(new detail::sub_dv_vari(c, a.vi_)); }
+MAPRECT_ALWAYS_INLINE var operator-(double c, const var& a) { return var(new detail::sub_dv_vari(c, a.vi_)); }
 /// a * b
-inline var operator*(const var& a, const var& b) { return var(new detail::mul_vv_vari(a.vi_, b.vi_)); }
+MAPRECT_ALWAYS_INLINE var operator*(const var& a, const var& b) { return var(new detail::mul_vv_vari(a.vi_, b.vi_)); }
 /// a * c
-inline var operator*(const var& a, double c) { return var(new detail::mul_vd_vari(a.vi_, c)); }
+MAPRECT_ALWAYS_INLINE var operator*(const var& a, double c) { return var(new detail::mul_vd_vari(a.vi_, c)); }
 /// c * a
-inline var operator*(double c, const var& a) { return var(new detail::mul_vd_vari(a.vi_, c)); }
+MAPRECT_ALWAYS_INLINE var operator*(double c, const var& a) { return var(new detail::mul_vd_vari(a.vi_, c)); }
 /// a / b
-inline var operator/(const var& a, const var& b) { return var(new detail::div_vv_vari(a.vi_, b.vi_)); }
+MAPRECT_ALWAYS_INLINE var operator/(const var& a, const var& b) { return var(new detail::div_vv_vari(a.vi_, b.vi_)); }
 /// a / c
-inline var operator/(const var& a, double c) { return var(new detail::div_vd_vari(a.vi_, c)); }
+MAPRECT_ALWAYS_INLINE var operator/(const var& a, double c) { return var(new detail::div_vd_vari(a.vi_, c)); }
 /// c / a
-inline var operator/(double c, const var& a) { return var(new detail::div_dv_vari(c, a.vi_)); }
+MAPRECT_ALWAYS_INLINE var operator/(double c, const var& a) { return var(new detail::div_dv_vari(c, a.vi_)); }
 /// -a
-inline var operator-(const var& a) { return var(new detail::neg_vari(a.vi_)); }
+MAPRECT_ALWAYS_INLINE var operator-(const var& a) { return var(new detail::neg_vari(a.vi_)); }
 /// +a (the same node)
-inline var operator+(const var& a) { return a; }
+MAPRECT_ALWAYS_INLINE var operator+(const var& a) { return a; }
 
 // Integer operands (as in `2 * x` or `x + 1`) go through double.
 #define MAPRECT_INT_OVERLOADS(OP)                                                          \

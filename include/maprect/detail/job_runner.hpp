@@ -133,7 +133,7 @@ class runner_vectors {
     nodes_ = std::make_unique<kept_leaf[]>(static_cast<std::size_t>(n));
     n_nodes_ = n;
     shared_v_.resize(0);
-    own_v_.resize(0);
+    job_v_.resize(0);
   }
   /// The shared vector of scalar type T, sized n; var entries are kept leaves.
   template <class T>
@@ -144,8 +144,8 @@ class runner_vectors {
   /// The job vector of scalar type T, sized n; var entries are kept leaves (after the shared ones).
   template <class T>
   Eigen::Matrix<T, Eigen::Dynamic, 1>& job_params(int n, int after) {
-    if constexpr (is_var_v<T>) return leaves(own_v_, n, after);
-    else return sized(own_d_, n);
+    if constexpr (is_var_v<T>) return leaves(job_v_, n, after);
+    else return sized(job_d_, n);
   }
   /// The kept leaves, shared ones first (those shared() and job_params() hand out).
   kept_leaf* kept() { return nodes_.get(); }
@@ -158,18 +158,21 @@ class runner_vectors {
   }
 
   /// v sized n, its entries the kept leaves [first, first + n) (within keep_leaves()).
-  Eigen::Matrix<var, Eigen::Dynamic, 1>& leaves(Eigen::Matrix<var, Eigen::Dynamic, 1>& v, int n, int first) {
-    if (v.size() != n || (n > 0 && v(0).vi_ != &nodes_[first])) {
-      v.resize(n);
-      for (int i = 0; i < n; ++i) v(i).vi_ = &nodes_[first + i];
-    }
+  MAPRECT_ALWAYS_INLINE Eigen::Matrix<var, Eigen::Dynamic, 1>& leaves(Eigen::Matrix<var, Eigen::Dynamic, 1>& v, int n,
+                                                                      int first) {
+    if (v.size() != n || (n > 0 && v(0).vi_ != &nodes_[first])) point_at_leaves(v, n, first);
     return v;
+  }
+  /// Resizes v to n and points its entries at the kept leaves [first, first + n): once per call site shape.
+  __attribute__((noinline)) void point_at_leaves(Eigen::Matrix<var, Eigen::Dynamic, 1>& v, int n, int first) {
+    v.resize(n);
+    for (int i = 0; i < n; ++i) v(i).vi_ = &nodes_[first + i];
   }
 
   std::unique_ptr<kept_leaf[]> nodes_;
   int n_nodes_ = 0;
-  Eigen::Matrix<var, Eigen::Dynamic, 1> shared_v_, own_v_;
-  Eigen::VectorXd shared_d_, own_d_;
+  Eigen::Matrix<var, Eigen::Dynamic, 1> shared_v_, job_v_;
+  Eigen::VectorXd shared_d_, job_d_;
 };
 
 /// What the runner keeps per thread and functor depth: the parameter vectors, and the tape the jobs run
