@@ -18,7 +18,9 @@
 #include "detail/reduce_flatten.hpp"
 #include "detail/reduce_layout.hpp"
 #include "detail/reduce_slices.hpp"
+#include "detail/reduce_team.hpp"
 #include "detail/registry.hpp"
+#include "detail/thread_jobs.hpp"
 
 namespace maprect {
 
@@ -29,7 +31,27 @@ struct reduce_buffers {
   reduce_layout layout;        ///< the call's slices and where their vars and blocks go
   std::vector<double> shared;  ///< values of the shared arguments' vars, packed in argument order
   std::vector<double> sliced;  ///< values of the sliced argument's vars, packed in term order
+  std::vector<double> blocks;  ///< the slices' blocks of a call run on a team, at layout.block_at
 };
+
+/// Runs every slice of a call on `team` into b.blocks, then folds them in slice order into `fold`: the same
+/// sums, in the same order, as the serial run's fold as it goes. Throws the first failing slice's error.
+template <class F, class T_slice, class... Args>
+void run_on_team(thread_team& team, int call_id, reduce_buffers& b, slice_fold& fold,
+                 const std::vector<T_slice>& sliced, const double* sliced_values, const double* shared_values,
+                 std::ostream* msgs, const Args&... args) {
+  const reduce_layout& layout = b.layout;
+  const int n = layout.plan().n_slices();
+  b.blocks.resize(layout.block_doubles());
+  auto run_range = [&](int first, int last, std::ostream* m, auto& sink, int& cursor) {
+    slice_runner<F, T_slice, Args...>::run(layout, first, last, sliced, sliced_values, shared_values, m,
+                                           std::tie(args...), sink, cursor);
+  };
+  job_error error;
+  const int failed = run_slice_range(&team, layout, 0, n, b.blocks.data(), msgs, run_range, error);
+  if (failed != INT_MAX) throw_slice_error(error, call_id, layout.plan(), failed, -1);
+  for (int s = 0; s < n; ++s) fold.add_block(s, b.blocks.data() + layout.block_at(s));
+}
 
 /// Throws std::invalid_argument for a grainsize below 1 or more terms than an int counts.
 inline slice_plan checked_plan(int call_id, std::size_t n_terms, int grainsize) {
@@ -58,9 +80,14 @@ void check_reduce_call_site() {
 template <class F, class T_slice, class... Args>
 double reduce_values(int call_id, const slice_plan& plan, const std::vector<T_slice>& sliced, std::ostream* msgs,
                      const Args&... args) {
-  reduce_layout& layout = per_depth<reduce_buffers>(functor_depth).layout;
+  reduce_buffers& b = per_depth<reduce_buffers>(functor_depth);
+  reduce_layout& layout = b.layout;
   layout.assign<T_slice>(plan, sliced, 0);
   slice_fold fold(layout, nullptr);
+  if (thread_team* team = team_for_call()) {
+    run_on_team<F>(*team, call_id, b, fold, sliced, nullptr, nullptr, msgs, args...);
+    return fold.value();
+  }
   slice_fold_sink sink(fold);
   int cursor = 0;
   try {
@@ -96,6 +123,15 @@ var reduce_gradients(int call_id, const slice_plan& plan, const std::vector<T_sl
   pack_nodes(sliced, next);
   double* partials = t.memory.allocate_array<double>(n);
   slice_fold fold(b.layout, partials);
+  if (thread_team* team = team_for_call()) {
+    try {
+      run_on_team<F>(*team, call_id, b, fold, sliced, b.sliced.data(), b.shared.data(), msgs, args...);
+    } catch (...) {
+      t.rewind(before);
+      throw;
+    }
+    return var(new precomputed_gradients_vari(fold.value(), operands, partials, n));
+  }
   slice_fold_sink sink(fold);
   int cursor = 0;
   try {
@@ -115,7 +151,8 @@ var reduce_gradients(int call_id, const slice_plan& plan, const std::vector<T_sl
 /// min(N, (s + 1) * grainsize) - 1]. The slices' values are summed, and their partials accumulated, in slice
 /// order, so the result depends on F, the arguments and grainsize only. With any var among the arguments the
 /// result is ONE node on the caller's tape whose operands are every var of `sliced` and `args`; otherwise a
-/// double. Call site CallId must be registered with MAPRECT_REGISTER_REDUCE(CallId, F). Runs in process.
+/// double. Call site CallId must be registered with MAPRECT_REGISTER_REDUCE(CallId, F). Runs in process, on
+/// the thread team installed on this thread (team_scope) if there is one, with the same bits.
 template <int CallId, class F, class T_slice, class... Args>
 detail::reduce_return_t<T_slice, Args...> reduce_sum(const std::vector<T_slice>& sliced, int grainsize,
                                                      std::ostream* msgs, const Args&... args) {
