@@ -12,11 +12,14 @@
 #include <vector>
 
 #include "ad.hpp"
+#include "detail/call.hpp"
 #include "detail/job_error.hpp"
 #include "detail/job_runner.hpp"
 #include "detail/reduce_error.hpp"
 #include "detail/reduce_flatten.hpp"
+#include "detail/reduce_call.hpp"
 #include "detail/reduce_layout.hpp"
+#include "detail/reduce_site.hpp"
 #include "detail/reduce_slices.hpp"
 #include "detail/reduce_team.hpp"
 #include "detail/registry.hpp"
@@ -32,7 +35,22 @@ struct reduce_buffers {
   std::vector<double> shared;  ///< values of the shared arguments' vars, packed in argument order
   std::vector<double> sliced;  ///< values of the sliced argument's vars, packed in term order
   std::vector<double> blocks;  ///< the slices' blocks of a call run on a team, at layout.block_at
+  std::string payload;         ///< a cluster call's payload (detail/reduce_site.hpp)
 };
+
+/// Packs the values of the shared arguments' vars (argument order) and of the sliced argument's (term
+/// order) into b.shared and b.sliced, after laying out the call in b.layout.
+template <class T_slice, class... Args>
+void pack_call(reduce_buffers& b, const slice_plan& plan, const std::vector<T_slice>& sliced, const Args&... args) {
+  const std::size_t S = (std::size_t{0} + ... + count_vars(args));
+  b.layout.assign<T_slice>(plan, sliced, S);
+  b.shared.resize(S);
+  b.sliced.resize(b.layout.n_sliced());
+  double* values = b.shared.data();
+  (pack_values(args, values), ...);
+  values = b.sliced.data();
+  pack_values(sliced, values);
+}
 
 /// Runs every slice of a call on `team` into b.blocks, then folds them in slice order into `fold`: the same
 /// sums, in the same order, as the serial run's fold as it goes. Throws the first failing slice's error.
@@ -105,16 +123,8 @@ template <class F, class T_slice, class... Args>
 var reduce_gradients(int call_id, const slice_plan& plan, const std::vector<T_slice>& sliced, std::ostream* msgs,
                      const Args&... args) {
   reduce_buffers& b = per_depth<reduce_buffers>(functor_depth);
-  const std::size_t S = (std::size_t{0} + ... + count_vars(args));
-  b.layout.assign<T_slice>(plan, sliced, S);
-  const std::size_t n = S + b.layout.n_sliced();
-  b.shared.resize(S);
-  b.sliced.resize(b.layout.n_sliced());
-  double* values = b.shared.data();
-  (pack_values(args, values), ...);
-  values = b.sliced.data();
-  pack_values(sliced, values);
-
+  pack_call(b, plan, sliced, args...);
+  const std::size_t n = b.layout.n_shared() + b.layout.n_sliced();
   tape& t = tape::current();
   const tape_mark before = t.mark();
   vari** operands = t.memory.allocate_array<vari*>(n);
@@ -144,6 +154,65 @@ var reduce_gradients(int call_id, const slice_plan& plan, const std::vector<T_sl
   return var(new precomputed_gradients_vari(fold.value(), operands, partials, n));
 }
 
+/// The root's share of a cluster call, for the runtime: its own slices run on its team, and the fold.
+template <class RunRange>
+struct root_slices {
+  const reduce_layout& layout;
+  std::ostream* msgs;
+  const RunRange& run_range;
+  slice_fold& fold;
+
+  static int run_own(void* self, int first, int last, double* blocks, job_error& error) {
+    const auto& me = *static_cast<root_slices*>(self);
+    return run_slice_range(team_for_call(), me.layout, first, last, blocks, me.msgs, me.run_range, error);
+  }
+  static void fold_block(void* self, int s, const double* block) {
+    static_cast<root_slices*>(self)->fold.add_block(s, block);
+  }
+};
+
+/// A call over the cluster's ranks: the root packs the values and writes the call site's payload; the
+/// runtime runs every rank's slices and hands back all blocks in slice order, folded here into ONE node (or
+/// a double) exactly as in process.
+template <class Site, class F, class T_slice, class... Args>
+reduce_return_t<T_slice, Args...> reduce_over_ranks(int call_id, const slice_plan& plan,
+                                                    const std::vector<T_slice>& sliced, std::ostream* msgs,
+                                                    const Args&... args) {
+  using R = reduce_return_t<T_slice, Args...>;
+  reduce_buffers& b = per_depth<reduce_buffers>(functor_depth);
+  pack_call(b, plan, sliced, args...);
+  write_payload(b.payload, Site::key(), b.layout, sliced, args...);
+  const std::size_t n = b.layout.n_shared() + b.layout.n_sliced();
+  tape& t = tape::current();
+  const tape_mark before = t.mark();
+  vari** operands = nullptr;
+  double* partials = nullptr;
+  if constexpr (is_var_v<R>) {
+    operands = t.memory.allocate_array<vari*>(n);
+    vari** next = operands;
+    (pack_nodes(args, next), ...);
+    pack_nodes(sliced, next);
+    partials = t.memory.allocate_array<double>(n);
+  }
+  slice_fold fold(b.layout, partials);
+  auto run_range = [&](int first, int last, std::ostream* m, auto& sink, int& cursor) {
+    slice_runner<F, T_slice, Args...>::run(b.layout, first, last, sliced, b.sliced.data(), b.shared.data(), m,
+                                           std::tie(args...), sink, cursor);
+  };
+  root_slices<decltype(run_range)> own{b.layout, msgs, run_range, fold};
+  const reduce_request request{call_id, &b.layout, b.shared.data(), b.sliced.data(), &b.payload, &own,
+                               &root_slices<decltype(run_range)>::run_own,
+                               &root_slices<decltype(run_range)>::fold_block};
+  try {
+    reduce_on_cluster(request);
+  } catch (...) {
+    t.rewind(before);
+    throw;
+  }
+  if constexpr (is_var_v<R>) return var(new precomputed_gradients_vari(fold.value(), operands, partials, n));
+  else return fold.value();
+}
+
 }  // namespace detail
 
 /// The sum over all terms of `sliced` of the partial sums F()(slice, start, end, msgs, args...), where each
@@ -151,8 +220,9 @@ var reduce_gradients(int call_id, const slice_plan& plan, const std::vector<T_sl
 /// min(N, (s + 1) * grainsize) - 1]. The slices' values are summed, and their partials accumulated, in slice
 /// order, so the result depends on F, the arguments and grainsize only. With any var among the arguments the
 /// result is ONE node on the caller's tape whose operands are every var of `sliced` and `args`; otherwise a
-/// double. Call site CallId must be registered with MAPRECT_REGISTER_REDUCE(CallId, F). Runs in process, on
-/// the thread team installed on this thread (team_scope) if there is one, with the same bits.
+/// double. Call site CallId must be registered with MAPRECT_REGISTER_REDUCE(CallId, F). Runs over the ranks
+/// when a cluster of more than one rank is live on this thread (and not inside a functor), else in process on
+/// the thread team installed on this thread (team_scope) if there is one: the same bits every way.
 template <int CallId, class F, class T_slice, class... Args>
 detail::reduce_return_t<T_slice, Args...> reduce_sum(const std::vector<T_slice>& sliced, int grainsize,
                                                      std::ostream* msgs, const Args&... args) {
@@ -160,7 +230,11 @@ detail::reduce_return_t<T_slice, Args...> reduce_sum(const std::vector<T_slice>&
   detail::checked_reduce_entry<CallId, F>();
   detail::check_reduce_call_site<CallId, T_slice, Args...>();
   const detail::slice_plan plan = detail::checked_plan(CallId, sliced.size(), grainsize);
+  using site = detail::reduce_site_registration<CallId, F, T_slice, Args...>;
+  (void)site::registered;  // instantiates the registration: every rank can run this call site's slices
   if (plan.n_terms == 0) return R(0.0);
+  if (detail::remote_backend != nullptr && detail::functor_depth == 0)
+    return detail::reduce_over_ranks<site, F>(CallId, plan, sliced, msgs, args...);
   if constexpr (is_var_v<R>) return detail::reduce_gradients<F>(CallId, plan, sliced, msgs, args...);
   else return detail::reduce_values<F>(CallId, plan, sliced, msgs, args...);
 }

@@ -1,0 +1,34 @@
+#pragma once
+/// \file One reduce_sum call over the cluster as plain data: what the front door hands to the root's side
+/// of the runtime, and how that side hands the root's own slices and the fold back to the front door.
+
+#include <string>
+
+#include "job_error.hpp"
+#include "reduce_layout.hpp"
+
+namespace maprect::detail {
+
+/// A reduce_sum call for the cluster. The blocks of every slice come back through `fold`, in slice order,
+/// once every rank has run its slices without failure.
+struct reduce_request {
+  int call_id;                   ///< the call site
+  const reduce_layout* layout;   ///< the call's slices, term offsets and block layout (the root's)
+  const double* shared;          ///< layout->n_shared() values of the shared arguments' vars
+  const double* sliced;          ///< layout->n_sliced() values of the sliced argument's vars, in term order
+  const std::string* payload;    ///< the call site's payload (detail/reduce_site.hpp)
+  void* self;                    ///< the front door's state for this call
+  /// Runs the root's slices [first, last) into `blocks` (slice s's at layout->block_at(s) -
+  /// layout->block_at(first)) on the root's team; returns the lowest failing slice, its exception in
+  /// `error`, or INT_MAX. Writes the functor's messages to the call's stream.
+  int (*run_own)(void* self, int first, int last, double* blocks, job_error& error);
+  /// Adds slice s's block to the call's result.
+  void (*fold)(void* self, int s, const double* block);
+};
+
+/// Runs `req` over the ranks of the cluster live on this thread (root side): ships the payload where the
+/// workers' copy differs, sends the values, runs the root's slices, gathers every worker's blocks and folds
+/// all slices in slice order. Throws the first failing slice's error in slice order, naming its rank.
+void reduce_on_cluster(const reduce_request& req);
+
+}  // namespace maprect::detail

@@ -1,0 +1,218 @@
+// reduce_sum over the cluster's ranks (1 to 4, each on 1 to 3 threads through MAPRECT_THREADS): value and
+// every partial byte-equal to the same call in process and to the test-side fold over slices, for every
+// double/var mix; one node on the root's tape; closed forms and finite differences; the first failing slice
+// in slice order, naming its rank, then good calls; data changed between calls never stale, and data that
+// did not change not sent again.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "mpi/compare.hpp"
+#include "reduce_sum/functors.hpp"
+#include "reduce_sum/models.hpp"
+#include "support/mpi_test.hpp"
+
+using namespace maprect;
+using namespace maprect::test;
+
+MAPRECT_REGISTER_REDUCE(501, maprect::test::logistic_partial)
+MAPRECT_REGISTER_REDUCE(502, maprect::test::logistic_partial)
+MAPRECT_REGISTER_REDUCE(503, maprect::test::logistic_partial)
+MAPRECT_REGISTER_REDUCE(504, maprect::test::logistic_partial)
+MAPRECT_REGISTER_REDUCE(510, maprect::test::hierarchical_partial)
+MAPRECT_REGISTER_REDUCE(511, maprect::test::hierarchical_partial)
+MAPRECT_REGISTER_REDUCE(512, maprect::test::hierarchical_partial)
+MAPRECT_REGISTER_REDUCE(513, maprect::test::hierarchical_partial)
+MAPRECT_REGISTER_REDUCE(514, maprect::test::hierarchical_partial)
+MAPRECT_REGISTER_REDUCE(515, maprect::test::hierarchical_partial)
+MAPRECT_REGISTER_REDUCE(516, maprect::test::hierarchical_partial)
+MAPRECT_REGISTER_REDUCE(517, maprect::test::hierarchical_partial)
+MAPRECT_REGISTER_REDUCE(520, maprect::test::walking_partial)
+MAPRECT_REGISTER_REDUCE(521, maprect::test::walking_partial)
+MAPRECT_REGISTER_REDUCE(522, maprect::test::walking_partial)
+MAPRECT_REGISTER_REDUCE(523, maprect::test::walking_partial)
+MAPRECT_REGISTER_REDUCE(524, maprect::test::walking_partial)
+MAPRECT_REGISTER_REDUCE(530, maprect::test::throwing_partial)
+MAPRECT_REGISTER_REDUCE(531, maprect::test::throwing_partial)
+MAPRECT_REGISTER_REDUCE(540, maprect::test::logistic_partial)
+MAPRECT_REGISTER_REDUCE(541, maprect::test::hierarchical_partial)
+
+namespace {
+
+/// reduce_sum<Id, F> as its value and gradient w.r.t. every var of the arguments: over the cluster, or in
+/// process with the cluster's backend switched off. Checks that the call adds one node to the tape (none
+/// without vars).
+template <int Id, class F, class T_slice, class... Args>
+value_and_gradient run_call(bool on_cluster, int G, const std::vector<T_slice>& sliced, const Args&... args) {
+  const std::size_t nodes = tape::current().stack.size();
+  auto call = [&] { return reduce_sum<Id, F>(sliced, G, nullptr, args...); };
+  const auto result = on_cluster ? call() : in_process(call);
+  CHECK(tape::current().stack.size() == nodes + (is_var_v<decltype(result)> ? 1 : 0));
+  return gradient_of(result, operands_of(sliced, args...));
+}
+
+/// For each grainsize: the cluster's bits are those of the call in process and of the test-side fold.
+template <int Id, class F, class T_slice, class... Args>
+void check_bits(const std::vector<int>& grainsizes, const std::vector<T_slice>& sliced, const Args&... args) {
+  for (int G : grainsizes) {
+    INFO("N = " << sliced.size() << ", grainsize " << G << ", " << the_cluster->size() << " ranks x "
+                << the_cluster->threads() << " threads");
+    const value_and_gradient local = run_call<Id, F>(false, G, sliced, args...);
+    const value_and_gradient ranks = run_call<Id, F>(true, G, sliced, args...);
+    CHECK(ranks == local);
+    CHECK(ranks == fold_over_slices<F>(G, sliced, args...));
+    // Again: the call site's data are cached on the workers now.
+    CHECK(run_call<Id, F>(true, G, sliced, args...) == local);
+  }
+}
+
+/// Where slice s of a call of n_slices runs: "in process" on one rank, else "on rank r" (contiguous ranges of
+/// slices in rank order, as even as whole slices allow).
+std::string where_slice_runs(int n_slices, int s) {
+  const int ranks = the_cluster->size();
+  if (ranks == 1) return "in process";
+  int r = 0;
+  while (static_cast<long long>(n_slices) * (r + 1) / ranks <= s) ++r;
+  return "on rank " + std::to_string(r);
+}
+
+}  // namespace
+
+TEST_CASE("reduce_sum over the cluster: every kind of argument, byte-equal to in process and to the fold") {
+  recover_memory();
+  for (int N : {1, 5, 29}) {
+    const nested_arguments a(N);
+    check_bits<520, walking_partial>({1, 2, 3, 7, N, N + 3}, a.sliced, a.m, a.scalars, a.x, a.k, a.data);
+  }
+  const nested_arguments a(17);
+  std::vector<double> data_slices;
+  for (int t = 0; t < 17; ++t) data_slices.push_back(0.1 * t - 0.7);
+  check_bits<521, walking_partial>({1, 4, 17}, data_slices, a.m, a.scalars);
+  check_bits<522, walking_partial>({1, 5}, a.sliced, a.x, a.data);
+  const std::vector<int> int_slices = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5};
+  check_bits<523, walking_partial>({1, 2, 11}, int_slices, a.x, a.data, a.k);  // no var: a double
+  const std::vector<var> no_vars;
+  check_bits<524, walking_partial>({3}, int_slices, no_vars);  // a var with no operands
+  recover_memory();
+}
+
+TEST_CASE("reduce_sum over the cluster: logistic regression, every double/var mix, closed form and bits") {
+  recover_memory();
+  const logistic_data d(61, 3);
+  for (int G : {1, 4, 16, 61}) {
+    INFO("grainsize " << G);
+    check_logistic<501, double, double>(d, G);
+    check_logistic<502, double, var>(d, G);
+    check_logistic<503, var, double>(d, G);
+    check_logistic<504, var, var>(d, G);
+  }
+  const vector_v beta = to_var(d.beta);
+  const var alpha = d.alpha;
+  check_bits<504, logistic_partial>({1, 4, 16, 61}, d.y, d.X, beta, alpha);
+  check_bits<502, logistic_partial>({7}, d.y, d.X, d.beta, alpha);
+  const logistic_data small(23, 2);
+  const vector_v small_beta = to_var(small.beta);
+  for (int G : {1, 5, 23}) check_finite_differences<504, logistic_partial>(G, small.y, small.X, small_beta, alpha);
+  recover_memory();
+}
+
+TEST_CASE("reduce_sum over the cluster: hierarchical model, every double/var mix, closed form and bits") {
+  recover_memory();
+  const hierarchical_data d(21);
+  for (int G : {1, 2, 7, 21}) {
+    INFO("grainsize " << G);
+    check_hierarchical<510, double, double, double>(d, G);
+    check_hierarchical<511, double, double, var>(d, G);
+    check_hierarchical<512, double, var, double>(d, G);
+    check_hierarchical<513, double, var, var>(d, G);
+    check_hierarchical<514, var, double, double>(d, G);
+    check_hierarchical<515, var, double, var>(d, G);
+    check_hierarchical<516, var, var, double>(d, G);
+    check_hierarchical<517, var, var, var>(d, G);
+  }
+  std::vector<vector_v> groups;
+  for (const auto& g : d.groups) groups.push_back(to_var(g));
+  const var mu = d.mu, log_tau = d.log_tau;
+  check_bits<517, hierarchical_partial>({1, 3, 8, 21}, groups, d.y, mu, log_tau);
+  const hierarchical_data small(9);
+  std::vector<vector_v> small_groups;
+  for (const auto& g : small.groups) small_groups.push_back(to_var(g));
+  for (int G : {1, 4, 9}) check_finite_differences<517, hierarchical_partial>(G, small_groups, small.y, mu, log_tau);
+  recover_memory();
+}
+
+TEST_CASE("reduce_sum over the cluster: the first failing slice in slice order names its rank; then good calls") {
+  recover_memory();
+  const var scale = 2.0;
+  // Terms 5, 9, 17 and 30 fail (invalid_argument, domain_error, a non-standard type, domain_error).
+  std::vector<int> terms(40, 4);
+  terms[5] = 2;
+  terms[9] = 1;
+  terms[17] = 3;
+  terms[30] = 1;
+  const std::vector<int> fine(40, 4);
+  auto expect = [&](auto&& call, const std::string& what) {
+    const std::size_t size = tape_size();
+    CHECK_THROWS_WITH(call(), what);
+    CHECK(tape_size() == size);
+    CHECK(reduce_sum<530, throwing_partial>(fine, 3, nullptr, scale).val() == 2.0 * 4 * 40);
+  };
+  expect([&] { return reduce_sum<530, throwing_partial>(terms, 1, nullptr, scale); },
+         "reduce_sum: call id 530, slice 5 (terms [5, 5]) " + where_slice_runs(40, 5) + " failed: bad term 5");
+  CHECK_THROWS_AS((reduce_sum<530, throwing_partial>(terms, 1, nullptr, scale)), std::invalid_argument);
+  terms[5] = 4;
+  expect([&] { return reduce_sum<530, throwing_partial>(terms, 3, nullptr, scale); },
+         "reduce_sum: call id 530, slice 3 (terms [9, 11]) " + where_slice_runs(14, 3) + " failed: bad term 9");
+  CHECK_THROWS_AS((reduce_sum<531, throwing_partial>(terms, 2, nullptr, 2.0)), std::domain_error);
+  terms[9] = 4;
+  expect([&] { return reduce_sum<530, throwing_partial>(terms, 4, nullptr, scale); },
+         "reduce_sum: call id 530, slice 4 (terms [16, 19]) " + where_slice_runs(10, 4) + " failed: unknown exception");
+  terms[17] = 4;
+  // Only the last slices fail: on the last rank.
+  expect([&] { return reduce_sum<531, throwing_partial>(terms, 1, nullptr, 2.0); },
+         "reduce_sum: call id 531, slice 30 (terms [30, 30]) " + where_slice_runs(40, 30) + " failed: bad term 30");
+  CHECK_THROWS_AS((reduce_sum<531, throwing_partial>(terms, 1, nullptr, 2.0)), std::domain_error);
+  CHECK(reduce_sum<531, throwing_partial>(fine, 1, nullptr, 2.0) == 2.0 * 4 * 40);
+  recover_memory();
+}
+
+TEST_CASE("reduce_sum over the cluster: data changed between calls is never stale; unchanged data is not resent") {
+  recover_memory();
+  logistic_data d(37, 2);
+  const vector_v beta = to_var(d.beta);
+  const var alpha = d.alpha;
+  const bool ranks = the_cluster->size() > 1;
+  std::uint64_t first_sent = 0;
+  for (int round = 0; round < 4; ++round) {
+    INFO("round " << round);
+    if (round == 2) {  // only the data change: the same shapes, a covariate and an observation
+      d.X(3, 1) += 0.5;
+      d.y[20] = 1 - d.y[20];
+    }
+    if (round == 3) {  // fewer observations: new shapes
+      d.X.conservativeResize(30, 2);
+      d.y.resize(30);
+    }
+    const var lp = reduce_sum<540, logistic_partial>(d.y, 4, nullptr, d.X, beta, alpha);
+    const std::uint64_t sent = the_cluster->last_call_traffic().sent;
+    CHECK(gradient_of(lp, operands_of(d.y, d.X, beta, alpha)) ==
+          fold_over_slices<logistic_partial>(4, d.y, d.X, beta, alpha));
+    CHECK(close(lp.val(), d.exact().value, 1e-13));
+    if (round == 0) first_sent = sent;
+    // The data (X alone is 37 x 2 doubles) go out with the first call and each change, never in between.
+    if (ranks && round == 1) CHECK(sent + 37 * 2 * sizeof(double) < first_sent);
+    if (ranks && round >= 2) CHECK(sent > 37 * 2 * sizeof(double) / 2);
+  }
+  // Sliced parameters whose shapes change: the hierarchical model with a group more.
+  for (int J : {8, 9}) {
+    hierarchical_data grown(J);
+    std::vector<vector_v> groups;
+    for (const auto& g : grown.groups) groups.push_back(to_var(g));
+    const var mu = grown.mu, log_tau = grown.log_tau;
+    const var lp = reduce_sum<541, hierarchical_partial>(groups, 3, nullptr, grown.y, mu, log_tau);
+    CHECK(gradient_of(lp, operands_of(groups, grown.y, mu, log_tau)) ==
+          fold_over_slices<hierarchical_partial>(3, groups, grown.y, mu, log_tau));
+  }
+  recover_memory();
+}
