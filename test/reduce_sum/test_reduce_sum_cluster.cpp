@@ -11,6 +11,7 @@
 #include "mpi/compare.hpp"
 #include "reduce_sum/functors.hpp"
 #include "reduce_sum/models.hpp"
+#include "support/benchmark_model.hpp"
 #include "support/mpi_test.hpp"
 
 using namespace maprect;
@@ -37,6 +38,8 @@ MAPRECT_REGISTER_REDUCE(530, maprect::test::throwing_partial)
 MAPRECT_REGISTER_REDUCE(531, maprect::test::throwing_partial)
 MAPRECT_REGISTER_REDUCE(540, maprect::test::logistic_partial)
 MAPRECT_REGISTER_REDUCE(541, maprect::test::hierarchical_partial)
+MAPRECT_REGISTER_REDUCE(550, maprect::test::standard_partial)
+MAPRECT_REGISTER(551, maprect::test::logistic_job)
 
 namespace {
 
@@ -213,6 +216,35 @@ TEST_CASE("reduce_sum over the cluster: data changed between calls is never stal
     const var lp = reduce_sum<541, hierarchical_partial>(groups, 3, nullptr, grown.y, mu, log_tau);
     CHECK(gradient_of(lp, operands_of(groups, grown.y, mu, log_tau)) ==
           fold_over_slices<hierarchical_partial>(3, groups, grown.y, mu, log_tau));
+  }
+  recover_memory();
+}
+
+TEST_CASE("reduce_sum over the cluster: the standard model, between map_rect calls of the same cluster") {
+  recover_memory();
+  const benchmark_data d(29, 13);
+  Eigen::VectorXd want_gradient;
+  const double want = d.closed_form(want_gradient);
+  const vector_v phi = to_var(d.phi);
+  std::vector<vector_v> theta;
+  for (const auto& t : d.theta) theta.push_back(to_var(t));
+  const std::vector<vari*> ops = operands_of(theta, phi, d.x_r, d.x_i);
+  for (int round = 0; round < 2; ++round) {
+    for (int G : {1, 8, 29}) {
+      INFO("round " << round << ", grainsize " << G);
+      // map_rect's outputs (one per job) folded in job order: the value of reduce_sum with grainsize 1.
+      const vector_v outputs = map_rect<551, logistic_job>(phi, theta, d.x_r, d.x_i);
+      double fold = 0.0;
+      for (Eigen::Index j = 0; j < outputs.size(); ++j) fold += outputs(j).val();
+      const var lp = reduce_sum<550, standard_partial>(theta, G, nullptr, phi, d.x_r, d.x_i);
+      const value_and_gradient got = gradient_of(lp, ops);
+      CHECK(close(got.value, want, 1e-13));
+      if (G == 1) CHECK(bits(got.value) == bits(fold));
+      for (Eigen::Index k = 0; k < want_gradient.size(); ++k) CHECK(close(got.gradient[k], want_gradient(k), 1e-12));
+      CHECK(got == in_process([&] {
+              return gradient_of(reduce_sum<550, standard_partial>(theta, G, nullptr, phi, d.x_r, d.x_i), ops);
+            }));
+    }
   }
   recover_memory();
 }
