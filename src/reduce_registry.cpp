@@ -35,6 +35,11 @@ reduce_runner_factory find_reduce_runner(const std::string& key) {
   return it == runners().end() ? nullptr : it->second;
 }
 
+void forget_reduce_runner(const std::string& key) {
+  const std::lock_guard<std::mutex> lock(runners_guard());
+  runners().erase(key);
+}
+
 std::string readable_reduce_key(const std::string& key) {
   const std::size_t space = key.find(' ');
   if (space == std::string::npos) return key;
