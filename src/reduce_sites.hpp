@@ -41,12 +41,15 @@ struct reduce_header {
 }  // namespace wire
 
 /// Rank r runs slices [first(r), first(r + 1)): contiguous ranges in rank order, the root's first, as even
-/// as whole slices allow. Both sides compute it from the slice and rank counts alone.
+/// as whole slices allow, the larger ranges first (a call of one slice runs on the root, sending nothing).
+/// Both sides compute it from the slice and rank counts alone.
 struct reduce_split {
   int n_slices = 0;  ///< slices of the call
   int ranks = 1;     ///< ranks of the cluster
   /// The first slice of rank r (r = ranks: n_slices).
-  int first(int r) const { return static_cast<int>(static_cast<long long>(n_slices) * r / ranks); }
+  int first(int r) const {
+    return n_slices - static_cast<int>(static_cast<long long>(n_slices) * (ranks - r) / ranks);
+  }
 };
 
 /// The root's copy of what the workers hold of a call site: the payload they were last sent.

@@ -71,12 +71,12 @@ void check_bits(const std::vector<int>& grainsizes, const std::vector<T_slice>& 
 }
 
 /// Where slice s of a call of n_slices runs: "in process" on one rank, else "on rank r" (contiguous ranges of
-/// slices in rank order, as even as whole slices allow).
+/// slices in rank order, as even as whole slices allow, the larger first).
 std::string where_slice_runs(int n_slices, int s) {
   const int ranks = the_cluster->size();
   if (ranks == 1) return "in process";
   int r = 0;
-  while (static_cast<long long>(n_slices) * (r + 1) / ranks <= s) ++r;
+  while (n_slices - n_slices * (ranks - r - 1) / ranks <= s) ++r;
   return "on rank " + std::to_string(r);
 }
 

@@ -40,8 +40,8 @@ TEST_CASE("reduce_sum: a rank without the call site's slice runner fails the cal
     if (ranks == 1) {
       CHECK(forgotten_call(v).val() == fold_over_slices<walking_partial>(1, terms, v).value);
     } else {
-      // Eight slices of one term: the last rank's first slice is 8 (R - 1) / R.
-      const int slice = 8 * (ranks - 1) / ranks;
+      // Eight slices of one term: the last rank's first slice is 8 - 8 / R.
+      const int slice = 8 - 8 / ranks;
       const std::string rank = "rank " + std::to_string(ranks - 1);
       const std::string want = "reduce_sum: call id 601, slice " + std::to_string(slice) + " (terms [" +
                                std::to_string(slice) + ", " + std::to_string(slice) + "]) on " + rank + " failed: " +
