@@ -83,21 +83,31 @@ void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_spli
   }
   b.received.resize(static_cast<std::size_t>(at));
   b.own.resize(layout.block_at(split.first(1)));
-  check_fits(req.call_id, static_cast<long long>(req.payload->size()), "the call site's data (bytes)");
 }
 
-/// Steps 1 to 3 on the root: the request, the payload where the workers' copy differs, the sliced values.
-void post_call(cluster_state& s, const reduce_request& req) {
+/// The payload this call ships, or null when the workers hold it: written only when they may lack it (the
+/// call site's first call on this cluster, or changed data or shapes), shipped only when it differs.
+const std::string* payload_to_ship(cluster_state& s, const reduce_request& req) {
+  const reduce_root_site& site = s.root.reduce_sites[req.call_id];
+  if (site.shipped && req.unchanged) return nullptr;
+  const std::string& payload = req.payload(req.self);
+  if (site.shipped && site.payload == payload) return nullptr;
+  check_fits(req.call_id, static_cast<long long>(payload.size()), "the call site's data (bytes)");
+  return &payload;
+}
+
+/// Steps 1 to 3 on the root: the request, the payload if `payload` is not null, the sliced values.
+void post_call(cluster_state& s, const reduce_request& req, const std::string* payload) {
   const reduce_layout& layout = *req.layout;
   reduce_root_site& site = s.root.reduce_sites[req.call_id];
-  const bool ship = !site.shipped || site.payload != *req.payload;
-  const int bytes = ship ? static_cast<int>(req.payload->size()) : 0;
+  const bool ship = payload != nullptr;
+  const int bytes = ship ? static_cast<int>(payload->size()) : 0;
   const wire::reduce_header h{req.call_id, static_cast<int>(layout.n_shared()), layout.plan().n_terms,
                               layout.plan().grainsize, bytes};
   send_request(s, h.to_request(), req.shared);
   if (ship) {
     site.shipped = false;  // until the workers hold it
-    site.payload = *req.payload;
+    site.payload = *payload;
     exchange_payload(s.ends(), site.payload, bytes);
     site.shipped = true;
     s.root.last_traffic.sent += static_cast<std::uint64_t>(bytes) * static_cast<std::uint64_t>(s.size - 1);
@@ -168,10 +178,11 @@ void reduce_on_cluster(const reduce_request& req) {
   const reduce_split split{req.layout->plan().n_slices(), s.size};
   lay_out_call(s, req, split);
   s.root.last_profile.root_jobs = split.first(1);
+  const std::string* payload = payload_to_ship(s, req);
   job_error own_error;
   int own_failed = INT_MAX;
   between_collectives(s, req.call_id, [&] {
-    post_call(s, req);
+    post_call(s, req, payload);
     own_failed = run_and_collect(s, req, split, own_error);
   });
   throw_first_failure(s, req, own_failed, own_error);

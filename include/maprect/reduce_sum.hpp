@@ -19,6 +19,7 @@
 #include "detail/reduce_flatten.hpp"
 #include "detail/reduce_call.hpp"
 #include "detail/reduce_layout.hpp"
+#include "detail/reduce_shipped.hpp"
 #include "detail/reduce_site.hpp"
 #include "detail/reduce_slices.hpp"
 #include "detail/reduce_team.hpp"
@@ -154,13 +155,15 @@ var reduce_gradients(int call_id, const slice_plan& plan, const std::vector<T_sl
   return var(new precomputed_gradients_vari(fold.value(), operands, partials, n));
 }
 
-/// The root's share of a cluster call, for the runtime: its own slices run on its team, and the fold.
-template <class RunRange>
+/// The root's share of a cluster call, for the runtime: its own slices run on its team, the fold, and the
+/// payload, written on demand.
+template <class RunRange, class WritePayload>
 struct root_slices {
   const reduce_layout& layout;
   std::ostream* msgs;
   const RunRange& run_range;
   slice_fold& fold;
+  const WritePayload& write_payload;
 
   static int run_own(void* self, int first, int last, double* blocks, job_error& error) {
     const auto& me = *static_cast<root_slices*>(self);
@@ -169,10 +172,12 @@ struct root_slices {
   static void fold_block(void* self, int s, const double* block) {
     static_cast<root_slices*>(self)->fold.add_block(s, block);
   }
+  static const std::string& payload(void* self) { return static_cast<root_slices*>(self)->write_payload(); }
 };
 
-/// A call over the cluster's ranks: the root packs the values and writes the call site's payload; the
-/// runtime runs every rank's slices and hands back all blocks in slice order, folded here into ONE node (or
+/// A call over the cluster's ranks: the root packs the values (and writes the call site's payload when the
+/// runtime asks for it: the workers lack it, or the data or shapes changed); the runtime runs every rank's
+/// slices and hands back all blocks in slice order, folded here into ONE node (or
 /// a double) exactly as in process.
 template <class Site, class F, class T_slice, class... Args>
 reduce_return_t<T_slice, Args...> reduce_over_ranks(int call_id, const slice_plan& plan,
@@ -181,7 +186,13 @@ reduce_return_t<T_slice, Args...> reduce_over_ranks(int call_id, const slice_pla
   using R = reduce_return_t<T_slice, Args...>;
   reduce_buffers& b = per_depth<reduce_buffers>(functor_depth);
   pack_call(b, plan, sliced, args...);
-  write_payload(b.payload, Site::key(), b.layout, sliced, args...);
+  // What this call site's last payload held (on this thread, where its cluster lives).
+  static thread_local kept_payload<T_slice, Args...> kept;
+  auto write = [&]() -> const std::string& {
+    write_payload(b.payload, Site::key(), b.layout, sliced, args...);
+    kept.keep(sliced, args...);
+    return b.payload;
+  };
   const std::size_t n = b.layout.n_shared() + b.layout.n_sliced();
   tape& t = tape::current();
   const tape_mark before = t.mark();
@@ -199,10 +210,11 @@ reduce_return_t<T_slice, Args...> reduce_over_ranks(int call_id, const slice_pla
     slice_runner<F, T_slice, Args...>::run(b.layout, first, last, sliced, b.sliced.data(), b.shared.data(), m,
                                            std::tie(args...), sink, cursor);
   };
-  root_slices<decltype(run_range)> own{b.layout, msgs, run_range, fold};
-  const reduce_request request{call_id, &b.layout, b.shared.data(), b.sliced.data(), &b.payload, &own,
-                               &root_slices<decltype(run_range)>::run_own,
-                               &root_slices<decltype(run_range)>::fold_block};
+  using own_slices = root_slices<decltype(run_range), decltype(write)>;
+  own_slices own{b.layout, msgs, run_range, fold, write};
+  const reduce_request request{call_id,          &b.layout,          b.shared.data(),         b.sliced.data(),
+                               kept.same(sliced, args...), &own, &own_slices::payload, &own_slices::run_own,
+                               &own_slices::fold_block};
   try {
     reduce_on_cluster(request);
   } catch (...) {

@@ -16,8 +16,12 @@ struct reduce_request {
   const reduce_layout* layout;   ///< the call's slices, term offsets and block layout (the root's)
   const double* shared;          ///< layout->n_shared() values of the shared arguments' vars
   const double* sliced;          ///< layout->n_sliced() values of the sliced argument's vars, in term order
-  const std::string* payload;    ///< the call site's payload (detail/reduce_site.hpp)
+  /// Whether the data and the parameters' shapes equal those of the payload last written for this call
+  /// site on this thread (then the payload need not be written again if the workers got it).
+  bool unchanged;
   void* self;                    ///< the front door's state for this call
+  /// Writes the call site's payload (detail/reduce_site.hpp) for this call's arguments.
+  const std::string& (*payload)(void* self);
   /// Runs the root's slices [first, last) into `blocks` (slice s's at layout->block_at(s) -
   /// layout->block_at(first)) on the root's team; returns the lowest failing slice, its exception in
   /// `error`, or INT_MAX. Writes the functor's messages to the call's stream.
