@@ -1,6 +1,7 @@
 // The root side of a reduce_sum call over the cluster: ship the call site's payload where the workers' copy
-// differs, send the parameter values, run the root's own slices, gather every worker's blocks, and hand all
-// blocks to the front door's fold in slice order (never a reduction by MPI, which may reorder the sums).
+// differs, send the parameter values, run the root's own slices, then (with take-over) the slices of its
+// host's workers that nobody has started, gather every worker's blocks, and hand all blocks to the front
+// door's fold in slice order (never a reduction by MPI, which may reorder the sums).
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -83,7 +84,11 @@ void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_spli
   }
   b.received.resize(static_cast<std::size_t>(at));
   b.own.resize(layout.block_at(split.first(1)));
+  if (s.settings.take_over) b.taken.resize(layout.block_doubles());
 }
+
+/// Whether the root may take over worker r's slices in this call.
+bool takes_over_from(const cluster_state& s, int r) { return s.settings.take_over && s.host.claims.shared_with(r); }
 
 /// The payload this call ships, or null when the workers hold it: written only when they may lack it (the
 /// call site's first call on this cluster, or changed data or shapes), shipped only when it differs.
@@ -102,6 +107,9 @@ void post_call(cluster_state& s, const reduce_request& req, const std::string* p
   reduce_root_site& site = s.root.reduce_sites[req.call_id];
   const bool ship = payload != nullptr;
   const int bytes = ship ? static_cast<int>(payload->size()) : 0;
+  const reduce_split split{layout.plan().n_slices(), s.size};
+  for (int r = 1; r < s.size; ++r)
+    if (takes_over_from(s, r)) s.host.claims.reset(r, split.first(r + 1) - split.first(r));
   const wire::reduce_header h{req.call_id, static_cast<int>(layout.n_shared()), layout.plan().n_terms,
                               layout.plan().grainsize, bytes};
   send_request(s, h.to_request(), req.shared);
@@ -118,29 +126,81 @@ void post_call(cluster_state& s, const reduce_request& req, const std::string* p
   s.root.last_traffic.sent += sizeof(double) * (layout.n_sliced() - static_cast<std::size_t>(b.values.counts[0]));
 }
 
-/// Steps 4 and 5 on the root: its own slices, then every worker's answer. Returns the root's first failing
-/// slice, its exception in `error`, or INT_MAX.
-int run_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split, job_error& error) {
+/// The first failing slice of the call that the root ran, and its exception.
+struct root_failure {
+  int slice = INT_MAX;  ///< INT_MAX: none
+  job_error error;
+};
+
+/// Take-over: the root runs batches of its host's workers' slices that nobody has started yet, from the back
+/// of each range, a batch from each worker in turn, into b.taken. Stops at the first failure.
+void take_over(cluster_state& s, const reduce_request& req, const reduce_split& split, root_failure& failure) {
+  reduce_root_buffers& b = s.root.reduce;
+  const reduce_layout& layout = *req.layout;
+  for (bool any = true; any;) {
+    any = false;
+    for (int r = 1; r < s.size; ++r) {
+      if (!takes_over_from(s, r)) continue;
+      const job_range got = s.host.claims.claim_back(r);
+      if (got.empty()) continue;
+      any = true;
+      const int first = split.first(r) + got.begin, last = split.first(r) + got.end;
+      s.root.last_profile.taken_jobs += last - first;
+      failure.slice = req.run(req.self, first, last, b.taken.data() + layout.block_at(first), false, failure.error);
+      if (failure.slice != INT_MAX) return;
+    }
+  }
+}
+
+/// Where worker r's own run of slices ends (those after it the root took over), once the call's claims are
+/// all made.
+int worker_end(const cluster_state& s, const reduce_split& split, int r) {
+  return split.first(r) + (takes_over_from(s, r) ? s.host.claims.worker_end(r) : split.first(r + 1) - split.first(r));
+}
+
+/// Each worker's answer once every claim is made: its status and the blocks of the slices it ran.
+void lay_out_answers(cluster_state& s, const reduce_layout& layout, const reduce_split& split) {
+  rank_layout& answers = s.root.reduce.answers;
+  int at = 0;  // at most the planned answers, which lay_out_call checked
+  for (int r = 1; r < s.size; ++r) {
+    answers.displs[r] = at;
+    answers.counts[r] = wire::status_doubles +
+                        static_cast<int>(layout.block_at(worker_end(s, split, r)) - layout.block_at(split.first(r)));
+    at += answers.counts[r];
+  }
+}
+
+/// Steps 4 and 5 on the root: its own slices, the slices it takes over, then every worker's answer.
+/// Returns the first failing slice the root ran (its own come first; it takes over nothing after a failure).
+root_failure run_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split) {
   reduce_root_buffers& b = s.root.reduce;
   const auto start = std::chrono::steady_clock::now();
-  const int failed = req.run_own(req.self, 0, split.first(1), b.own.data(), error);
+  root_failure failure;
+  failure.slice = req.run(req.self, 0, split.first(1), b.own.data(), true, failure.error);
+  if (failure.slice == INT_MAX && s.settings.take_over) take_over(s, req, split, failure);
   s.root.last_profile.root_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  lay_out_answers(s, *req.layout, split);
   MPI_Request unused = MPI_REQUEST_NULL;
   collect_answers(s.ends(), MPI_DOUBLE, nullptr, 0, b.received.data(), b.answers.counts.data(),
                   b.answers.displs.data(), std::chrono::steady_clock::time_point::max(), unused);
-  s.root.last_traffic.received += sizeof(double) * b.received.size();
-  return failed;
+  for (int r = 1; r < s.size; ++r)
+    s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(b.answers.counts[r]);
+  return failure;
 }
 
-/// Step 6: throws the first failing slice in slice order, if any: the root's own (its slices come first),
-/// else that of the first worker in rank order whose slices failed, fetched from it.
-void throw_first_failure(cluster_state& s, const reduce_request& req, int own_failed, const job_error& own_error) {
+/// Step 6: throws the first failing slice in slice order, if any. Rank by rank: the root's own slices come
+/// first; in a worker's range, the slices it ran come before those the root took over.
+void throw_first_failure(cluster_state& s, const reduce_request& req, const reduce_split& split,
+                         const root_failure& root) {
   const slice_plan& plan = req.layout->plan();
-  if (own_failed != INT_MAX) throw_slice_error(own_error, req.call_id, plan, own_failed, 0);
+  if (root.slice < split.first(1)) throw_slice_error(root.error, req.call_id, plan, root.slice, 0);
   const reduce_root_buffers& b = s.root.reduce;
   for (int r = 1; r < s.size; ++r) {
     const double* status = b.received.data() + b.answers.displs[r];
-    if (static_cast<wire::status>(static_cast<int>(status[0])) != wire::status::failed) continue;
+    if (static_cast<wire::status>(static_cast<int>(status[0])) != wire::status::failed) {
+      if (root.slice < split.first(r + 1)) throw_slice_error(root.error, req.call_id, plan, root.slice, 0);
+      continue;
+    }
     job_error e;
     between_collectives(s, req.call_id, [&] {
       wire::request h;
@@ -153,7 +213,8 @@ void throw_first_failure(cluster_state& s, const reduce_request& req, int own_fa
   }
 }
 
-/// Hands every slice's block to the front door's fold, in slice order: the root's, then each worker's.
+/// Hands every slice's block to the front door's fold, in slice order: the root's, then each worker's (those
+/// the root took over from its own buffer).
 void fold_in_slice_order(const cluster_state& s, const reduce_request& req, const reduce_split& split) {
   const reduce_layout& layout = *req.layout;
   const reduce_root_buffers& b = s.root.reduce;
@@ -161,8 +222,11 @@ void fold_in_slice_order(const cluster_state& s, const reduce_request& req, cons
   for (int r = 1; r < s.size; ++r) {
     const double* blocks = b.received.data() + b.answers.displs[r] + wire::status_doubles;
     const std::size_t base = layout.block_at(split.first(r));
-    for (int slice = split.first(r); slice < split.first(r + 1); ++slice)
+    const int end = worker_end(s, split, r);
+    for (int slice = split.first(r); slice < end; ++slice)
       req.fold(req.self, slice, blocks + (layout.block_at(slice) - base));
+    for (int slice = end; slice < split.first(r + 1); ++slice)
+      req.fold(req.self, slice, b.taken.data() + layout.block_at(slice));
   }
 }
 
@@ -179,13 +243,12 @@ void reduce_on_cluster(const reduce_request& req) {
   lay_out_call(s, req, split);
   s.root.last_profile.root_jobs = split.first(1);
   const std::string* payload = payload_to_ship(s, req);
-  job_error own_error;
-  int own_failed = INT_MAX;
+  root_failure failure;
   between_collectives(s, req.call_id, [&] {
     post_call(s, req, payload);
-    own_failed = run_and_collect(s, req, split, own_error);
+    failure = run_and_collect(s, req, split);
   });
-  throw_first_failure(s, req, own_failed, own_error);
+  throw_first_failure(s, req, split, failure);
   fold_in_slice_order(s, req, split);
 }
 

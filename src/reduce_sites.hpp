@@ -63,6 +63,7 @@ struct reduce_root_buffers {
   rank_layout values;           ///< the sliced values each rank receives
   rank_layout answers;          ///< each rank's status and blocks
   std::vector<double> own;      ///< the root's own blocks
+  std::vector<double> taken;    ///< blocks of the workers' slices the root took over, at layout.block_at
   std::vector<double> received; ///< the workers' status and blocks, at answers.displs
 };
 

@@ -1,5 +1,6 @@
 // The worker side of a reduce_sum call: keep the call site's payload loaded into the runner its key names,
-// receive this rank's sliced values, run its slices on its team, and send one message of status and blocks.
+// receive this rank's sliced values, run its slices on its team (with take-over, those it claims, front
+// first; the root runs the others), and send one message of status and blocks.
 // Every branch joins exactly the collectives the root joins (src/reduce_root.cpp).
 #include <boost/archive/binary_iarchive.hpp>
 #include <chrono>
@@ -51,17 +52,39 @@ void receive_values(cluster_state& s, reduce_worker_site& site, int first, int l
   post_parameters(s.ends(), nullptr, {}, site.sliced.data() + at, static_cast<int>(layout.slice_values_at(last) - at));
 }
 
-/// Step 4 on a worker: runs slices [first, last) into site.answer behind the status. Returns the first
-/// failing slice, its error kept for fetch_error, or INT_MAX.
-int run_slices(cluster_state& s, reduce_worker_site& site, const double* shared, int first, int last) {
+/// Runs slices [a, b) of this rank's range [first, ...) into their places in site.answer. Returns the first
+/// failing slice, its exception in `error`, or INT_MAX.
+int run_range(cluster_state& s, reduce_worker_site& site, const double* shared, int first, int a, int b,
+              job_error& error) {
+  if (a >= b) return INT_MAX;
+  if (site.runner == nullptr) {
+    error = {error_type::invalid_argument, site.missing};
+    return a;
+  }
+  const reduce_layout& layout = site.layout;
+  double* blocks = site.answer.data() + wire::status_doubles + (layout.block_at(a) - layout.block_at(first));
+  return site.runner->run(layout, a, b, shared, site.sliced.data(), s.team.get(), blocks, error);
+}
+
+/// Step 4 on a worker: runs slices [first, last) into site.answer behind the status; with take-over, those
+/// it claims, front first, until none are left (after a failure it claims the rest, so that the root does
+/// not run them). Sets `end` to where its slices end (the root ran the rest). Returns the first failing
+/// slice, its error kept for fetch_error, or INT_MAX.
+int run_slices(cluster_state& s, reduce_worker_site& site, const double* shared, int first, int last, int& end) {
   job_error error;
   int failed = INT_MAX;
-  if (site.runner != nullptr) {
-    failed = site.runner->run(site.layout, first, last, shared, site.sliced.data(), s.team.get(),
-                              site.answer.data() + wire::status_doubles, error);
-  } else if (first < last) {
-    failed = first;
-    error = {error_type::invalid_argument, site.missing};
+  end = last;
+  if (!s.settings.take_over) {
+    failed = run_range(s, site, shared, first, first, last, error);
+  } else {
+    end = first;
+    for (job_range got = s.host.claims.claim_front(); !got.empty(); got = s.host.claims.claim_front()) {
+      end = first + got.end;
+      failed = run_range(s, site, shared, first, first + got.begin, first + got.end, error);
+      if (failed == INT_MAX) continue;
+      end = first + s.host.claims.claim_rest();
+      break;
+    }
   }
   if (failed != INT_MAX) s.worker.last_error = error;
   return failed;
@@ -79,13 +102,17 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
   receive_values(s, site, first, last);
   site.answer.assign(wire::status_doubles + site.layout.block_at(last) - site.layout.block_at(first), 0.0);
   const auto start = std::chrono::steady_clock::now();
-  const int failed = run_slices(s, site, shared, first, last);
+  int end = last;
+  const int failed = run_slices(s, site, shared, first, last, end);
   site.answer[0] = static_cast<int>(failed == INT_MAX ? wire::status::ok : wire::status::failed);
   site.answer[1] = failed == INT_MAX ? -1 : failed;
   site.answer[2] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   MPI_Request unused = MPI_REQUEST_NULL;
-  collect_answers(s.ends(), MPI_DOUBLE, site.answer.data(), static_cast<int>(site.answer.size()), nullptr, nullptr,
-                  nullptr, std::chrono::steady_clock::time_point::max(), unused);
+  // The status and the blocks of the slices this rank ran, as the root expects once the claims are made.
+  const int doubles =
+      wire::status_doubles + static_cast<int>(site.layout.block_at(end) - site.layout.block_at(first));
+  collect_answers(s.ends(), MPI_DOUBLE, site.answer.data(), doubles, nullptr, nullptr, nullptr,
+                  std::chrono::steady_clock::time_point::max(), unused);
 }
 
 }  // namespace maprect::detail

@@ -165,9 +165,10 @@ struct root_slices {
   slice_fold& fold;
   const WritePayload& write_payload;
 
-  static int run_own(void* self, int first, int last, double* blocks, job_error& error) {
+  static int run(void* self, int first, int last, double* blocks, bool messages, job_error& error) {
     const auto& me = *static_cast<root_slices*>(self);
-    return run_slice_range(team_for_call(), me.layout, first, last, blocks, me.msgs, me.run_range, error);
+    return run_slice_range(team_for_call(), me.layout, first, last, blocks, messages ? me.msgs : nullptr,
+                           me.run_range, error);
   }
   static void fold_block(void* self, int s, const double* block) {
     static_cast<root_slices*>(self)->fold.add_block(s, block);
@@ -213,7 +214,7 @@ reduce_return_t<T_slice, Args...> reduce_over_ranks(int call_id, const slice_pla
   using own_slices = root_slices<decltype(run_range), decltype(write)>;
   own_slices own{b.layout, msgs, run_range, fold, write};
   const reduce_request request{call_id,          &b.layout,          b.shared.data(),         b.sliced.data(),
-                               kept.same(sliced, args...), &own, &own_slices::payload, &own_slices::run_own,
+                               kept.same(sliced, args...), &own, &own_slices::payload, &own_slices::run,
                                &own_slices::fold_block};
   try {
     reduce_on_cluster(request);

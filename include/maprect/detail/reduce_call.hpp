@@ -22,10 +22,11 @@ struct reduce_request {
   void* self;                    ///< the front door's state for this call
   /// Writes the call site's payload (detail/reduce_site.hpp) for this call's arguments.
   const std::string& (*payload)(void* self);
-  /// Runs the root's slices [first, last) into `blocks` (slice s's at layout->block_at(s) -
-  /// layout->block_at(first)) on the root's team; returns the lowest failing slice, its exception in
-  /// `error`, or INT_MAX. Writes the functor's messages to the call's stream.
-  int (*run_own)(void* self, int first, int last, double* blocks, job_error& error);
+  /// Runs slices [first, last) on the root, on its team, into `blocks` (slice s's at layout->block_at(s) -
+  /// layout->block_at(first)); returns the lowest failing slice, its exception in `error`, or INT_MAX.
+  /// With `messages`, the functor writes to the call's stream (the root's own slices; not those it takes
+  /// over from a worker, whose messages would otherwise be dropped).
+  int (*run)(void* self, int first, int last, double* blocks, bool messages, job_error& error);
   /// Adds slice s's block to the call's result.
   void (*fold)(void* self, int s, const double* block);
 };
