@@ -39,6 +39,7 @@ MAPRECT_REGISTER_REDUCE(521, maprect::test::walking_partial)
 MAPRECT_REGISTER_REDUCE(522, maprect::test::walking_partial)
 MAPRECT_REGISTER_REDUCE(523, maprect::test::walking_partial)
 MAPRECT_REGISTER_REDUCE(524, maprect::test::walking_partial)
+MAPRECT_REGISTER_REDUCE(525, maprect::test::walking_partial)
 MAPRECT_REGISTER_REDUCE(530, maprect::test::throwing_partial)
 MAPRECT_REGISTER_REDUCE(531, maprect::test::throwing_partial)
 MAPRECT_REGISTER_REDUCE(540, maprect::test::logistic_partial)
@@ -148,6 +149,9 @@ TEST_CASE("reduce_sum over the cluster: every kind of argument, byte-equal to in
   check_bits<523, walking_partial>({1, 2, 11}, int_slices, a.x, a.data, a.k);  // no var: a double
   const std::vector<var> no_vars;
   check_bits<524, walking_partial>({3}, int_slices, no_vars);  // a var with no operands
+  // More shared vars than the request carries inline: the rest follow in a second broadcast.
+  const vector_v wide = to_var(Eigen::VectorXd::LinSpaced(30, -1, 1));
+  check_bits<525, walking_partial>({1, 4}, a.sliced, wide, a.scalars);
   recover_memory();
 }
 
