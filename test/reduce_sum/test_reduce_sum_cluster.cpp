@@ -44,6 +44,8 @@ MAPRECT_REGISTER_REDUCE(530, maprect::test::throwing_partial)
 MAPRECT_REGISTER_REDUCE(531, maprect::test::throwing_partial)
 MAPRECT_REGISTER_REDUCE(540, maprect::test::logistic_partial)
 MAPRECT_REGISTER_REDUCE(541, maprect::test::hierarchical_partial)
+MAPRECT_REGISTER_REDUCE(542, maprect::test::walking_partial)
+MAPRECT_REGISTER(543, maprect::test::logistic_job)
 MAPRECT_REGISTER_REDUCE(550, maprect::test::standard_partial)
 MAPRECT_REGISTER(551, maprect::test::logistic_job)
 
@@ -340,5 +342,28 @@ TEST_CASE("reduce_sum over the cluster: the root takes over slow workers' slices
     const std::vector<int> fine(40, 4);
     CHECK(reduce_sum<561, slow_on_workers<throwing_partial>>(fine, 1, nullptr, scale).val() == 2.0 * 4 * 40);
   }
+  recover_memory();
+}
+
+TEST_CASE("reduce_sum over the cluster: bad input is refused before any message, and the next call works") {
+  recover_memory();
+  const std::vector<double> terms = {0.5, -0.25, 1.5, 2.0, 0.75};
+  const var v = 0.75;
+  const vector_v w = to_var(Eigen::Vector2d(0.5, 1.5));
+  auto good_call = [&] {
+    CHECK(run_call<542, walking_partial>(true, 2, terms, v) == fold_over_slices<walking_partial>(2, terms, v));
+  };
+  good_call();
+  const std::size_t nodes = tape::current().stack.size();
+  CHECK_THROWS_WITH((reduce_sum<542, walking_partial>(terms, 0, nullptr, v)),
+                    "reduce_sum: call id 542: grainsize must be at least 1, got 0");
+  good_call();
+  CHECK(reduce_sum<542, walking_partial>(std::vector<double>{}, 2, nullptr, v).val() == 0.0);
+  CHECK(tape::current().stack.size() == nodes + 1);  // the good call's node only
+  CHECK_THROWS_AS((reduce_sum<542, walking_partial>(terms, 2, nullptr, w)), std::invalid_argument);
+  good_call();
+  CHECK_THROWS_WITH((reduce_sum<543, walking_partial>(terms, 2, nullptr, v)),
+                    Catch::StartsWith("reduce_sum: call id 543 is registered for map_rect (MAPRECT_REGISTER)"));
+  good_call();
   recover_memory();
 }
