@@ -90,11 +90,9 @@ void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_spli
 /// Whether the root may take over worker r's slices in this call.
 bool takes_over_from(const cluster_state& s, int r) { return s.settings.take_over && s.host.claims.shared_with(r); }
 
-/// The payload this call ships, or null when the workers hold it: written only when they may lack it (the
-/// call site's first call on this cluster, or changed data or shapes), shipped only when it differs.
-const std::string* payload_to_ship(cluster_state& s, const reduce_request& req) {
+/// The call's payload, written now, if it differs from what the workers hold; else null.
+const std::string* new_payload(cluster_state& s, const reduce_request& req) {
   const reduce_root_site& site = s.root.reduce_sites[req.call_id];
-  if (site.shipped && req.unchanged) return nullptr;
   const std::string& payload = req.payload(req.self);
   if (site.shipped && site.payload == payload) return nullptr;
   check_fits(req.call_id, static_cast<long long>(payload.size()), "the call site's data (bytes)");
@@ -117,6 +115,9 @@ void post_call(cluster_state& s, const reduce_request& req, const std::string* p
     site.shipped = false;  // until the workers hold it
     site.payload = *payload;
     exchange_payload(s.ends(), site.payload, bytes);
+    site.n_terms = layout.plan().n_terms;
+    site.n_shared = layout.n_shared();
+    site.term_offsets = layout.term_offsets();
     site.shipped = true;
     s.root.last_traffic.sent += static_cast<std::uint64_t>(bytes) * static_cast<std::uint64_t>(s.size - 1);
   }
@@ -242,12 +243,25 @@ void reduce_on_cluster(const reduce_request& req) {
   const reduce_split split{req.layout->plan().n_slices(), s.size};
   lay_out_call(s, req, split);
   s.root.last_profile.root_jobs = split.first(1);
-  const std::string* payload = payload_to_ship(s, req);
+  // When the workers' payload lays the call out as the root does (the same messages on both sides), the
+  // call runs at once and the root compares its data with theirs while they run; else a new payload first.
+  const bool early = s.root.reduce_sites[req.call_id].lays_out_as(*req.layout);
+  const std::string* payload = early ? nullptr : new_payload(s, req);
+  bool current = true;
   root_failure failure;
   between_collectives(s, req.call_id, [&] {
     post_call(s, req, payload);
+    if (early) current = req.unchanged(req.self);
     failure = run_and_collect(s, req, split);
   });
+  // The workers ran on data that changed since they got them: their results go, the call runs again with
+  // the new payload (unless it writes the same bytes after all).
+  payload = current ? nullptr : new_payload(s, req);
+  if (payload != nullptr)
+    between_collectives(s, req.call_id, [&] {
+      post_call(s, req, payload);
+      failure = run_and_collect(s, req, split);
+    });
   throw_first_failure(s, req, split, failure);
   fold_in_slice_order(s, req, split);
 }

@@ -52,10 +52,20 @@ struct reduce_split {
   }
 };
 
-/// The root's copy of what the workers hold of a call site: the payload they were last sent.
+/// The root's copy of what the workers hold of a call site: the payload they were last sent, and the layout
+/// it gives them (the messages of a call are sized by it).
 struct reduce_root_site {
-  bool shipped = false;  ///< a payload has gone out for this call site
-  std::string payload;   ///< that payload, byte for byte
+  bool shipped = false;                    ///< a payload has gone out for this call site
+  std::string payload;                     ///< that payload, byte for byte
+  int n_terms = 0;                         ///< its N
+  std::size_t n_shared = 0;                ///< its shared vars
+  std::vector<std::size_t> term_offsets;   ///< its term offsets
+
+  /// Whether the workers, with the payload they hold, lay out a call as `layout` does.
+  bool lays_out_as(const reduce_layout& layout) const {
+    return shipped && n_terms == layout.plan().n_terms && n_shared == layout.n_shared() &&
+           term_offsets == layout.term_offsets();
+  }
 };
 
 /// The root's buffers of reduce calls, kept between calls.

@@ -156,14 +156,15 @@ var reduce_gradients(int call_id, const slice_plan& plan, const std::vector<T_sl
 }
 
 /// The root's share of a cluster call, for the runtime: its own slices run on its team, the fold, and the
-/// payload, written on demand.
-template <class RunRange, class WritePayload>
+/// payload, compared and written on demand.
+template <class RunRange, class WritePayload, class Unchanged>
 struct root_slices {
   const reduce_layout& layout;
   std::ostream* msgs;
   const RunRange& run_range;
   slice_fold& fold;
   const WritePayload& write_payload;
+  const Unchanged& same_payload;
 
   static int run(void* self, int first, int last, double* blocks, bool messages, job_error& error) {
     const auto& me = *static_cast<root_slices*>(self);
@@ -174,6 +175,7 @@ struct root_slices {
     static_cast<root_slices*>(self)->fold.add_block(s, block);
   }
   static const std::string& payload(void* self) { return static_cast<root_slices*>(self)->write_payload(); }
+  static bool unchanged(void* self) { return static_cast<root_slices*>(self)->same_payload(); }
 };
 
 /// A call over the cluster's ranks: the root packs the values (and writes the call site's payload when the
@@ -211,10 +213,11 @@ reduce_return_t<T_slice, Args...> reduce_over_ranks(int call_id, const slice_pla
     slice_runner<F, T_slice, Args...>::run(b.layout, first, last, sliced, b.sliced.data(), b.shared.data(), m,
                                            std::tie(args...), sink, cursor);
   };
-  using own_slices = root_slices<decltype(run_range), decltype(write)>;
-  own_slices own{b.layout, msgs, run_range, fold, write};
-  const reduce_request request{call_id,          &b.layout,          b.shared.data(),         b.sliced.data(),
-                               kept.same(sliced, args...), &own, &own_slices::payload, &own_slices::run,
+  auto same = [&] { return kept.same(sliced, args...); };
+  using own_slices = root_slices<decltype(run_range), decltype(write), decltype(same)>;
+  own_slices own{b.layout, msgs, run_range, fold, write, same};
+  const reduce_request request{call_id, &b.layout, b.shared.data(), b.sliced.data(), &own,
+                               &own_slices::unchanged, &own_slices::payload, &own_slices::run,
                                &own_slices::fold_block};
   try {
     reduce_on_cluster(request);

@@ -16,10 +16,11 @@ struct reduce_request {
   const reduce_layout* layout;   ///< the call's slices, term offsets and block layout (the root's)
   const double* shared;          ///< layout->n_shared() values of the shared arguments' vars
   const double* sliced;          ///< layout->n_sliced() values of the sliced argument's vars, in term order
-  /// Whether the data and the parameters' shapes equal those of the payload last written for this call
-  /// site on this thread (then the payload need not be written again if the workers got it).
-  bool unchanged;
   void* self;                    ///< the front door's state for this call
+  /// Whether the data and the parameters' shapes equal those of the payload last written for this call
+  /// site on this thread (then the workers' copy, if they got it, is current). One pass over the data: the
+  /// root makes it while the workers run.
+  bool (*unchanged)(void* self);
   /// Writes the call site's payload (detail/reduce_site.hpp) for this call's arguments.
   const std::string& (*payload)(void* self);
   /// Runs slices [first, last) on the root, on its team, into `blocks` (slice s's at layout->block_at(s) -
