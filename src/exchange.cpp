@@ -50,7 +50,8 @@ const double* exchange_request(const endpoint& e, wire::request& header, double*
   bcast(slots, wire::request_doubles, MPI_DOUBLE, e.comm, e.policy);
   if (!e.is_root()) header = wire::request::read(slots);
   const int more = header.n_shared - wire::inline_shared;
-  // Only a call carries shared parameters (a share move announces the call's sizes without them).
+  // Only a call (map_rect's or reduce_sum's) carries shared parameters (a share move announces the call's
+  // sizes without them).
   if (header.cmd != wire::command::call && header.cmd != wire::command::first_call &&
       header.cmd != wire::command::reduce)
     return shared;
