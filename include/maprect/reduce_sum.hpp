@@ -166,22 +166,26 @@ struct root_slices {
   const WritePayload& write_payload;
   const Unchanged& same_payload;
 
+  /// reduce_request::run: slices [first, last) on the root's team.
   static int run(void* self, int first, int last, double* blocks, bool messages, job_error& error) {
     const auto& me = *static_cast<root_slices*>(self);
     return run_slice_range(team_for_call(), me.layout, first, last, blocks, messages ? me.msgs : nullptr,
                            me.run_range, error);
   }
+  /// reduce_request::fold: slice s's block into the call's result.
   static void fold_block(void* self, int s, const double* block) {
     static_cast<root_slices*>(self)->fold.add_block(s, block);
   }
+  /// reduce_request::payload: writes the call site's payload.
   static const std::string& payload(void* self) { return static_cast<root_slices*>(self)->write_payload(); }
+  /// reduce_request::unchanged: compares the arguments with the last payload's.
   static bool unchanged(void* self) { return static_cast<root_slices*>(self)->same_payload(); }
 };
 
 /// A call over the cluster's ranks: the root packs the values (and writes the call site's payload when the
 /// runtime asks for it: the workers lack it, or the data or shapes changed); the runtime runs every rank's
-/// slices and hands back all blocks in slice order, folded here into ONE node (or
-/// a double) exactly as in process.
+/// slices and hands back all blocks in slice order, folded here into ONE node (or a double) exactly as in
+/// process.
 template <class Site, class F, class T_slice, class... Args>
 reduce_return_t<T_slice, Args...> reduce_over_ranks(int call_id, const slice_plan& plan,
                                                     const std::vector<T_slice>& sliced, std::ostream* msgs,

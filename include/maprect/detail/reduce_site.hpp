@@ -152,9 +152,11 @@ struct reduce_site_registration {
         std::to_string(CallId) + " " + typeid(std::tuple<F, std::vector<T_slice>, Args...>).name();
     return k;
   }
+  /// A runner of this call site, for a rank that receives its payload.
   static std::unique_ptr<reduce_site_runner> make() {
     return std::make_unique<typed_site_runner<F, T_slice, Args...>>();
   }
+  /// Registers make() under key() before main, on every rank.
   static inline const bool registered = register_reduce_runner(key(), &make);
 };
 
