@@ -11,6 +11,7 @@
 #include <maprect/detail/reduce_error.hpp>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "src/cluster_state.hpp"
 #include "src/exchange.hpp"
@@ -35,6 +36,46 @@ void check_fits(int call_id, long long count, const char* what) {
   unguard_exit(s);  // this exit is deliberate and explained
   MPI_Abort(s.comm, 1);
   std::abort();  // MPI_Abort does not return
+}
+
+/// With MAPRECT_TIMEOUT: names the workers that have not answered call `call_id` within it, and aborts.
+[[noreturn]] void abort_late(cluster_state& s, int call_id, const std::vector<int>& late) {
+  for (int q : late)
+    std::fprintf(stderr, "maprect: rank %d did not answer reduce_sum call id %d within %g s (request %llu)\n", q,
+                 call_id, s.settings.timeout, static_cast<unsigned long long>(s.sequence));
+  std::fprintf(stderr, "maprect: aborting the job (MAPRECT_TIMEOUT=%g)\n", s.settings.timeout);
+  std::fflush(stderr);
+  unguard_exit(s);  // this exit is deliberate and explained
+  MPI_Abort(s.comm, 1);
+  std::abort();  // MPI_Abort does not return
+}
+
+/// With a timeout: the round's deadline, and a receive posted for each worker's "done" message (sent when
+/// its slices end), so that the late ones can be named. Without one: never.
+std::chrono::steady_clock::time_point start_deadline(cluster_state& s) {
+  if (s.settings.timeout <= 0) return std::chrono::steady_clock::time_point::max();
+  for (int r = 1; r < s.size; ++r) MPI_Irecv(nullptr, 0, MPI_BYTE, r, done_tag, s.comm, &s.root.done[r]);
+  return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                std::chrono::duration<double>(s.settings.timeout));
+}
+
+/// The gather of the workers' answers, within the deadline: past it, the workers whose "done" message has
+/// not come are named and the job aborted (if all are done, the gather is merely slow and is waited for).
+void gather_answers(cluster_state& s, int call_id, std::chrono::steady_clock::time_point deadline) {
+  reduce_root_buffers& b = s.root.reduce;
+  MPI_Request pending = MPI_REQUEST_NULL;
+  if (!collect_answers(s.ends(), MPI_DOUBLE, nullptr, 0, b.received.data(), b.answers.counts.data(),
+                       b.answers.displs.data(), deadline, pending)) {
+    std::vector<int> late;
+    for (int q = 1; q < s.size; ++q) {
+      int answered = 0;
+      MPI_Test(&s.root.done[q], &answered, MPI_STATUS_IGNORE);
+      if (!answered) late.push_back(q);
+    }
+    if (!late.empty()) abort_late(s, call_id, late);
+    wait(pending, s.settings.policy);
+  }
+  if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
 }
 
 /// Runs `step` (messages the workers take part in) and aborts the job if the root fails inside it.
@@ -181,14 +222,13 @@ void lay_out_answers(cluster_state& s, const reduce_layout& layout, const reduce
 root_failure run_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split) {
   reduce_root_buffers& b = s.root.reduce;
   const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start_deadline(s);
   root_failure failure;
   failure.slice = req.run(req.self, 0, split.first(1), b.own.data(), true, failure.error);
   if (failure.slice == INT_MAX && s.settings.take_over) take_over(s, req, split, failure);
   s.root.last_profile.root_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   lay_out_answers(s, *req.layout, split);
-  MPI_Request unused = MPI_REQUEST_NULL;
-  collect_answers(s.ends(), MPI_DOUBLE, nullptr, 0, b.received.data(), b.answers.counts.data(),
-                  b.answers.displs.data(), std::chrono::steady_clock::time_point::max(), unused);
+  gather_answers(s, req.call_id, deadline);
   for (int r = 1; r < s.size; ++r)
     s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(b.answers.counts[r]);
   return failure;

@@ -107,12 +107,16 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
   site.answer[0] = static_cast<int>(failed == INT_MAX ? wire::status::ok : wire::status::failed);
   site.answer[1] = failed == INT_MAX ? -1 : failed;
   site.answer[2] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // With a timeout the root learns that this rank is done, so that it can name the ranks that are not.
+  MPI_Request done = MPI_REQUEST_NULL;
+  if (s.settings.timeout > 0) MPI_Isend(nullptr, 0, MPI_BYTE, 0, done_tag, s.comm, &done);
   MPI_Request unused = MPI_REQUEST_NULL;
   // The status and the blocks of the slices this rank ran, as the root expects once the claims are made.
   const int doubles =
       wire::status_doubles + static_cast<int>(site.layout.block_at(end) - site.layout.block_at(first));
   collect_answers(s.ends(), MPI_DOUBLE, site.answer.data(), doubles, nullptr, nullptr, nullptr,
                   std::chrono::steady_clock::time_point::max(), unused);
+  if (s.settings.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
 }
 
 }  // namespace maprect::detail
