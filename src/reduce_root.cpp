@@ -117,7 +117,8 @@ void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_spli
     b.values.displs[r] = static_cast<int>(layout.slice_values_at(first));
     b.values.counts[r] = static_cast<int>(layout.slice_values_at(last) - layout.slice_values_at(first));
     if (r == 0) continue;  // the root's blocks stay in b.own
-    const long long answer = wire::status_doubles + static_cast<long long>(layout.block_at(last) - layout.block_at(first));
+    const long long answer =
+        wire::status_doubles + static_cast<long long>(layout.block_at(last) - layout.block_at(first));
     check_fits(req.call_id, at + answer, "the blocks of the workers' slices");
     b.answers.displs[r] = static_cast<int>(at);
     b.answers.counts[r] = static_cast<int>(answer);

@@ -96,7 +96,8 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
   const wire::reduce_header h = wire::reduce_header::of(v);
   reduce_worker_site& site = s.worker.reduce_sites[h.call_id];
   if (h.payload_bytes > 0) load_payload(s, site, h.payload_bytes);
-  site.layout.assign_offsets(slice_plan{h.n_terms, h.grainsize}, site.term_offsets, static_cast<std::size_t>(h.n_shared));
+  site.layout.assign_offsets(slice_plan{h.n_terms, h.grainsize}, site.term_offsets,
+                             static_cast<std::size_t>(h.n_shared));
   const reduce_split split{site.layout.plan().n_slices(), s.size};
   const int first = split.first(s.rank), last = split.first(s.rank + 1);
   receive_values(s, site, first, last);

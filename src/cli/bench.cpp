@@ -2,8 +2,9 @@
 // and kernel (scalar, vector) it times one gradient by: the closed form in double (analytic, the floor of AD),
 // the functor for every job on one plain tape (single_tape), map_rect in process (in_process) and map_rect
 // over all launched ranks (cluster), next to the raw MPI messages of one call (raw_mpi_floor); and reduce_sum
-// over the groups at several grainsizes (reduce_sum: over the cluster's ranks, or in process on one rank). This file runs
-// the matrix and turns its samples into records; bench_harness times, bench_table and bench_json report.
+// over the groups at several grainsizes (reduce_sum: over the cluster's ranks, or in process on one rank).
+// This file runs the matrix and turns its samples into records; bench_harness times, bench_table and
+// bench_json report.
 #include <maprect/maprect.hpp>
 
 #include <algorithm>

@@ -335,7 +335,8 @@ TEST_CASE("reduce_sum over the cluster: the root takes over slow workers' slices
   for (int call = 0; call < 3; ++call) {
     const std::vector<std::string> allowed =
         failed_messages("reduce_sum: call id 561, slice 39 (terms [39, 39])", 40, 39, "bad term 39");
-    const std::string what = thrown_by([&] { return reduce_sum<561, slow_on_workers<throwing_partial>>(terms, 1, nullptr, scale); });
+    const std::string what =
+        thrown_by([&] { return reduce_sum<561, slow_on_workers<throwing_partial>>(terms, 1, nullptr, scale); });
     INFO("thrown: " << what);
     CHECK(std::find(allowed.begin(), allowed.end(), what) != allowed.end());
     CHECK_THROWS_AS((reduce_sum<561, slow_on_workers<throwing_partial>>(terms, 1, nullptr, scale)), std::domain_error);

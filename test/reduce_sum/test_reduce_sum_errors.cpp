@@ -205,8 +205,9 @@ TEST_CASE("reduce_sum on a team: the first failing slice in slice order, then go
     INFO(T << " threads");
     thread_team team(T);
     const team_scope scope(team);
-    check_throws<std::invalid_argument>([&] { return reduce_sum<450, throwing_partial>(terms, 1, nullptr, scale); },
-                                        {"reduce_sum: call id 450, slice 5 (terms [5, 5]) in process failed: bad term 5"});
+    check_throws<std::invalid_argument>(
+        [&] { return reduce_sum<450, throwing_partial>(terms, 1, nullptr, scale); },
+        {"reduce_sum: call id 450, slice 5 (terms [5, 5]) in process failed: bad term 5"});
     check_throws<std::invalid_argument>([&] { return reduce_sum<450, throwing_partial>(terms, 3, nullptr, scale); },
                                         {"call id 450, slice 1 (terms [3, 5]) in process failed: bad term 5"});
     terms[5] = 4;

@@ -121,8 +121,9 @@ class slice_team_run {
     if (!failed) return;
     for (std::size_t t = 0; t < buffers_.shares.size(); ++t) {
       const slice_thread_share& share = *buffers_.shares[t];
-      if (share.failed == until)
-        msgs_->write(texts[t].data() + share.text_mark, static_cast<std::streamsize>(texts[t].size() - share.text_mark));
+      if (share.failed != until) continue;
+      const std::string& text = texts[t];
+      msgs_->write(text.data() + share.text_mark, static_cast<std::streamsize>(text.size() - share.text_mark));
     }
   }
 
