@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ThreadSanitizer build of the tests that run in one process without MPI (test/ad, test/map_rect,
-# test/threads), in build-tsan/ (RelWithDebInfo at -O1 -g: reports carry file and line), run with no
+# test/threads, test/reduce_sum), in build-tsan/ (RelWithDebInfo at -O1 -g: reports carry file and line), run with no
 # finding allowed. Only those test targets are built, which keeps the stage to a few minutes on 2 cores.
 #   scripts/tsan.sh            (stage `tsan` of scripts/test.sh)
 #   MAPRECT_TSAN_BUILD_DIR     build directory (default: <repo>/build-tsan)
@@ -10,7 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$MAPRECT_ROOT"
 
 BUILD=${MAPRECT_TSAN_BUILD_DIR:-$MAPRECT_ROOT/build-tsan}
-TARGETS=(test_ad test_ad_memory test_map_rect test_threads)
+TARGETS=(test_ad test_ad_memory test_map_rect test_threads test_reduce_sum)
 
 log "tsan: configure $BUILD (ThreadSanitizer, RelWithDebInfo at -O1)"
 launcher=()

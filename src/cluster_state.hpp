@@ -17,6 +17,7 @@
 #include "src/chunk_plan.hpp"
 #include "src/exchange.hpp"
 #include "src/host_memory.hpp"
+#include "src/reduce_sites.hpp"
 #include "src/settings.hpp"
 #include "src/wait.hpp"
 #include "workers/call_site_cache.hpp"
@@ -57,11 +58,14 @@ struct root_state {
   cluster::traffic last_traffic;
   cluster::profile last_profile;
   bool time_waits = false;  ///< measure the CPU time of collecting each steady call's answers (time_root_waits)
+  std::unordered_map<int, reduce_root_site> reduce_sites;  ///< reduce_sum call sites (src/reduce_root.cpp)
+  reduce_root_buffers reduce;                              ///< their calls' buffers
 };
 
 /// A worker's side: its copies of the call sites, and its last job failure (sent on fetch_error).
 struct worker_state {
   std::unordered_map<int, worker_site> sites;
+  std::unordered_map<int, reduce_worker_site> reduce_sites;  ///< reduce_sum call sites (workers/serve_reduce.cpp)
   job_error last_error;
 };
 
@@ -130,5 +134,9 @@ void guard_exit(cluster_state& s);
 void unguard_exit(cluster_state& s);
 /// Frees the communicator.
 void finish_cluster(cluster_state& s);
+/// The cluster whose root side serves this thread's calls, or null.
+cluster_state* live_cluster_root();
+/// Workers: steps 2 to 5 of a reduce request (workers/serve_reduce.cpp).
+void serve_reduce(cluster_state& s, const wire::request& v, const double* shared);
 
 }  // namespace maprect::detail

@@ -49,8 +49,11 @@ const double* exchange_request(const endpoint& e, wire::request& header, double*
   bcast(slots, wire::request_doubles, MPI_DOUBLE, e.comm, e.policy);
   if (!e.is_root()) header = wire::request::read(slots);
   const int more = header.n_shared - wire::inline_shared;
-  // Only a call carries shared parameters (a share move announces the call's sizes without them).
-  if (header.cmd != wire::command::call && header.cmd != wire::command::first_call) return shared;
+  // Only a call (map_rect's or reduce_sum's) carries shared parameters (a share move announces the call's
+  // sizes without them).
+  if (header.cmd != wire::command::call && header.cmd != wire::command::first_call &&
+      header.cmd != wire::command::reduce)
+    return shared;
   if (more <= 0) return e.is_root() ? shared : slots + wire::header_slots;
   if (e.is_root()) {
     bcast(const_cast<double*>(shared) + wire::inline_shared, more, MPI_DOUBLE, e.comm, e.policy);
@@ -125,6 +128,11 @@ void exchange_gained(const endpoint& e, gained_rows& g) {
   scatter(g.counts.data(), g.count_layout, MPI_INT, static_cast<int>(g.counts.size()));
   scatter(g.ints.data(), g.int_layout, MPI_INT, static_cast<int>(g.ints.size()));
   scatter(g.reals.data(), g.real_layout, MPI_DOUBLE, static_cast<int>(g.reals.size()));
+}
+
+void exchange_payload(const endpoint& e, std::string& payload, int bytes) {
+  if (!e.is_root()) payload.resize(static_cast<std::size_t>(bytes));
+  bcast(payload.data(), bytes, MPI_CHAR, e.comm, e.policy);
 }
 
 void post_parameters(const endpoint& e, const double* all, const rank_layout& layout, double* mine, int count) {

@@ -19,10 +19,28 @@
 //  6. error     on a failure   the root names the failing rank in a fetch_error request; that rank sends its
 //                              job_error (Boost.Serialization) and the root rethrows it: same type and message.
 //  7. release   every rank     a request with command release: the workers leave serve().
+//
+// A reduce_sum call (request command reduce) runs the same steps with its own buffers (src/reduce_root.cpp,
+// workers/serve_reduce.cpp); each rank runs a contiguous range of the call's slices (reduce_split):
+//  1. request   every rank     as above; the shared parameters are the values of the shared arguments' vars.
+//  2. ship      new payload    broadcast of the call site's payload (exchange_payload): the runner's key,
+//                              the term offsets, the data arguments and the parameters' shapes, as
+//                              Boost.Serialization writes them; a worker keeps it until the next one. With
+//                              an unchanged layout the root checks the data during step 4 instead, and
+//                              runs the call again with a new payload if they changed.
+//  3. post      every call     the values of the sliced argument's vars, scattered by slice range.
+//  4. run       every rank     its slices on its team, into per-slice blocks (no communication); with
+//                              take-over, claimed as a map_rect call's jobs are.
+//  5. collect   every rank     one message per worker, gathered: its status (code, first failing slice,
+//                              seconds) and the blocks of the slices it ran. The root folds all blocks in
+//                              slice order.
+//  6. error     on a failure   as above, for the first worker in rank order whose slices failed (the root's
+//                              own failure comes first: its slices come first).
 #include <mpi.h>
 
 #include <maprect/detail/job_error.hpp>
 #include <maprect/detail/wire.hpp>
+#include <string>
 #include <vector>
 
 #include "src/chunk_plan.hpp"
@@ -77,6 +95,9 @@ struct gained_rows {
 
 /// Step 2, share move: the root scatters each worker's gained rows; a worker receives its own.
 void exchange_gained(const endpoint& e, gained_rows& g);
+
+/// Step 2 of a reduce call: the root broadcasts `payload` (`bytes` long); a worker receives it into `payload`.
+void exchange_payload(const endpoint& e, std::string& payload, int bytes);
 
 /// Step 3 by message: the root scatters the job parameters `all` by `layout` (keeping its own part); a
 /// worker receives its part into `mine` (`count` values).

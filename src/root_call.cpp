@@ -988,6 +988,8 @@ void time_root_waits(bool on) {
   if (live_root != nullptr) live_root->root.time_waits = on;
 }
 
+cluster_state* live_cluster_root() { return live_root; }
+
 void guard_exit(cluster_state& s) {
   static const bool registered = [] {
     std::atexit(&abort_on_guarded_exit);

@@ -55,14 +55,14 @@ class cluster {
   /// Root: releases the workers now; later map_rect calls run in process (idempotent).
   void stop();
 
-  /// Bytes of data the root sent and received in its last map_rect call, by MPI message or through memory
-  /// shared with the workers of its host (MAPRECT_TRANSPORT).
+  /// Bytes of data the root sent and received in its last map_rect (or reduce_sum) call, by MPI message or
+  /// through memory shared with the workers of its host (MAPRECT_TRANSPORT).
   struct traffic {
     std::uint64_t sent = 0;            ///< bytes sent by the root
     std::uint64_t received = 0;        ///< bytes received by the root
     std::uint64_t through_memory = 0;  ///< of sent and received, the bytes that went through shared memory
   };
-  /// Traffic of the root's last map_rect call.
+  /// Traffic of the root's last map_rect or reduce_sum call over the cluster.
   traffic last_call_traffic() const;
 
   /// Where the root's last map_rect call spent its time, if it was a steady-state call (zeros otherwise).

@@ -1,10 +1,13 @@
 // maprect bench: the benchmark matrix of the standard model (docs/benchmark-model.md). For each size J x N
 // and kernel (scalar, vector) it times one gradient by: the closed form in double (analytic, the floor of AD),
 // the functor for every job on one plain tape (single_tape), map_rect in process (in_process) and map_rect
-// over all launched ranks (cluster), next to the raw MPI messages of one call (raw_mpi_floor). This file runs
-// the matrix and turns its samples into records; bench_harness times, bench_table and bench_json report.
+// over all launched ranks (cluster), next to the raw MPI messages of one call (raw_mpi_floor); and reduce_sum
+// over the groups at several grainsizes (reduce_sum: over the cluster's ranks, or in process on one rank).
+// This file runs the matrix and turns its samples into records; bench_harness times, bench_table and
+// bench_json report.
 #include <maprect/maprect.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -40,7 +43,17 @@ struct kernel_contenders {
   std::unique_ptr<bench_workspace> single, local, remote;
   std::size_t single_at = 0, local_at = 0, remote_at = 0;
   std::pair<double, double> first{};
+  std::vector<std::unique_ptr<bench_workspace>> reduce{};  ///< one per grainsize
+  std::vector<std::size_t> reduce_at{};
 };
+
+/// reduce_sum's grainsizes: 1, 8, 64 and J / (2 ranks threads), the last one slice per thread twice over.
+std::vector<int> reduce_grainsizes(const size_run& run) {
+  std::vector<int> out;
+  for (int G : {1, 8, 64, std::max(1, run.J / (2 * run.ranks * run.c.threads()))})
+    if (std::find(out.begin(), out.end(), G) == out.end()) out.push_back(G);
+  return out;
+}
 
 /// Every backend of one size, both kernels, for one interleaved comparison; contender 0 is the analytic one.
 struct size_contenders {
@@ -65,6 +78,12 @@ size_contenders make_contenders(const size_run& run, const models::logreg_standa
       kc.remote_at = out.cs.size();
       out.cs.push_back({distributed, kc.remote.get()});
       out.cs.back().remote = &run.c;
+    }
+    for (int G : reduce_grainsizes(run)) {
+      kc.reduce.push_back(std::make_unique<bench_workspace>(problem));
+      kc.reduce.back()->grainsize = G;
+      kc.reduce_at.push_back(out.cs.size());
+      out.cs.push_back({reduce_sum_gradient(k), kc.reduce.back().get()});
     }
     out.ks.push_back(std::move(kc));
   }
@@ -168,6 +187,26 @@ bench_record cluster_record(const size_run& run, const size_contenders& sc, cons
   return r;
 }
 
+/// The record of reduce_sum at the kernel's i-th grainsize: its time, against one plain tape and against
+/// map_rect on the same ranks, and (over a cluster) the bytes of one more call, untimed.
+bench_record reduce_record(const size_run& run, const size_contenders& sc, const kernel_contenders& kc,
+                           std::size_t i) {
+  const contender& c = sc.cs[kc.reduce_at[i]];
+  run_gradient(c);
+  bench_record r = checked(make_record(run, kernel_name(kc.k), "reduce_sum", run.ranks, summarise_samples(c.us)),
+                           *kc.reduce[i], *sc.exact);
+  r.grainsize = kc.reduce[i]->grainsize;
+  r.threads = run.c.threads();
+  r.single_tape_over_this = paired_ratio(sc.cs[kc.single_at], c);
+  r.map_rect_over_this = paired_ratio(sc.cs[run.ranks > 1 ? kc.remote_at : kc.local_at], c);
+  if (run.ranks > 1) {
+    const cluster::traffic traffic = run.c.last_call_traffic();
+    r.bytes_sent = traffic.sent;
+    r.bytes_received = traffic.received;
+  }
+  return r;
+}
+
 /// The records and the summary of one kernel, after the interleaved comparison.
 void add_kernel_results(const size_run& run, const size_contenders& sc, const kernel_contenders& kc,
                         bench_results& out) {
@@ -192,6 +231,7 @@ void add_kernel_results(const size_run& run, const size_contenders& sc, const ke
   sm.in_process_over_single_tape = paired_ratio(local, single);
   sm.in_process_overhead_us_per_job = paired_difference_per_job(local, single, run.J);
   if (run.ranks > 1) out.records.push_back(cluster_record(run, sc, kc, sm));
+  for (std::size_t i = 0; i < kc.reduce.size(); ++i) out.records.push_back(reduce_record(run, sc, kc, i));
   out.summaries.push_back(sm);
 }
 

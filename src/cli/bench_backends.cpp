@@ -1,4 +1,5 @@
-// The backends of maprect bench (see bench_backends.hpp), and the call ids of their map_rect call sites.
+// The backends of maprect bench (see bench_backends.hpp), and the call ids of their map_rect and reduce_sum
+// call sites.
 #include "bench_backends.hpp"
 
 #include <array>
@@ -30,6 +31,34 @@ const bool ids_registered =
     register_call_ids<vector_job>(vector_call_base, vector_name, std::make_index_sequence<max_bench_sizes>{}) &&
     register_call_ids<scalar_job>(scalar_first_call_base, scalar_name, std::make_index_sequence<first_call_ids>{}) &&
     register_call_ids<vector_job>(vector_first_call_base, vector_name, std::make_index_sequence<first_call_ids>{});
+
+/// The standard model as a partial sum over groups: group j's term is the output of map_rect's job for it.
+template <class Job>
+struct groups_partial {
+  template <class T_group, class T_shared>
+  return_type_t<T_group, T_shared> operator()(const std::vector<Eigen::Matrix<T_group, Eigen::Dynamic, 1>>& groups,
+                                              int start, int end, std::ostream* msgs,
+                                              const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& phi,
+                                              const std::vector<std::vector<double>>& x_r,
+                                              const std::vector<std::vector<int>>& x_i) const {
+    const Job job{};
+    return_type_t<T_group, T_shared> lp = 0;
+    for (int j = start; j <= end; ++j)
+      lp += job(phi, groups[static_cast<std::size_t>(j - start)], x_r[static_cast<std::size_t>(j)],
+                x_i[static_cast<std::size_t>(j)], msgs)(0);
+    return lp;
+  }
+};
+
+constexpr int scalar_reduce_call = 400;
+constexpr int vector_reduce_call = 401;
+
+template <int CallId, class Job>
+void reduce_groups_gradient(bench_workspace& w) {
+  w.make_leaves();
+  w.finish(reduce_sum<CallId, groups_partial<Job>>(w.theta, w.grainsize, nullptr, w.phi, w.problem->x_r,
+                                                   w.problem->x_i));
+}
 
 template <class F>
 void plain_tape_gradient(bench_workspace& w) {
@@ -82,6 +111,9 @@ const auto vector_first_calls =
 
 }  // namespace
 
+MAPRECT_REGISTER_REDUCE(scalar_reduce_call, groups_partial<scalar_job>)
+MAPRECT_REGISTER_REDUCE(vector_reduce_call, groups_partial<vector_job>)
+
 const char* kernel_name(bench_kernel k) { return k == bench_kernel::scalar ? "scalar" : "vector"; }
 
 bench_workspace::bench_workspace(const models::logreg_standard_problem& p)
@@ -123,6 +155,11 @@ gradient_fn map_rect_gradient(bench_kernel k, std::size_t size_index) {
 
 gradient_fn counted_map_rect_gradient(bench_kernel k, std::size_t size_index) {
   return (k == bench_kernel::scalar ? scalar_counted : vector_counted).at(size_index);
+}
+
+gradient_fn reduce_sum_gradient(bench_kernel k) {
+  return k == bench_kernel::scalar ? &reduce_groups_gradient<scalar_reduce_call, scalar_job>
+                                   : &reduce_groups_gradient<vector_reduce_call, vector_job>;
 }
 
 std::vector<gradient_fn> first_call_gradients(bench_kernel k, std::size_t size_index) {

@@ -1,7 +1,7 @@
 #pragma once
 // The backends `maprect bench` compares on the standard model (docs/benchmark-model.md): the closed form in
-// double (analytic, the floor of AD), the functor for every job on one plain tape (single_tape), and map_rect,
-// in process or over the cluster, each size on call sites of its own.
+// double (analytic, the floor of AD), the functor for every job on one plain tape (single_tape), map_rect,
+// in process or over the cluster, each size on call sites of its own, and reduce_sum over the groups.
 #include <maprect/maprect.hpp>
 
 #include <cstddef>
@@ -33,6 +33,7 @@ struct bench_workspace {
   double value = 0;
   std::size_t call_tape_bytes = 0;  ///< arena bytes the last counted map_rect call added to the root tape
   std::size_t call_tape_nodes = 0;  ///< nodes it added
+  int grainsize = 1;                ///< reduce_sum's grainsize, for its backend
 
   /// A workspace for `p`, which must outlive it.
   explicit bench_workspace(const models::logreg_standard_problem& p);
@@ -50,6 +51,10 @@ gradient_fn single_tape_gradient(bench_kernel k);
 gradient_fn map_rect_gradient(bench_kernel k, std::size_t size_index);
 /// The same call site, also recording what the call added to the root's tape.
 gradient_fn counted_map_rect_gradient(bench_kernel k, std::size_t size_index);
+/// reduce_sum of `k` over the groups with the workspace's grainsize: alpha and beta shared, each group's (u, v)
+/// sliced, the groups' data shared; each group's term is what map_rect's job of `k` returns. Over the cluster
+/// when one is live.
+gradient_fn reduce_sum_gradient(bench_kernel k);
 /// The `first_call_samples` fresh call sites of size number `size_index`.
 std::vector<gradient_fn> first_call_gradients(bench_kernel k, std::size_t size_index);
 

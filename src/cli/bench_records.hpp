@@ -13,7 +13,7 @@ namespace maprect::cli {
 struct bench_record {
   int jobs = 0, points = 0;
   std::string kernel;   ///< scalar | vector | none (analytic and raw_mpi_floor do not depend on the kernel)
-  std::string backend;  ///< analytic | single_tape | in_process | cluster | raw_mpi_floor
+  std::string backend;  ///< analytic | single_tape | in_process | cluster | raw_mpi_floor | reduce_sum
   int ranks = 1;        ///< ranks the program was launched with
   int working_ranks = 1;
   int repeats = 0;
@@ -35,6 +35,9 @@ struct bench_record {
   std::optional<unsigned long long> bytes_through_memory;  ///< cluster: of those, through host memory
   std::optional<double> tape_bytes_per_output, tape_nodes_per_output;
   std::optional<double> tape_node_bytes_per_output, tape_partials_bytes_per_output, tape_other_bytes_per_output;
+  std::optional<int> grainsize;                   ///< reduce_sum: its grainsize
+  std::optional<double> single_tape_over_this;    ///< reduce_sum: single_tape / this, median over rounds
+  std::optional<double> map_rect_over_this;       ///< reduce_sum: map_rect (cluster, or in_process on one rank) / this
 };
 
 /// Ratios of one (size, kernel), as the table shows them: medians over rounds of each round's ratio

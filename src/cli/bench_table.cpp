@@ -89,12 +89,35 @@ void print_notes(const bench_results& results, int ranks) {
     }
 }
 
+/// One row per reduce_sum record: its time, against one plain tape and map_rect(...).sum() on the same
+/// ranks, and its bytes per call.
+void print_reduce_rows(const std::vector<bench_record>& rs) {
+  bool header = false;
+  for (const auto& r : rs) {
+    if (r.backend != "reduce_sum") continue;
+    if (!header) {
+      std::printf("\nreduce_sum over the groups (%d rank%s): median us per gradient; ratios: median over rounds\n",
+                  r.ranks, r.ranks == 1 ? "" : "s");
+      std::printf("%-9s %-6s %9s %9s %12s %12s %16s\n", "JxN", "kernel", "grainsize", "reduce", "single/red",
+                  "map_rect/red", "bytes sent/recv");
+      header = true;
+    }
+    std::string bytes = "-";
+    if (r.bytes_sent) bytes = std::to_string(*r.bytes_sent) + "/" + std::to_string(r.bytes_received.value_or(0));
+    const std::string size = std::to_string(r.jobs) + "x" + std::to_string(r.points);
+    std::printf("%-9s %-6s %9d %9s %12s %12s %16s\n", size.c_str(), r.kernel.c_str(), r.grainsize.value_or(0),
+                cell(r.median_us, "%.2f").c_str(), cell(r.single_tape_over_this, "%.2f").c_str(),
+                cell(r.map_rect_over_this, "%.2f").c_str(), bytes.c_str());
+  }
+}
+
 }  // namespace
 
 void print_bench_table(const bench_results& results, int ranks) {
   print_header(ranks);
   for (const auto& s : results.summaries) print_row(results.records, s);
   print_notes(results, ranks);
+  print_reduce_rows(results.records);
   std::fflush(stdout);
 }
 

@@ -8,7 +8,7 @@ with open(path) as f:
 assert doc["ranks"] == ranks, f"ranks {doc['ranks']}, expected {ranks}"
 backends = {(r["kernel"], r["backend"]) for r in doc["records"]}
 expected = {("none", "analytic"), ("scalar", "single_tape"), ("scalar", "in_process"), ("vector", "single_tape"),
-            ("vector", "in_process")}
+            ("vector", "in_process"), ("scalar", "reduce_sum"), ("vector", "reduce_sum")}
 if ranks > 1:
     expected |= {("none", "raw_mpi_floor"), ("scalar", "cluster"), ("vector", "cluster")}
 assert backends == expected, f"backends {sorted(backends)}, expected {sorted(expected)}"
@@ -22,6 +22,13 @@ for r in doc["records"]:
         assert r["bytes_through_memory"] is not None and 0 < r["bytes_through_memory"] < r["bytes_sent"] + r["bytes_received"], r
     else:
         assert r["bytes_through_memory"] is None, r
+    if r["backend"] == "reduce_sum":  # one record per grainsize, timed against the plain tape and map_rect
+        assert r["grainsize"] >= 1 and r["single_tape_over_this"] > 0 and r["map_rect_over_this"] > 0, r
+        assert (r["bytes_sent"] > 0 and r["bytes_received"] > 0) if ranks > 1 else r["bytes_sent"] is None, r
+    else:
+        assert r["grainsize"] is None, r
+grainsizes = sorted({r["grainsize"] for r in doc["records"] if r["backend"] == "reduce_sum"})
+assert grainsizes[:3] == [1, 8, 64], grainsizes
 for s in doc["summary"]:
     share = s["check_over_in_process"]
     assert (share is not None and 0 <= share < 1) if ranks > 1 else share is None, s

@@ -9,6 +9,7 @@
 //   worker-exit0    the target worker calls std::exit(0) inside a functor
 //   worker-hang     the target worker never returns from a functor (run with MAPRECT_TIMEOUT)
 //   worker-hang-first  the same in the call site's first call
+//   reduce-hang     the target worker never returns from a reduce_sum slice (run with MAPRECT_TIMEOUT)
 //   root-slow       the root's own jobs take 1.5 s once, its workers answer at once: with MAPRECT_TIMEOUT=1
 //                   the call must still succeed (exit 0), since no worker is late
 //   root-throw      the root throws out of main while the workers serve
@@ -93,10 +94,23 @@ struct fault_job {
   }
 };
 
+/// reduce-hang: the sum of the slice's terms; from call first_failing_call() on (`number`), the target rank
+/// never returns.
+struct fault_partial {
+  double operator()(const std::vector<double>& slice, int, int, std::ostream*, double number) const {
+    if (this_rank == target && number >= first_failing_call())
+      while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+    double sum = 0;
+    for (double t : slice) sum += t;
+    return sum;
+  }
+};
+
 }  // namespace
 
 MAPRECT_REGISTER(1, fault_job);
 MAPRECT_REGISTER(2, fault_job);
+MAPRECT_REGISTER_REDUCE(3, fault_partial);
 
 namespace {
 
@@ -128,6 +142,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (int k = 0; k < kCallsBeforeFault + 2; ++k) one_call(k);
+  if (fault == "reduce-hang")
+    for (int k = 0; k < kCallsBeforeFault + 2; ++k)
+      maprect::reduce_sum<3, fault_partial>(std::vector<double>(8, 0.5), 1, nullptr, static_cast<double>(k));
   if (fault == "root-throw") throw std::runtime_error("fault_case: the root gives up");
   if (fault == "root-exit") std::exit(0);
   if (fault == "root-sigkill") std::raise(SIGKILL);

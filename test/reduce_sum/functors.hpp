@@ -125,6 +125,24 @@ struct walking_partial {
   }
 };
 
+/// Terms are integers: term value 1, 2 or 3 throws domain_error, invalid_argument or a non-standard type
+/// with message "bad term <t>"; any other term adds scale * term.
+struct throwing_partial {
+  struct not_a_std_exception {};
+  template <class T>
+  T operator()(const std::vector<int>& slice, int start, int end, std::ostream*, const T& scale) const {
+    T sum = 0;
+    for (int t = start; t <= end; ++t) {
+      const int term = slice[static_cast<std::size_t>(t - start)];
+      const std::string message = "bad term " + std::to_string(t);
+      if (term == 1) throw std::domain_error(message);
+      if (term == 2) throw std::invalid_argument(message);
+      if (term == 3) throw not_a_std_exception{};
+      sum += scale * term;
+    }
+    return sum;
+  }
+};
 /// Bit patterns, so that comparisons see -0.0 and NaN payloads too.
 inline std::uint64_t bits(double x) {
   std::uint64_t b;

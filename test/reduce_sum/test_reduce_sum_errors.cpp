@@ -2,6 +2,8 @@
 // the caller's tape as it was, and is followed by a good call.
 #include <catch2/catch.hpp>
 
+#include <maprect/thread_team.hpp>
+
 #include "reduce_sum/functors.hpp"
 #include "support/benchmark_model.hpp"
 #include "support/matchers.hpp"
@@ -10,24 +12,6 @@ using namespace maprect;
 using namespace maprect::test;
 
 namespace maprect::test {
-/// Terms are integers: term value 1, 2 or 3 throws domain_error, invalid_argument or a non-standard type
-/// with message "bad term <t>"; any other term adds scale * term.
-struct throwing_partial {
-  struct not_a_std_exception {};
-  template <class T>
-  T operator()(const std::vector<int>& slice, int start, int end, std::ostream*, const T& scale) const {
-    T sum = 0;
-    for (int t = start; t <= end; ++t) {
-      const int term = slice[static_cast<std::size_t>(t - start)];
-      const std::string message = "bad term " + std::to_string(t);
-      if (term == 1) throw std::domain_error(message);
-      if (term == 2) throw std::invalid_argument(message);
-      if (term == 3) throw not_a_std_exception{};
-      sum += scale * term;
-    }
-    return sum;
-  }
-};
 /// A partial sum whose every slice calls an inner reduce_sum of throwing_partial over its own terms.
 struct nested_throwing_partial {
   template <class T>
@@ -50,6 +34,8 @@ MAPRECT_REGISTER_REDUCE(430, maprect::test::walking_partial)
 MAPRECT_REGISTER(430, maprect::test::logistic_job)
 MAPRECT_REGISTER_REDUCE(440, maprect::test::walking_partial)
 MAPRECT_REGISTER_REDUCE(441, maprect::test::walking_partial)
+MAPRECT_REGISTER_REDUCE(450, maprect::test::throwing_partial)
+MAPRECT_REGISTER_REDUCE(451, maprect::test::throwing_partial)
 
 namespace {
 
@@ -202,5 +188,39 @@ TEST_CASE("reduce_sum: argument counts or types that change between calls of one
   CHECK(reduce_sum<440, walking_partial>(good_terms, 3, nullptr, v).val() ==
         fold_over_slices<walking_partial>(3, good_terms, v).value);
   good_call();
+  recover_memory();
+}
+
+TEST_CASE("reduce_sum on a team: the first failing slice in slice order, then good calls on the same team") {
+  recover_memory();
+  const var scale = 2.0;
+  // Terms 5, 9, 17 and 30 fail; every team size reports slice order's first, as serially.
+  std::vector<int> terms(40, 4);
+  terms[5] = 2;
+  terms[9] = 1;
+  terms[17] = 3;
+  terms[30] = 1;
+  const std::vector<int> fine(40, 4);
+  for (int T : {1, 2, 3, 4, 7}) {
+    INFO(T << " threads");
+    thread_team team(T);
+    const team_scope scope(team);
+    check_throws<std::invalid_argument>(
+        [&] { return reduce_sum<450, throwing_partial>(terms, 1, nullptr, scale); },
+        {"reduce_sum: call id 450, slice 5 (terms [5, 5]) in process failed: bad term 5"});
+    check_throws<std::invalid_argument>([&] { return reduce_sum<450, throwing_partial>(terms, 3, nullptr, scale); },
+                                        {"call id 450, slice 1 (terms [3, 5]) in process failed: bad term 5"});
+    terms[5] = 4;
+    check_throws<std::domain_error>([&] { return reduce_sum<451, throwing_partial>(terms, 2, nullptr, 2.0); },
+                                    {"call id 451, slice 4 (terms [8, 9]) in process failed: bad term 9"});
+    terms[9] = 4;
+    check_throws<std::runtime_error>([&] { return reduce_sum<450, throwing_partial>(terms, 4, nullptr, scale); },
+                                     {"call id 450, slice 4 (terms [16, 19]) in process failed: unknown exception"});
+    terms[5] = 2;
+    terms[9] = 1;
+    CHECK(reduce_sum<450, throwing_partial>(fine, 3, nullptr, scale).val() == 2.0 * 4 * 40);
+    CHECK(reduce_sum<451, throwing_partial>(fine, 1, nullptr, 2.0) == 2.0 * 4 * 40);
+    good_call();
+  }
   recover_memory();
 }

@@ -45,6 +45,16 @@ class reduce_layout {
     }
   }
 
+  /// The same layout from the prefix sums of another's term_offsets(), for a rank that holds no arguments
+  /// of the call's types (empty: the sliced argument holds no var).
+  void assign_offsets(const slice_plan& plan, const std::vector<std::size_t>& term_offsets, std::size_t n_shared) {
+    plan_ = plan;
+    n_shared_ = n_shared;
+    term_at_ = term_offsets;
+  }
+
+  /// Where each term's vars start among the packed sliced values, N + 1 prefix sums (empty: no var).
+  const std::vector<std::size_t>& term_offsets() const { return term_at_; }
   /// The slicing.
   const slice_plan& plan() const { return plan_; }
   /// Vars in the shared arguments.
@@ -55,8 +65,11 @@ class reduce_layout {
   std::size_t n_sliced() const { return term_at(plan_.n_terms); }
   /// Vars of slice s's own terms.
   std::size_t slice_vars(int s) const { return term_at(plan_.end(s)) - term_at(plan_.begin(s)); }
-  /// Where slice s's block starts among the call's blocks, stored back to back in slice order.
-  std::size_t block_at(int s) const { return static_cast<std::size_t>(s) * (1 + n_shared_) + term_at(plan_.begin(s)); }
+  /// Where slice s's terms' vars start among the packed sliced values (s = number of slices: how many there are).
+  std::size_t slice_values_at(int s) const { return term_at(std::min(plan_.begin(s), plan_.n_terms)); }
+  /// Where slice s's block starts among the call's blocks, stored back to back in slice order (s = number of
+  /// slices: block_doubles()).
+  std::size_t block_at(int s) const { return static_cast<std::size_t>(s) * (1 + n_shared_) + slice_values_at(s); }
   /// Doubles in all the call's blocks.
   std::size_t block_doubles() const {
     return static_cast<std::size_t>(plan_.n_slices()) * (1 + n_shared_) + n_sliced();

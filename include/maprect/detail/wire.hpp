@@ -12,6 +12,7 @@ enum class command : int {
   fetch_error = 3,  ///< the named rank sends its last error's message to the root
   release = 4,      ///< leave the serve loop
   move_share = 5,   ///< a new root share (s_root_jobs): each worker receives the rows of the jobs it gains
+  reduce = 6,       ///< run a reduce_sum call (src/reduce_sites.hpp: reduce_header)
 };
 
 /// Fixed-size broadcast that opens every request: a header, then the shared parameters when they fit.

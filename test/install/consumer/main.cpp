@@ -1,4 +1,5 @@
-// Uses the installed maprect: one map_rect call in process on a tiny functor, checked by hand.
+// Uses the installed maprect: one map_rect call and one reduce_sum call in process on tiny functors, checked
+// by hand.
 #include <maprect/maprect.hpp>
 
 #include <cmath>
@@ -17,9 +18,19 @@ struct scaled_job {
     return out;
   }
 };
+/// Terms [start, end] of x, each times scale.
+struct scaled_terms {
+  template <class T>
+  T operator()(const std::vector<double>& x, int start, int end, std::ostream*, const T& scale) const {
+    T sum = 0;
+    for (int i = start; i <= end; ++i) sum += scale * x[i - start];
+    return sum;
+  }
+};
 }  // namespace
 
 MAPRECT_REGISTER(7, scaled_job);
+MAPRECT_REGISTER_REDUCE(8, scaled_terms);
 
 int main() {
   using namespace maprect;
@@ -37,5 +48,13 @@ int main() {
                   std::abs(theta[0](0).adj() - 2.0) < 1e-14 && std::abs(theta[2](0).adj() - 2.0) < 1e-14;
   std::printf("consumer: map_rect sum %.17g, d/dphi %.17g: %s\n", total.val(), phi(0).adj(), ok ? "OK" : "WRONG");
   recover_memory();
-  return ok ? 0 : 1;
+
+  // (1 + 2 + 3 + 4) * 0.5 = 5, d/dscale = 10.
+  const var scale = 0.5;
+  const var sum = reduce_sum<8, scaled_terms>(std::vector<double>{1, 2, 3, 4}, 3, nullptr, scale);
+  grad(sum);
+  const bool reduced = sum.val() == 5.0 && scale.adj() == 10.0;
+  std::printf("consumer: reduce_sum %.17g, d/dscale %.17g: %s\n", sum.val(), scale.adj(), reduced ? "OK" : "WRONG");
+  recover_memory();
+  return ok && reduced ? 0 : 1;
 }

@@ -1,0 +1,315 @@
+// The root side of a reduce_sum call over the cluster: ship the call site's payload where the workers' copy
+// differs, send the parameter values, run the root's own slices, then (with take-over) the slices of its
+// host's workers that nobody has started, gather every worker's blocks, and hand all blocks to the front
+// door's fold in slice order (never a reduction by MPI, which may reorder the sums).
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <maprect/detail/message_limits.hpp>
+#include <maprect/detail/reduce_call.hpp>
+#include <maprect/detail/reduce_error.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "src/cluster_state.hpp"
+#include "src/exchange.hpp"
+
+namespace maprect::detail {
+
+namespace {
+
+/// Throws std::invalid_argument when `count` values of call `call_id`'s `what` do not fit one MPI message.
+void check_fits(int call_id, long long count, const char* what) {
+  if (!fits_one_message(count))
+    throw std::invalid_argument("reduce_sum: call id " + std::to_string(call_id) + ": " + what + " holds " +
+                                std::to_string(count) + " values, more than the 2^31-1 one MPI message can carry");
+}
+
+/// The root cannot take back messages it has sent: if it fails between a call's collectives, the workers
+/// would wait for the rest forever. The job ends instead, with the reason.
+[[noreturn]] void abort_mid_call(cluster_state& s, int call_id, const char* what) {
+  std::fprintf(stderr, "maprect: the root failed during reduce_sum call id %d, request %llu (%s); aborting the job\n",
+               call_id, static_cast<unsigned long long>(s.sequence), what);
+  std::fflush(stderr);
+  unguard_exit(s);  // this exit is deliberate and explained
+  MPI_Abort(s.comm, 1);
+  std::abort();  // MPI_Abort does not return
+}
+
+/// With MAPRECT_TIMEOUT: names the workers that have not answered call `call_id` within it, and aborts.
+[[noreturn]] void abort_late(cluster_state& s, int call_id, const std::vector<int>& late) {
+  for (int q : late)
+    std::fprintf(stderr, "maprect: rank %d did not answer reduce_sum call id %d within %g s (request %llu)\n", q,
+                 call_id, s.settings.timeout, static_cast<unsigned long long>(s.sequence));
+  std::fprintf(stderr, "maprect: aborting the job (MAPRECT_TIMEOUT=%g)\n", s.settings.timeout);
+  std::fflush(stderr);
+  unguard_exit(s);  // this exit is deliberate and explained
+  MPI_Abort(s.comm, 1);
+  std::abort();  // MPI_Abort does not return
+}
+
+/// With a timeout: the round's deadline, and a receive posted for each worker's "done" message (sent when
+/// its slices end), so that the late ones can be named. Without one: never.
+std::chrono::steady_clock::time_point start_deadline(cluster_state& s) {
+  if (s.settings.timeout <= 0) return std::chrono::steady_clock::time_point::max();
+  for (int r = 1; r < s.size; ++r) MPI_Irecv(nullptr, 0, MPI_BYTE, r, done_tag, s.comm, &s.root.done[r]);
+  return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                std::chrono::duration<double>(s.settings.timeout));
+}
+
+/// The gather of the workers' answers, within the deadline: past it, the workers whose "done" message has
+/// not come are named and the job aborted (if all are done, the gather is merely slow and is waited for).
+void gather_answers(cluster_state& s, int call_id, std::chrono::steady_clock::time_point deadline) {
+  reduce_root_buffers& b = s.root.reduce;
+  MPI_Request pending = MPI_REQUEST_NULL;
+  if (!collect_answers(s.ends(), MPI_DOUBLE, nullptr, 0, b.received.data(), b.answers.counts.data(),
+                       b.answers.displs.data(), deadline, pending)) {
+    std::vector<int> late;
+    for (int q = 1; q < s.size; ++q) {
+      int answered = 0;
+      MPI_Test(&s.root.done[q], &answered, MPI_STATUS_IGNORE);
+      if (!answered) late.push_back(q);
+    }
+    if (!late.empty()) abort_late(s, call_id, late);
+    wait(pending, s.settings.policy);
+  }
+  if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
+}
+
+/// Runs `step` (messages the workers take part in) and aborts the job if the root fails inside it.
+template <class Step>
+void between_collectives(cluster_state& s, int call_id, Step&& step) {
+  s.root.mid_call = true;
+  try {
+    step();
+  } catch (const std::exception& e) {
+    abort_mid_call(s, call_id, e.what());
+  } catch (...) {
+    abort_mid_call(s, call_id, "unknown exception");
+  }
+  s.root.mid_call = false;
+}
+
+/// Step 1 on the root: numbers and broadcasts a request, with `shared` (h.n_shared values) if not null.
+void send_request(cluster_state& s, wire::request h, const double* shared) {
+  h.sequence = ++s.sequence;
+  exchange_request(s.ends(), h, s.request, shared, s.call.shared_rest);
+  s.root.last_traffic.sent += request_bytes(s.ends(), shared != nullptr ? h.n_shared : 0);
+}
+
+/// Lays out who receives which sliced values and where each worker's status and blocks land. Throws, before
+/// any message, when a message would not fit.
+void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_split& split) {
+  const reduce_layout& layout = *req.layout;
+  reduce_root_buffers& b = s.root.reduce;
+  check_fits(req.call_id, static_cast<long long>(layout.n_sliced()), "the sliced argument's vars");
+  check_fits(req.call_id, static_cast<long long>(layout.n_shared()), "the shared arguments' vars");
+  const auto ranks = static_cast<std::size_t>(s.size);
+  b.values.counts.assign(ranks, 0);
+  b.values.displs.assign(ranks, 0);
+  b.answers.counts.assign(ranks, 0);
+  b.answers.displs.assign(ranks, 0);
+  long long at = 0;
+  for (int r = 0; r < s.size; ++r) {
+    const int first = split.first(r), last = split.first(r + 1);
+    b.values.displs[r] = static_cast<int>(layout.slice_values_at(first));
+    b.values.counts[r] = static_cast<int>(layout.slice_values_at(last) - layout.slice_values_at(first));
+    if (r == 0) continue;  // the root's blocks stay in b.own
+    const long long answer =
+        wire::status_doubles + static_cast<long long>(layout.block_at(last) - layout.block_at(first));
+    check_fits(req.call_id, at + answer, "the blocks of the workers' slices");
+    b.answers.displs[r] = static_cast<int>(at);
+    b.answers.counts[r] = static_cast<int>(answer);
+    at += answer;
+  }
+  b.received.resize(static_cast<std::size_t>(at));
+  b.own.resize(layout.block_at(split.first(1)));
+  if (s.settings.take_over) b.taken.resize(layout.block_doubles());
+}
+
+/// Whether the root may take over worker r's slices in this call.
+bool takes_over_from(const cluster_state& s, int r) { return s.settings.take_over && s.host.claims.shared_with(r); }
+
+/// The call's payload, written now, if it differs from what the workers hold; else null.
+const std::string* new_payload(cluster_state& s, const reduce_request& req) {
+  reduce_root_site& site = s.root.reduce_sites[req.call_id];
+  const std::string& payload = req.payload(req.self);
+  if (site.shipped && site.payload == payload) return nullptr;
+  if (!fits_one_message(static_cast<long long>(payload.size()))) {
+    // The front door now takes this payload for the last one written: the next call must not trust the
+    // workers' copy because its data compare equal to it.
+    site.shipped = false;
+    check_fits(req.call_id, static_cast<long long>(payload.size()), "the call site's data (bytes)");
+  }
+  return &payload;
+}
+
+/// Steps 1 to 3 on the root: the request, the payload if `payload` is not null, the sliced values.
+void post_call(cluster_state& s, const reduce_request& req, const std::string* payload) {
+  const reduce_layout& layout = *req.layout;
+  reduce_root_site& site = s.root.reduce_sites[req.call_id];
+  const bool ship = payload != nullptr;
+  const int bytes = ship ? static_cast<int>(payload->size()) : 0;
+  const reduce_split split{layout.plan().n_slices(), s.size};
+  for (int r = 1; r < s.size; ++r)
+    if (takes_over_from(s, r)) s.host.claims.reset(r, split.first(r + 1) - split.first(r));
+  const wire::reduce_header h{req.call_id, static_cast<int>(layout.n_shared()), layout.plan().n_terms,
+                              layout.plan().grainsize, bytes};
+  send_request(s, h.to_request(), req.shared);
+  if (ship) {
+    site.shipped = false;  // until the workers hold it
+    site.payload = *payload;
+    exchange_payload(s.ends(), site.payload, bytes);
+    site.n_terms = layout.plan().n_terms;
+    site.n_shared = layout.n_shared();
+    site.term_offsets = layout.term_offsets();
+    site.shipped = true;
+    s.root.last_traffic.sent += static_cast<std::uint64_t>(bytes) * static_cast<std::uint64_t>(s.size - 1);
+  }
+  if (layout.n_sliced() == 0) return;
+  reduce_root_buffers& b = s.root.reduce;
+  post_parameters(s.ends(), req.sliced, b.values, nullptr, 0);
+  s.root.last_traffic.sent += sizeof(double) * (layout.n_sliced() - static_cast<std::size_t>(b.values.counts[0]));
+}
+
+/// The first failing slice of the call that the root ran, and its exception.
+struct root_failure {
+  int slice = INT_MAX;  ///< INT_MAX: none
+  job_error error;
+};
+
+/// Take-over: the root runs batches of its host's workers' slices that nobody has started yet, from the back
+/// of each range, a batch from each worker in turn, into b.taken. Stops at the first failure.
+void take_over(cluster_state& s, const reduce_request& req, const reduce_split& split, root_failure& failure) {
+  reduce_root_buffers& b = s.root.reduce;
+  const reduce_layout& layout = *req.layout;
+  for (bool any = true; any;) {
+    any = false;
+    for (int r = 1; r < s.size; ++r) {
+      if (!takes_over_from(s, r)) continue;
+      const job_range got = s.host.claims.claim_back(r);
+      if (got.empty()) continue;
+      any = true;
+      const int first = split.first(r) + got.begin, last = split.first(r) + got.end;
+      s.root.last_profile.taken_jobs += last - first;
+      failure.slice = req.run(req.self, first, last, b.taken.data() + layout.block_at(first), false, failure.error);
+      if (failure.slice != INT_MAX) return;
+    }
+  }
+}
+
+/// Where worker r's own run of slices ends (those after it the root took over), once the call's claims are
+/// all made.
+int worker_end(const cluster_state& s, const reduce_split& split, int r) {
+  return split.first(r) + (takes_over_from(s, r) ? s.host.claims.worker_end(r) : split.first(r + 1) - split.first(r));
+}
+
+/// Each worker's answer once every claim is made: its status and the blocks of the slices it ran.
+void lay_out_answers(cluster_state& s, const reduce_layout& layout, const reduce_split& split) {
+  rank_layout& answers = s.root.reduce.answers;
+  int at = 0;  // at most the planned answers, which lay_out_call checked
+  for (int r = 1; r < s.size; ++r) {
+    answers.displs[r] = at;
+    answers.counts[r] = wire::status_doubles +
+                        static_cast<int>(layout.block_at(worker_end(s, split, r)) - layout.block_at(split.first(r)));
+    at += answers.counts[r];
+  }
+}
+
+/// Steps 4 and 5 on the root: its own slices, the slices it takes over, then every worker's answer.
+/// Returns the first failing slice the root ran (its own come first; it takes over nothing after a failure).
+root_failure run_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split) {
+  reduce_root_buffers& b = s.root.reduce;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start_deadline(s);
+  root_failure failure;
+  failure.slice = req.run(req.self, 0, split.first(1), b.own.data(), true, failure.error);
+  if (failure.slice == INT_MAX && s.settings.take_over) take_over(s, req, split, failure);
+  s.root.last_profile.root_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  lay_out_answers(s, *req.layout, split);
+  gather_answers(s, req.call_id, deadline);
+  for (int r = 1; r < s.size; ++r)
+    s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(b.answers.counts[r]);
+  return failure;
+}
+
+/// Step 6: throws the first failing slice in slice order, if any. Rank by rank: the root's own slices come
+/// first; in a worker's range, the slices it ran come before those the root took over.
+void throw_first_failure(cluster_state& s, const reduce_request& req, const reduce_split& split,
+                         const root_failure& root) {
+  const slice_plan& plan = req.layout->plan();
+  if (root.slice < split.first(1)) throw_slice_error(root.error, req.call_id, plan, root.slice, 0);
+  const reduce_root_buffers& b = s.root.reduce;
+  for (int r = 1; r < s.size; ++r) {
+    const double* status = b.received.data() + b.answers.displs[r];
+    if (static_cast<wire::status>(static_cast<int>(status[0])) != wire::status::failed) {
+      if (root.slice < split.first(r + 1)) throw_slice_error(root.error, req.call_id, plan, root.slice, 0);
+      continue;
+    }
+    job_error e;
+    between_collectives(s, req.call_id, [&] {
+      wire::request h;
+      h.cmd = wire::command::fetch_error;
+      h.arg = r;
+      send_request(s, h, nullptr);
+      exchange_error(s.ends(), r, e);
+    });
+    throw_slice_error(e, req.call_id, plan, static_cast<int>(status[1]), r);
+  }
+}
+
+/// Hands every slice's block to the front door's fold, in slice order: the root's, then each worker's (those
+/// the root took over from its own buffer).
+void fold_in_slice_order(const cluster_state& s, const reduce_request& req, const reduce_split& split) {
+  const reduce_layout& layout = *req.layout;
+  const reduce_root_buffers& b = s.root.reduce;
+  for (int slice = 0; slice < split.first(1); ++slice) req.fold(req.self, slice, b.own.data() + layout.block_at(slice));
+  for (int r = 1; r < s.size; ++r) {
+    const double* blocks = b.received.data() + b.answers.displs[r] + wire::status_doubles;
+    const std::size_t base = layout.block_at(split.first(r));
+    const int end = worker_end(s, split, r);
+    for (int slice = split.first(r); slice < end; ++slice)
+      req.fold(req.self, slice, blocks + (layout.block_at(slice) - base));
+    for (int slice = end; slice < split.first(r + 1); ++slice)
+      req.fold(req.self, slice, b.taken.data() + layout.block_at(slice));
+  }
+}
+
+}  // namespace
+
+void reduce_on_cluster(const reduce_request& req) {
+  cluster_state* live = live_cluster_root();
+  if (live == nullptr) throw std::logic_error("reduce_sum: no cluster serves this thread");
+  cluster_state& s = *live;
+  s.root.last_traffic = {};
+  s.root.last_profile = {};
+  s.root.last_profile.threads = s.team != nullptr ? s.team->size() : 1;
+  const reduce_split split{req.layout->plan().n_slices(), s.size};
+  lay_out_call(s, req, split);
+  s.root.last_profile.root_jobs = split.first(1);
+  // When the workers' payload lays the call out as the root does (the same messages on both sides), the
+  // call runs at once and the root compares its data with theirs while they run; else a new payload first.
+  const bool early = s.root.reduce_sites[req.call_id].lays_out_as(*req.layout);
+  const std::string* payload = early ? nullptr : new_payload(s, req);
+  bool current = true;
+  root_failure failure;
+  between_collectives(s, req.call_id, [&] {
+    post_call(s, req, payload);
+    if (early) current = req.unchanged(req.self);
+    failure = run_and_collect(s, req, split);
+  });
+  // The workers ran on data that changed since they got them: their results go, the call runs again with
+  // the new payload (unless it writes the same bytes after all).
+  payload = current ? nullptr : new_payload(s, req);
+  if (payload != nullptr)
+    between_collectives(s, req.call_id, [&] {
+      post_call(s, req, payload);
+      failure = run_and_collect(s, req, split);
+    });
+  throw_first_failure(s, req, split, failure);
+  fold_in_slice_order(s, req, split);
+}
+
+}  // namespace maprect::detail

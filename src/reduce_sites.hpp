@@ -1,0 +1,92 @@
+#pragma once
+// A reduce_sum call site as the root and a worker hold it between calls, and how a call's slices are
+// split over the ranks. Private to the library.
+#include <maprect/detail/reduce_layout.hpp>
+#include <maprect/detail/reduce_site.hpp>
+#include <maprect/detail/wire.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/chunk_plan.hpp"
+
+namespace maprect::detail {
+
+namespace wire {
+
+/// A reduce request's header: the fields of `request` it uses, by name. s_n_shared holds the values of the
+/// shared arguments' vars, which travel as a call's shared parameters.
+struct reduce_header {
+  int call_id = 0;          ///< the call site
+  int n_shared = 0;         ///< S: values of the shared arguments' vars
+  int n_terms = 0;          ///< N
+  int grainsize = 1;        ///< G
+  int payload_bytes = 0;    ///< a new payload of this many bytes follows; 0: the workers' copy is current
+
+  /// As a request (s_n_job: payload_bytes, s_n_jobs: n_terms, s_row_real: grainsize).
+  request to_request() const {
+    request r;
+    r.cmd = command::reduce;
+    r.call_id = call_id;
+    r.n_shared = n_shared;
+    r.n_job = payload_bytes;
+    r.n_jobs = n_terms;
+    r.row_real = grainsize;
+    return r;
+  }
+  /// The reduce header a request carries.
+  static reduce_header of(const request& r) { return {r.call_id, r.n_shared, r.n_jobs, r.row_real, r.n_job}; }
+};
+
+}  // namespace wire
+
+/// Rank r runs slices [first(r), first(r + 1)): contiguous ranges in rank order, the root's first, as even
+/// as whole slices allow, the larger ranges first (a call of one slice runs on the root, sending nothing).
+/// Both sides compute it from the slice and rank counts alone.
+struct reduce_split {
+  int n_slices = 0;  ///< slices of the call
+  int ranks = 1;     ///< ranks of the cluster
+  /// The first slice of rank r (r = ranks: n_slices).
+  int first(int r) const {
+    return n_slices - static_cast<int>(static_cast<long long>(n_slices) * (ranks - r) / ranks);
+  }
+};
+
+/// The root's copy of what the workers hold of a call site: the payload they were last sent, and the layout
+/// it gives them (the messages of a call are sized by it).
+struct reduce_root_site {
+  bool shipped = false;                    ///< a payload has gone out for this call site
+  std::string payload;                     ///< that payload, byte for byte
+  int n_terms = 0;                         ///< its N
+  std::size_t n_shared = 0;                ///< its shared vars
+  std::vector<std::size_t> term_offsets;   ///< its term offsets
+
+  /// Whether the workers, with the payload they hold, lay out a call as `layout` does.
+  bool lays_out_as(const reduce_layout& layout) const {
+    return shipped && n_terms == layout.plan().n_terms && n_shared == layout.n_shared() &&
+           term_offsets == layout.term_offsets();
+  }
+};
+
+/// The root's buffers of reduce calls, kept between calls.
+struct reduce_root_buffers {
+  rank_layout values;           ///< the sliced values each rank receives
+  rank_layout answers;          ///< each rank's status and blocks
+  std::vector<double> own;      ///< the root's own blocks
+  std::vector<double> taken;    ///< blocks of the workers' slices the root took over, at layout.block_at
+  std::vector<double> received; ///< the workers' status and blocks, at answers.displs
+};
+
+/// A worker's copy of a call site: the runner of its argument types with the data and shapes loaded, the
+/// term offsets of its sliced argument, and this call's values and answer.
+struct reduce_worker_site {
+  std::unique_ptr<reduce_site_runner> runner;  ///< null when this rank cannot run the site's slices
+  std::string missing;                         ///< then why not
+  std::vector<std::size_t> term_offsets;       ///< as shipped
+  reduce_layout layout;                        ///< this call's
+  std::vector<double> sliced;                  ///< the sliced values, this rank's range filled (indexed as on the root)
+  std::vector<double> answer;                  ///< status, then this rank's blocks
+  std::string payload;                         ///< the last payload received
+};
+
+}  // namespace maprect::detail

@@ -1,0 +1,123 @@
+// The worker side of a reduce_sum call: keep the call site's payload loaded into the runner its key names,
+// receive this rank's sliced values, run its slices on its team (with take-over, those it claims, front
+// first; the root runs the others), and send one message of status and blocks.
+// Every branch joins exactly the collectives the root joins (src/reduce_root.cpp).
+#include <boost/archive/binary_iarchive.hpp>
+#include <chrono>
+#include <climits>
+#include <maprect/detail/reduce_site.hpp>
+#include <sstream>
+#include <string>
+
+#include "src/cluster_state.hpp"
+#include "src/exchange.hpp"
+
+namespace maprect::detail {
+
+namespace {
+
+/// Step 2 on a worker: receives a new payload, reads its key and term offsets, and loads the rest into a
+/// runner of that key; without one (or if the data cannot be read) records why, for the slices' error.
+void load_payload(cluster_state& s, reduce_worker_site& site, int bytes) {
+  exchange_payload(s.ends(), site.payload, bytes);
+  site.runner.reset();
+  site.missing.clear();
+  site.term_offsets.clear();
+  const std::string rank = "rank " + std::to_string(s.rank);
+  try {
+    std::istringstream in(site.payload);
+    boost::archive::binary_iarchive archive(in, boost::archive::no_header);
+    std::string key;
+    archive >> key >> site.term_offsets;
+    const reduce_runner_factory make = find_reduce_runner(key);
+    if (make == nullptr) {
+      site.missing = rank + " has no slice runner for " + readable_reduce_key(key) +
+                     " (every rank must run a program that instantiates this reduce_sum)";
+      return;
+    }
+    std::unique_ptr<reduce_site_runner> runner = make();
+    runner->load(archive);
+    site.runner = std::move(runner);
+  } catch (const std::exception& e) {
+    site.missing = rank + " could not read the call site's data: " + e.what();
+  }
+}
+
+/// Step 3 on a worker: the values of its slices' terms, at their places as on the root.
+void receive_values(cluster_state& s, reduce_worker_site& site, int first, int last) {
+  const reduce_layout& layout = site.layout;
+  site.sliced.resize(layout.n_sliced());
+  if (layout.n_sliced() == 0) return;
+  const std::size_t at = layout.slice_values_at(first);
+  post_parameters(s.ends(), nullptr, {}, site.sliced.data() + at, static_cast<int>(layout.slice_values_at(last) - at));
+}
+
+/// Runs slices [a, b) of this rank's range [first, ...) into their places in site.answer. Returns the first
+/// failing slice, its exception in `error`, or INT_MAX.
+int run_range(cluster_state& s, reduce_worker_site& site, const double* shared, int first, int a, int b,
+              job_error& error) {
+  if (a >= b) return INT_MAX;
+  if (site.runner == nullptr) {
+    error = {error_type::invalid_argument, site.missing};
+    return a;
+  }
+  const reduce_layout& layout = site.layout;
+  double* blocks = site.answer.data() + wire::status_doubles + (layout.block_at(a) - layout.block_at(first));
+  return site.runner->run(layout, a, b, shared, site.sliced.data(), s.team.get(), blocks, error);
+}
+
+/// Step 4 on a worker: runs slices [first, last) into site.answer behind the status; with take-over, those
+/// it claims, front first, until none are left (after a failure it claims the rest, so that the root does
+/// not run them). Sets `end` to where its slices end (the root ran the rest). Returns the first failing
+/// slice, its error kept for fetch_error, or INT_MAX.
+int run_slices(cluster_state& s, reduce_worker_site& site, const double* shared, int first, int last, int& end) {
+  job_error error;
+  int failed = INT_MAX;
+  end = last;
+  if (!s.settings.take_over) {
+    failed = run_range(s, site, shared, first, first, last, error);
+  } else {
+    end = first;
+    for (job_range got = s.host.claims.claim_front(); !got.empty(); got = s.host.claims.claim_front()) {
+      end = first + got.end;
+      failed = run_range(s, site, shared, first, first + got.begin, first + got.end, error);
+      if (failed == INT_MAX) continue;
+      end = first + s.host.claims.claim_rest();
+      break;
+    }
+  }
+  if (failed != INT_MAX) s.worker.last_error = error;
+  return failed;
+}
+
+}  // namespace
+
+void serve_reduce(cluster_state& s, const wire::request& v, const double* shared) {
+  const wire::reduce_header h = wire::reduce_header::of(v);
+  reduce_worker_site& site = s.worker.reduce_sites[h.call_id];
+  if (h.payload_bytes > 0) load_payload(s, site, h.payload_bytes);
+  site.layout.assign_offsets(slice_plan{h.n_terms, h.grainsize}, site.term_offsets,
+                             static_cast<std::size_t>(h.n_shared));
+  const reduce_split split{site.layout.plan().n_slices(), s.size};
+  const int first = split.first(s.rank), last = split.first(s.rank + 1);
+  receive_values(s, site, first, last);
+  site.answer.assign(wire::status_doubles + site.layout.block_at(last) - site.layout.block_at(first), 0.0);
+  const auto start = std::chrono::steady_clock::now();
+  int end = last;
+  const int failed = run_slices(s, site, shared, first, last, end);
+  site.answer[0] = static_cast<int>(failed == INT_MAX ? wire::status::ok : wire::status::failed);
+  site.answer[1] = failed == INT_MAX ? -1 : failed;
+  site.answer[2] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // With a timeout the root learns that this rank is done, so that it can name the ranks that are not.
+  MPI_Request done = MPI_REQUEST_NULL;
+  if (s.settings.timeout > 0) MPI_Isend(nullptr, 0, MPI_BYTE, 0, done_tag, s.comm, &done);
+  MPI_Request unused = MPI_REQUEST_NULL;
+  // The status and the blocks of the slices this rank ran, as the root expects once the claims are made.
+  const int doubles =
+      wire::status_doubles + static_cast<int>(site.layout.block_at(end) - site.layout.block_at(first));
+  collect_answers(s.ends(), MPI_DOUBLE, site.answer.data(), doubles, nullptr, nullptr, nullptr,
+                  std::chrono::steady_clock::time_point::max(), unused);
+  if (s.settings.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
+}
+
+}  // namespace maprect::detail
