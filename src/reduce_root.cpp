@@ -135,7 +135,7 @@ bool takes_over_from(const cluster_state& s, int r) { return s.settings.take_ove
 /// The call's payload, written now, if it differs from what the workers hold; else null.
 const std::string* new_payload(cluster_state& s, const reduce_request& req) {
   reduce_root_site& site = s.root.reduce_sites[req.call_id];
-  const std::string& payload = req.payload(req.self);
+  const std::string& payload = req.session->payload();
   if (site.shipped && site.payload == payload) return nullptr;
   if (!fits_one_message(static_cast<long long>(payload.size()))) {
     // The front door now takes this payload for the last one written: the next call must not trust the
@@ -194,7 +194,7 @@ void take_over(cluster_state& s, const reduce_request& req, const reduce_split& 
       any = true;
       const int first = split.first(r) + got.begin, last = split.first(r) + got.end;
       s.root.last_profile.taken_jobs += last - first;
-      failure.slice = req.run(req.self, first, last, b.taken.data() + layout.block_at(first), false, failure.error);
+      failure.slice = req.session->run(first, last, b.taken.data() + layout.block_at(first), false, failure.error);
       if (failure.slice != INT_MAX) return;
     }
   }
@@ -225,7 +225,7 @@ root_failure run_and_collect(cluster_state& s, const reduce_request& req, const 
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start_deadline(s);
   root_failure failure;
-  failure.slice = req.run(req.self, 0, split.first(1), b.own.data(), true, failure.error);
+  failure.slice = req.session->run(0, split.first(1), b.own.data(), true, failure.error);
   if (failure.slice == INT_MAX && s.settings.take_over) take_over(s, req, split, failure);
   s.root.last_profile.root_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   lay_out_answers(s, *req.layout, split);
@@ -265,15 +265,15 @@ void throw_first_failure(cluster_state& s, const reduce_request& req, const redu
 void fold_in_slice_order(const cluster_state& s, const reduce_request& req, const reduce_split& split) {
   const reduce_layout& layout = *req.layout;
   const reduce_root_buffers& b = s.root.reduce;
-  for (int slice = 0; slice < split.first(1); ++slice) req.fold(req.self, slice, b.own.data() + layout.block_at(slice));
+  for (int slice = 0; slice < split.first(1); ++slice) req.session->fold(slice, b.own.data() + layout.block_at(slice));
   for (int r = 1; r < s.size; ++r) {
     const double* blocks = b.received.data() + b.answers.displs[r] + wire::status_doubles;
     const std::size_t base = layout.block_at(split.first(r));
     const int end = worker_end(s, split, r);
     for (int slice = split.first(r); slice < end; ++slice)
-      req.fold(req.self, slice, blocks + (layout.block_at(slice) - base));
+      req.session->fold(slice, blocks + (layout.block_at(slice) - base));
     for (int slice = end; slice < split.first(r + 1); ++slice)
-      req.fold(req.self, slice, b.taken.data() + layout.block_at(slice));
+      req.session->fold(slice, b.taken.data() + layout.block_at(slice));
   }
 }
 
@@ -297,7 +297,7 @@ void reduce_on_cluster(const reduce_request& req) {
   root_failure failure;
   between_collectives(s, req.call_id, [&] {
     post_call(s, req, payload);
-    if (early) current = req.unchanged(req.self);
+    if (early) current = req.session->unchanged();
     failure = run_and_collect(s, req, split);
   });
   // The workers ran on data that changed since they got them: their results go, the call runs again with

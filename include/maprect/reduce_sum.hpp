@@ -158,28 +158,28 @@ var reduce_gradients(int call_id, const slice_plan& plan, const std::vector<T_sl
 /// The root's share of a cluster call, for the runtime: its own slices run on its team, the fold, and the
 /// payload, compared and written on demand.
 template <class RunRange, class WritePayload, class Unchanged>
-struct root_slices {
-  const reduce_layout& layout;
-  std::ostream* msgs;
-  const RunRange& run_range;
-  slice_fold& fold;
-  const WritePayload& write_payload;
-  const Unchanged& same_payload;
+class root_slices final : public reduce_session {
+ public:
+  root_slices(const reduce_layout& layout, std::ostream* msgs, const RunRange& run_range, slice_fold& fold,
+              const WritePayload& write_payload, const Unchanged& same_payload)
+      : layout_(layout), msgs_(msgs), run_range_(run_range), fold_(fold), write_payload_(write_payload),
+        same_payload_(same_payload) {}
 
-  /// reduce_request::run: slices [first, last) on the root's team.
-  static int run(void* self, int first, int last, double* blocks, bool messages, job_error& error) {
-    const auto& me = *static_cast<root_slices*>(self);
-    return run_slice_range(team_for_call(), me.layout, first, last, blocks, messages ? me.msgs : nullptr,
-                           me.run_range, error);
+  bool unchanged() override { return same_payload_(); }
+  const std::string& payload() override { return write_payload_(); }
+  int run(int first, int last, double* blocks, bool messages, job_error& error) override {
+    return run_slice_range(team_for_call(), layout_, first, last, blocks, messages ? msgs_ : nullptr, run_range_,
+                           error);
   }
-  /// reduce_request::fold: slice s's block into the call's result.
-  static void fold_block(void* self, int s, const double* block) {
-    static_cast<root_slices*>(self)->fold.add_block(s, block);
-  }
-  /// reduce_request::payload: writes the call site's payload.
-  static const std::string& payload(void* self) { return static_cast<root_slices*>(self)->write_payload(); }
-  /// reduce_request::unchanged: compares the arguments with the last payload's.
-  static bool unchanged(void* self) { return static_cast<root_slices*>(self)->same_payload(); }
+  void fold(int s, const double* block) override { fold_.add_block(s, block); }
+
+ private:
+  const reduce_layout& layout_;
+  std::ostream* msgs_;
+  const RunRange& run_range_;
+  slice_fold& fold_;
+  const WritePayload& write_payload_;
+  const Unchanged& same_payload_;
 };
 
 /// A call over the cluster's ranks: the root packs the values (and writes the call site's payload when the
@@ -218,11 +218,9 @@ reduce_return_t<T_slice, Args...> reduce_over_ranks(int call_id, const slice_pla
                                            std::tie(args...), sink, cursor);
   };
   auto same = [&] { return kept.same(sliced, args...); };
-  using own_slices = root_slices<decltype(run_range), decltype(write), decltype(same)>;
-  own_slices own{b.layout, msgs, run_range, fold, write, same};
-  const reduce_request request{call_id, &b.layout, b.shared.data(), b.sliced.data(), &own,
-                               &own_slices::unchanged, &own_slices::payload, &own_slices::run,
-                               &own_slices::fold_block};
+  root_slices<decltype(run_range), decltype(write), decltype(same)> session(b.layout, msgs, run_range, fold, write,
+                                                                             same);
+  const reduce_request request{call_id, &b.layout, b.shared.data(), b.sliced.data(), &session};
   try {
     reduce_on_cluster(request);
   } catch (...) {
