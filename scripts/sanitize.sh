@@ -23,7 +23,7 @@ EXCLUDE='^(faults|slurm)$'
 
 log "sanitize: configure $BUILD (ASan + UBSan, RelWithDebInfo at -O1)"
 cmake -S "$MAPRECT_ROOT" -B "$BUILD" -G Ninja -DMAPRECT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" >/dev/null
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" $(compiler_launcher) >/dev/null
 log "sanitize: build -j2"
 cmake --build "$BUILD" -j2
 

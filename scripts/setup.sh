@@ -15,6 +15,7 @@ MAPRECT_PACKAGES=(
 )
 
 MAPRECT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$MAPRECT_ROOT}  # used only where ccache is the compiler launcher
 MAPRECT_BUILD_DIR="${MAPRECT_BUILD_DIR:-$MAPRECT_ROOT/build}"
 
 log() { printf '[maprect] %s\n' "$*"; }
@@ -40,10 +41,16 @@ install_packages() {
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
 }
 
+# The compiler launcher flag: ccache where it is installed (optional; with CCACHE_BASEDIR, set below, a clone
+# anywhere shares its cache).
+compiler_launcher() {
+  if command -v ccache >/dev/null; then echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache; fi
+}
+
 # Configures (first time) and builds maprect in Release.
 build() {
   log "configure: $MAPRECT_BUILD_DIR (Release, Ninja)"
-  cmake -S "$MAPRECT_ROOT" -B "$MAPRECT_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake -S "$MAPRECT_ROOT" -B "$MAPRECT_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release $(compiler_launcher) >/dev/null
   log "build: cmake --build -j2"
   cmake --build "$MAPRECT_BUILD_DIR" -j2
 }

@@ -13,10 +13,8 @@ BUILD=${MAPRECT_TSAN_BUILD_DIR:-$MAPRECT_ROOT/build-tsan}
 TARGETS=(test_ad test_ad_memory test_map_rect test_threads test_reduce_sum)
 
 log "tsan: configure $BUILD (ThreadSanitizer, RelWithDebInfo at -O1)"
-launcher=()
-if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S "$MAPRECT_ROOT" -B "$BUILD" -G Ninja -DMAPRECT_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" -DMAPRECT_BUILD_PROGRAMS=OFF "${launcher[@]}" >/dev/null
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" -DMAPRECT_BUILD_PROGRAMS=OFF $(compiler_launcher) >/dev/null
 log "tsan: build ${TARGETS[*]} -j2"
 cmake --build "$BUILD" -j2 --target "${TARGETS[@]}"
 
