@@ -38,33 +38,6 @@ MPI_Datatype datatype_of<int>() {
 
 }  // namespace
 
-const double* exchange_request(const endpoint& e, wire::request& header, double* slots, const double* shared,
-                               std::vector<double>& rest) {
-  const int inline_count = std::min(header.n_shared, wire::inline_shared);
-  if (e.is_root()) {
-    header.write(slots);
-    const int copied = shared != nullptr ? inline_count : 0;
-    std::copy_n(shared, copied, slots + wire::header_slots);  // the slots after them are not read
-  }
-  bcast(slots, wire::request_doubles, MPI_DOUBLE, e.comm, e.policy);
-  if (!e.is_root()) header = wire::request::read(slots);
-  const int more = header.n_shared - wire::inline_shared;
-  // Only a call (map_rect's or reduce_sum's) carries shared parameters (a share move announces the call's
-  // sizes without them).
-  if (header.cmd != wire::command::call && header.cmd != wire::command::first_call &&
-      header.cmd != wire::command::reduce)
-    return shared;
-  if (more <= 0) return e.is_root() ? shared : slots + wire::header_slots;
-  if (e.is_root()) {
-    bcast(const_cast<double*>(shared) + wire::inline_shared, more, MPI_DOUBLE, e.comm, e.policy);
-    return shared;
-  }
-  rest.resize(static_cast<std::size_t>(header.n_shared));
-  std::copy_n(slots + wire::header_slots, wire::inline_shared, rest.data());
-  bcast(rest.data() + wire::inline_shared, more, MPI_DOUBLE, e.comm, e.policy);
-  return rest.data();
-}
-
 template <class T>
 void exchange_rows(const endpoint& e, const T* all, const rank_layout& layout, std::vector<std::vector<T>>& mine) {
   const MPI_Datatype type = datatype_of<T>();

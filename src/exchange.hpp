@@ -38,6 +38,8 @@
 //                              own failure comes first: its slices come first).
 #include <mpi.h>
 
+#include <algorithm>
+
 #include <maprect/detail/job_error.hpp>
 #include <maprect/detail/wire.hpp>
 #include <string>
@@ -60,9 +62,33 @@ struct endpoint {
 /// Step 1. The root writes `header` and the shared parameters `shared` into `slots` (request_doubles) and
 /// broadcasts them; a worker receives them and reads `header` back. Shared parameters beyond the inline ones
 /// go in a second broadcast (a worker receives them into `rest`). Returns where this rank reads the shared
-/// parameters.
-const double* exchange_request(const endpoint& e, wire::request& header, double* slots, const double* shared,
-                               std::vector<double>& rest);
+/// parameters. Inline: it is on every call's path, and a call of its own cost the root about 20 instructions.
+inline const double* exchange_request(const endpoint& e, wire::request& header, double* slots, const double* shared,
+                               std::vector<double>& rest) {
+  const int inline_count = std::min(header.n_shared, wire::inline_shared);
+  if (e.is_root()) {
+    header.write(slots);
+    const int copied = shared != nullptr ? inline_count : 0;
+    std::copy_n(shared, copied, slots + wire::header_slots);  // the slots after them are not read
+  }
+  bcast(slots, wire::request_doubles, MPI_DOUBLE, e.comm, e.policy);
+  if (!e.is_root()) header = wire::request::read(slots);
+  const int more = header.n_shared - wire::inline_shared;
+  // Only a call (map_rect's or reduce_sum's) carries shared parameters (a share move announces the call's
+  // sizes without them).
+  if (header.cmd != wire::command::call && header.cmd != wire::command::first_call &&
+      header.cmd != wire::command::reduce)
+    return shared;
+  if (more <= 0) return e.is_root() ? shared : slots + wire::header_slots;
+  if (e.is_root()) {
+    bcast(const_cast<double*>(shared) + wire::inline_shared, more, MPI_DOUBLE, e.comm, e.policy);
+    return shared;
+  }
+  rest.resize(static_cast<std::size_t>(header.n_shared));
+  std::copy_n(slots + wire::header_slots, wire::inline_shared, rest.data());
+  bcast(rest.data() + wire::inline_shared, more, MPI_DOUBLE, e.comm, e.policy);
+  return rest.data();
+}
 
 /// Bytes the root sends for a request with n_shared shared parameters.
 inline std::uint64_t request_bytes(const endpoint& e, int n_shared) {

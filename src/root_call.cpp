@@ -56,7 +56,7 @@ wire::request header_of(command cmd, const call_request& req, int row_real, int 
 }
 
 /// Step 1 on the root: numbers and broadcasts a request, with the shared parameters of a call.
-void send_request(cluster_state& s, wire::request h, const double* shared = nullptr) {
+void send_request(cluster_state& s, wire::request& h, const double* shared = nullptr) {
   h.sequence = ++s.sequence;
   exchange_request(s.ends(), h, s.request, shared, s.call.shared_rest);
   const bool call = h.cmd == command::call || h.cmd == command::first_call;
@@ -250,7 +250,8 @@ rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int 
 /// Fetches the message of `rank`'s failure and throws it on the root.
 [[noreturn]] void throw_remote_error(cluster_state& s, int rank, int job) {
   s.root.mid_call = true;
-  send_request(s, bare_request(command::fetch_error, rank));
+  wire::request fetch = bare_request(command::fetch_error, rank);
+  send_request(s, fetch);
   job_error e;
   exchange_error(s.ends(), rank, e);
   s.root.mid_call = false;
@@ -817,9 +818,11 @@ steady_outcome first_failure(cluster_state& s, const root_site& site, const root
   return steady_outcome::done;
 }
 
-/// The call's timings and profile, and the share tuner's next proposal from them.
+/// The call's timings and profile (`wait_cpu`: the root's CPU seconds collecting the answers, if timed), and
+/// the share tuner's next proposal from them.
 void record_timing(cluster_state& s, root_site& site, const root_part& part, const double* buffer,
-                   std::chrono::steady_clock::time_point sent, std::chrono::steady_clock::time_point arrived) {
+                   std::chrono::steady_clock::time_point sent, std::chrono::steady_clock::time_point arrived,
+                   double wait_cpu) {
   const int R = s.size;
   call_timing& t = s.root.timing;
   t.check = seconds_between(sent, part.checked);
@@ -841,14 +844,20 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
     threads.slowest_seconds += t.own;
     threads.fastest_seconds += t.own;
   }
-  cluster::profile& p = s.root.last_profile;
-  p = {site.plan.root_jobs, busiest > 0 ? t.worker_jobs[busiest] : 0, t.own,
-       busiest > 0 ? t.worker_busy[busiest] : 0.0, t.check, part.taken, s.settings.threads,
-       threads.slowest_seconds, threads.fastest_seconds};
-  if (busiest > 0) {
-    p.worker_slowest_thread_seconds = buffer[site.results.displs[busiest] + 3];
-    p.worker_fastest_thread_seconds = buffer[site.results.displs[busiest] + 4];
-  }
+  const double* busiest_status = busiest > 0 ? buffer + site.results.displs[busiest] : nullptr;
+  s.root.last_profile = {site.plan.root_jobs,
+                         busiest > 0 ? t.worker_jobs[busiest] : 0,
+                         t.own,
+                         busiest_status ? busiest_status[2] : 0.0,
+                         t.check,
+                         part.taken,
+                         s.settings.threads,
+                         threads.slowest_seconds,
+                         threads.fastest_seconds,
+                         part.checked_rows,
+                         wait_cpu,
+                         busiest_status ? busiest_status[3] : 0.0,
+                         busiest_status ? busiest_status[4] : 0.0};
   if (s.settings.tune_shares) {
     site.tuner.record(site.plan, t);
     site.next_root_jobs = site.tuner.proposal(site.plan, s.settings.take_over && s.host.claims.shared_with_all());
@@ -879,9 +888,7 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   s.root.mid_call = false;
   if (!part.data_unchanged) return steady_outcome::data_changed;
   if (first_failure(s, site, part, buffer) == steady_outcome::counts_changed) return steady_outcome::counts_changed;
-  record_timing(s, site, part, buffer, sent, arrived);
-  s.root.last_profile.checked_rows = part.checked_rows;
-  s.root.last_profile.wait_cpu_seconds = wait_cpu;
+  record_timing(s, site, part, buffer, sent, arrived, wait_cpu);
   locate_blocks(s, site, req, buffer, route != wire::call_route::messages);
   int made = jobs_made(req, site);
   if (during) {
@@ -1050,7 +1057,8 @@ void stop_cluster(cluster_state& s) {
   s.root.serving = false;
   remote_backend = s.root.previous_backend;
   live_root = nullptr;
-  send_request(s, bare_request(command::release, 0));
+  wire::request release = bare_request(command::release, 0);
+  send_request(s, release);
 }
 
 void finish_cluster(cluster_state& s) {
