@@ -220,4 +220,14 @@ value_and_gradient fold_over_slices(int G, const std::vector<T_slice>& sliced, c
   return out;
 }
 
+/// 40 terms of which 5, 9, 17 and 30 fail (invalid_argument, domain_error, a non-standard type, domain_error).
+inline std::vector<int> failing_terms() {
+  std::vector<int> terms(40, 4);
+  terms[5] = 2;
+  terms[9] = 1;
+  terms[17] = 3;
+  terms[30] = 1;
+  return terms;
+}
+
 }  // namespace maprect::test

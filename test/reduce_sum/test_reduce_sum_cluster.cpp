@@ -205,12 +205,7 @@ TEST_CASE("reduce_sum over the cluster: hierarchical model, every double/var mix
 TEST_CASE("reduce_sum over the cluster: the first failing slice in slice order names its rank; then good calls") {
   recover_memory();
   const var scale = 2.0;
-  // Terms 5, 9, 17 and 30 fail (invalid_argument, domain_error, a non-standard type, domain_error).
-  std::vector<int> terms(40, 4);
-  terms[5] = 2;
-  terms[9] = 1;
-  terms[17] = 3;
-  terms[30] = 1;
+  std::vector<int> terms = failing_terms();
   const std::vector<int> fine(40, 4);
   auto expect = [&](auto&& call, const std::vector<std::string>& allowed) {
     const std::size_t size = tape_size();

@@ -194,12 +194,8 @@ TEST_CASE("reduce_sum: argument counts or types that change between calls of one
 TEST_CASE("reduce_sum on a team: the first failing slice in slice order, then good calls on the same team") {
   recover_memory();
   const var scale = 2.0;
-  // Terms 5, 9, 17 and 30 fail; every team size reports slice order's first, as serially.
-  std::vector<int> terms(40, 4);
-  terms[5] = 2;
-  terms[9] = 1;
-  terms[17] = 3;
-  terms[30] = 1;
+  // Every team size reports slice order's first failing slice, as serially.
+  std::vector<int> terms = failing_terms();
   const std::vector<int> fine(40, 4);
   for (int T : {1, 2, 3, 4, 7}) {
     INFO(T << " threads");
