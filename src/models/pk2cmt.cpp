@@ -244,8 +244,20 @@ pk2cmt_solution pk2cmt_solve(const std::array<double, pk2cmt_n_pk>& pk, double d
   return sol;
 }
 
-double pk2cmt_subject_log_density(const double* phi, const double* theta, const std::vector<double>& x_r,
-                                  const std::vector<int>& x_i, double* d_phi, double* d_theta) {
+namespace {
+
+using vector5 = Eigen::Matrix<double, pk2cmt_n_pk, 1>;
+using matrix5 = Eigen::Matrix<double, pk2cmt_n_pk, pk2cmt_n_pk>;
+
+/// A subject's row, checked: its dose, observation times and concentrations.
+struct subject_row {
+  double dose;
+  std::vector<double> times;
+  const double* y;
+};
+
+/// Reads x_r = (dose, M times, M concentrations), x_i = (n); throws std::invalid_argument naming what is wrong.
+subject_row checked_subject_row(const std::vector<double>& x_r, const std::vector<int>& x_i) {
   if (x_i.empty() || x_r.empty() || x_r.size() % 2 == 0)
     throw std::invalid_argument("pk2cmt: job data must be x_r = (dose, M times, M concentrations), x_i = (n); got " +
                                 std::to_string(x_r.size()) + " reals and " + std::to_string(x_i.size()) + " ints");
@@ -256,17 +268,77 @@ double pk2cmt_subject_log_density(const double* phi, const double* theta, const 
                                 std::to_string(width));
   const double dose = x_r[0];
   if (!(dose > 0)) throw std::invalid_argument("pk2cmt: dose must be positive, got " + std::to_string(dose));
-  const std::vector<double> times(x_r.begin() + 1, x_r.begin() + 1 + n);
-  const double* y = x_r.data() + 1 + width;
+  subject_row row{dose, std::vector<double>(x_r.begin() + 1, x_r.begin() + 1 + n), x_r.data() + 1 + width};
   for (int i = 0; i < n; ++i) {
-    if (!(times[i] > (i == 0 ? 0.0 : times[i - 1])) || !std::isfinite(times[i]))
+    if (!(row.times[i] > (i == 0 ? 0.0 : row.times[i - 1])) || !std::isfinite(row.times[i]))
       throw std::invalid_argument("pk2cmt: observation times must be positive and strictly increasing (time " +
-                                  std::to_string(i) + " is " + std::to_string(times[i]) + ")");
-    if (!(y[i] > 0) || !std::isfinite(y[i]))
-      throw std::invalid_argument("pk2cmt: concentration " + std::to_string(i) + " is " + std::to_string(y[i]) +
+                                  std::to_string(i) + " is " + std::to_string(row.times[i]) + ")");
+    if (!(row.y[i] > 0) || !std::isfinite(row.y[i]))
+      throw std::invalid_argument("pk2cmt: concentration " + std::to_string(i) + " is " + std::to_string(row.y[i]) +
                                   ", must be positive");
   }
+  return row;
+}
 
+/// The observations' part: log y_i ~ Normal(log C_i, sigma), with g_i = d log C_i / d theta.
+struct observation_terms {
+  double ll = 0;
+  vector5 d_ll = vector5::Zero();
+  double d_log_sigma = 0;
+  matrix5 fisher = matrix5::Zero();  ///< sum_i g_i g_i^T; J = fisher / sigma^2
+  std::vector<vector5> g;
+};
+
+observation_terms observe(const subject_row& row, const pk2cmt_solution& sol, const std::array<double, pk2cmt_n_pk>& pk,
+                          double log_sigma, double sigma, bool want_gradient) {
+  const int n = static_cast<int>(row.times.size());
+  observation_terms o;
+  o.g.resize(static_cast<std::size_t>(n));
+  const double log_v1 = std::log(pk[2]);
+  for (int i = 0; i < n; ++i) {
+    const double central = sol.amounts[i][1];
+    if (!(central > 0))
+      throw std::domain_error("pk2cmt: central amount " + std::to_string(central) + " at t = " +
+                              std::to_string(row.times[i]) + " is not positive");
+    for (int k = 0; k < pk2cmt_n_pk; ++k)
+      o.g[i](k) = sol.sensitivities[i][3 * k + 1] / central - (k == 2 ? 1.0 : 0.0);
+    const double log_y = std::log(row.y[i]);
+    const double z = (log_y - (std::log(central) - log_v1)) / sigma;
+    o.ll += -0.5 * z * z - log_sigma - log_y - half_log_two_pi;
+    o.fisher.noalias() += o.g[i] * o.g[i].transpose();
+    if (want_gradient) {
+      o.d_log_sigma += z * z - 1;
+      o.d_ll += (z / sigma) * o.g[i];
+    }
+  }
+  return o;
+}
+
+/// d/d theta of the Laplace term: -sum_i (d g_i / d theta_l) . (W g_i) / sigma^2, where
+/// d g_ik / d theta_l = s_kl / A_c - s_k s_l / A_c^2 (central compartment), subtracted from d_theta.
+void laplace_theta_partials(const pk2cmt_solution& sol, const observation_terms& o, const matrix5& h_inverse,
+                            double sigma, vector5& d_theta) {
+  for (std::size_t i = 0; i < o.g.size(); ++i) {
+    const vector5 w_g = h_inverse * o.g[i];
+    const double central = sol.amounts[i][1];
+    for (int l = 0; l < pk2cmt_n_pk; ++l) {
+      const double s_l = sol.sensitivities[i][3 * l + 1];
+      double dot = 0;
+      for (int k = 0; k < pk2cmt_n_pk; ++k) {
+        const double s_kl = sol.second_order[i][3 * pk2cmt_pair_index(std::min(k, l), std::max(k, l)) + 1];
+        const double s_k = sol.sensitivities[i][3 * k + 1];
+        dot += (s_kl / central - s_k * s_l / (central * central)) * w_g(k);
+      }
+      d_theta(l) -= dot / (sigma * sigma);
+    }
+  }
+}
+
+}  // namespace
+
+double pk2cmt_subject_log_density(const double* phi, const double* theta, const std::vector<double>& x_r,
+                                  const std::vector<int>& x_i, double* d_phi, double* d_theta) {
+  const subject_row row = checked_subject_row(x_r, x_i);
   // An infinite mu or log omega would give a -inf or NaN value instead of an error.
   for (int k = 0; k < pk2cmt_n_shared; ++k)
     if (!std::isfinite(phi[k]))
@@ -279,36 +351,12 @@ double pk2cmt_subject_log_density(const double* phi, const double* theta, const 
   // Second-order sensitivities are integrated even for a value alone: the Laplace term needs the first
   // order, and all of them take part in step-size control, so a smaller system would change the steps and
   // the value (by ~1e-10) and a double call would disagree with a var call.
-  const pk2cmt_solution sol = pk2cmt_solve(pk, dose, times, 2);
-
-  // Observations: log y_i ~ Normal(log C_i, sigma), with g_i = d log C_i / d theta.
-  using vector5 = Eigen::Matrix<double, pk2cmt_n_pk, 1>;
-  using matrix5 = Eigen::Matrix<double, pk2cmt_n_pk, pk2cmt_n_pk>;
-  double ll = 0;
-  vector5 d_ll = vector5::Zero();
-  double d_log_sigma = 0;
-  matrix5 fisher = matrix5::Zero();  // sum_i g_i g_i^T; J = fisher / sigma^2
-  std::vector<vector5> g(static_cast<std::size_t>(n));
-  const double log_v1 = std::log(pk[2]);
-  for (int i = 0; i < n; ++i) {
-    const double central = sol.amounts[i][1];
-    if (!(central > 0))
-      throw std::domain_error("pk2cmt: central amount " + std::to_string(central) + " at t = " +
-                              std::to_string(times[i]) + " is not positive");
-    for (int k = 0; k < pk2cmt_n_pk; ++k) g[i](k) = sol.sensitivities[i][3 * k + 1] / central - (k == 2 ? 1.0 : 0.0);
-    const double log_y = std::log(y[i]);
-    const double z = (log_y - (std::log(central) - log_v1)) / sigma;
-    ll += -0.5 * z * z - log_sigma - log_y - half_log_two_pi;
-    fisher.noalias() += g[i] * g[i].transpose();
-    if (want_gradient) {
-      d_log_sigma += z * z - 1;
-      d_ll += (z / sigma) * g[i];
-    }
-  }
+  const pk2cmt_solution sol = pk2cmt_solve(pk, row.dose, row.times, 2);
+  observation_terms o = observe(row, sol, pk, log_sigma, sigma, want_gradient);
 
   // Random effect theta_jk ~ Normal(mu_k, omega_k): closed-form partials, no chain rule through the ODE.
-  double lp = ll;
-  vector5 omega, d_theta_v = d_ll;
+  double lp = o.ll;
+  vector5 omega, d_theta_v = o.d_ll;
   for (int k = 0; k < pk2cmt_n_pk; ++k) {
     const double log_omega = phi[pk2cmt_n_pk + k];
     omega(k) = std::exp(log_omega);
@@ -323,7 +371,7 @@ double pk2cmt_subject_log_density(const double* phi, const double* theta, const 
 
   // Laplace term -1/2 log det H, H = diag(1 / omega^2) + J: the Gauss-Newton curvature of the subject's
   // joint density in theta. See the file comment for why the fit needs it.
-  matrix5 h = fisher / (sigma * sigma);
+  matrix5 h = o.fisher / (sigma * sigma);
   h.diagonal() += omega.cwiseInverse().cwiseAbs2();
   const Eigen::LLT<matrix5> llt(h);
   if (llt.info() != Eigen::Success) throw std::domain_error("pk2cmt: Laplace curvature is not positive definite");
@@ -333,26 +381,11 @@ double pk2cmt_subject_log_density(const double* phi, const double* theta, const 
     // d/d log omega_k of -1/2 log det H = W_kk / omega_k^2 and d/d log sigma = tr(W J), W = H^-1.
     if (d_phi != nullptr) {
       for (int k = 0; k < pk2cmt_n_pk; ++k) d_phi[pk2cmt_n_pk + k] += h_inverse(k, k) / (omega(k) * omega(k));
-      d_log_sigma += (h_inverse * fisher).trace() / (sigma * sigma);
+      o.d_log_sigma += (h_inverse * o.fisher).trace() / (sigma * sigma);
     }
-    // d/d theta_l = -sum_i (d g_i / d theta_l) . (W g_i) / sigma^2, where
-    // d g_ik / d theta_l = s_kl / A_c - s_k s_l / A_c^2 (central compartment).
-    for (int i = 0; i < n; ++i) {
-      const vector5 w_g = h_inverse * g[i];
-      const double central = sol.amounts[i][1];
-      for (int l = 0; l < pk2cmt_n_pk; ++l) {
-        const double s_l = sol.sensitivities[i][3 * l + 1];
-        double dot = 0;
-        for (int k = 0; k < pk2cmt_n_pk; ++k) {
-          const double s_kl = sol.second_order[i][3 * pk2cmt_pair_index(std::min(k, l), std::max(k, l)) + 1];
-          const double s_k = sol.sensitivities[i][3 * k + 1];
-          dot += (s_kl / central - s_k * s_l / (central * central)) * w_g(k);
-        }
-        d_theta_v(l) -= dot / (sigma * sigma);
-      }
-    }
+    laplace_theta_partials(sol, o, h_inverse, sigma, d_theta_v);
   }
-  if (d_phi != nullptr) d_phi[pk2cmt_log_sigma_index] = d_log_sigma;
+  if (d_phi != nullptr) d_phi[pk2cmt_log_sigma_index] = o.d_log_sigma;
   if (d_theta != nullptr)
     for (int k = 0; k < pk2cmt_n_pk; ++k) d_theta[k] = d_theta_v(k);
   return lp;
