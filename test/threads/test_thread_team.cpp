@@ -101,10 +101,18 @@ TEST_CASE("an exception from the calling thread's share comes back after the oth
   thread_team team(3);
   struct failing {
     std::atomic<int> ran{0};
+    std::atomic<bool> caller_ran{false};
     static void task(void* self, int thread, int begin, int end) {
       auto& me = *static_cast<failing*>(self);
       me.ran.fetch_add(end - begin);
-      if (thread == 0) throw std::domain_error("share of the caller");
+      if (thread == 0) {
+        me.caller_ran.store(true);
+        throw std::domain_error("share of the caller");
+      }
+      // The team's threads hold their first batch until the caller has one, so that a slow caller (as under
+      // a sanitizer) still gets a share; the bound keeps a broken team from hanging the test.
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!me.caller_ran.load() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
       spin_for(std::chrono::microseconds(50));
     }
   };
