@@ -224,6 +224,48 @@ TEST_CASE("reduce_sum: a reduce_sum inside a functor runs in process with the sa
   recover_memory();
 }
 
+namespace maprect::test {
+/// The sum of its terms x * scale, each after an inner gradient of (x * scale)^2 on a nested tape: that sweep
+/// leaves adjoints on the slice's nodes and leaves, which reduce_sum must clear before its own sweep.
+struct inner_gradient_partial {
+  template <class T_slice, class T_scale>
+  return_type_t<T_slice, T_scale> operator()(const std::vector<T_slice>& slice, int, int, std::ostream*,
+                                             const T_scale& scale) const {
+    return_type_t<T_slice, T_scale> lp = 0;
+    for (const T_slice& x : slice) {
+      const auto term = x * scale;
+      if constexpr (is_var_v<decltype(term)>) {
+        const nested_tape inner;
+        grad(term * term);
+      }
+      lp += term;
+    }
+    return lp;
+  }
+};
+}  // namespace maprect::test
+MAPRECT_REGISTER_REDUCE(329, maprect::test::inner_gradient_partial)
+
+TEST_CASE("reduce_sum: a functor that sweeps an inner gradient leaves no adjoint behind") {
+  recover_memory();
+  std::vector<var> sliced;
+  double sum = 0;
+  for (int t = 0; t < 6; ++t) {
+    sliced.push_back(0.3 * t - 0.7);
+    sum += 0.3 * t - 0.7;
+  }
+  const var scale = 1.7;
+  for (int G : {1, 4, 6}) {
+    INFO("grainsize " << G);
+    const var lp = reduce_sum<329, inner_gradient_partial>(sliced, G, nullptr, scale);
+    const value_and_gradient got = gradient_of(lp, operands_of(sliced, scale));
+    CHECK(close(got.value, 1.7 * sum, 1e-14));
+    CHECK(close(got.gradient[0], sum, 1e-14));
+    for (std::size_t k = 1; k < got.gradient.size(); ++k) CHECK(close(got.gradient[k], 1.7, 1e-14));
+  }
+  recover_memory();
+}
+
 TEST_CASE("reduce_sum: data changed between calls of one call site is never stale") {
   recover_memory();
   logistic_data d(19, 2);

@@ -10,9 +10,15 @@ namespace maprect {
 namespace detail {
 /// Seeds dy/dy = 1 and runs chain() over t's nodes from the newest down to position `begin`.
 inline void sweep(tape& t, const var& y, std::size_t begin) {
+  ++t.sweeps;
   y.vi_->adj_ = 1.0;
   vari* const* stack = t.stack.data();
   for (std::size_t i = t.stack.size(); i-- > begin;) stack[i]->chain();
+}
+
+/// Zeroes the adjoints of the leaves [first, last) of t.
+inline void zero_leaf_adjoints(tape& t, std::size_t first, std::size_t last) {
+  for (std::size_t i = first; i < last; ++i) t.leaves[i]->adj_ = 0;
 }
 
 /// Zeroes the adjoints of the nodes t gained since `m`.

@@ -2,6 +2,7 @@
 /// \file The thread's tape: the order in which nodes were made, their memory, and nested regions.
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -24,6 +25,7 @@ struct tape {
   std::vector<vari*> leaves;     ///< nodes without operands: sweeps skip them, zeroing does not
   arena memory;                  ///< where nodes and their operand arrays live
   std::vector<tape_mark> nests;  ///< open nested regions, innermost last
+  std::uint64_t sweeps = 0;      ///< reverse sweeps run on this tape: no sweep, no adjoint to clear
 
   tape() {
     stack.reserve(1 << 12);

@@ -4,6 +4,7 @@
 /// thread's job tape, so whoever runs it (this thread, another thread, another rank) gets the same bits.
 
 #include <cstddef>
+#include <cstdint>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -152,10 +153,14 @@ struct slice_runner {
         const int b = layout.plan().begin(s), e = layout.plan().end(s);
         const double* own = sliced_values + layout.term_at(b);
         fill_slice(slice, sliced, b, e, own);
+        const std::uint64_t sweeps_before = t.sweeps;
         const auto y = std::apply(
             [&](const auto&... a) { return f(std::as_const(slice), b, e - 1, msgs, a.get()...); }, held);
-        // A functor may have swept part of its own graph (an inner gradient): start from clean adjoints.
-        zero_adjoints_since(t, run_start);
+        // The shared leaves carry the last slice's adjoints. The slice's own nodes were made with none, unless
+        // the functor swept part of its graph (an inner gradient); skipping that pass over a slice's nodes
+        // matters once they outgrow the cache.
+        if (t.sweeps != sweeps_before) zero_adjoints_since(t, run_start);
+        else zero_leaf_adjoints(t, run_start.leaf_count, slice_start.leaf_count);
         if constexpr (is_var_v<decltype(y)>) sweep(t, y, run_start.stack_size);
         sink.slice(s, double_of(y), t.leaves.data() + run_start.leaf_count, t.leaves.data() + slice_start.leaf_count);
         t.rewind(slice_start);
