@@ -60,6 +60,20 @@ struct root_state {
   bool time_waits = false;  ///< measure the CPU time of collecting each steady call's answers (time_root_waits)
   std::unordered_map<int, reduce_root_site> reduce_sites;  ///< reduce_sum call sites (src/reduce_root.cpp)
   reduce_root_buffers reduce;                              ///< their calls' buffers
+
+  /// The map_rect call site `call_id`, made empty on its first call. Programs call one site again and again,
+  /// so the last one is kept at hand (sites are never erased, and the map's nodes never move).
+  root_site& site(int call_id) {
+    if (last_site_ == nullptr || last_call_id_ != call_id) {
+      last_site_ = &sites[call_id];
+      last_call_id_ = call_id;
+    }
+    return *last_site_;
+  }
+
+ private:
+  root_site* last_site_ = nullptr;
+  int last_call_id_ = 0;
 };
 
 /// A worker's side: its copies of the call sites, and its last job failure (sent on fetch_error).
