@@ -29,6 +29,15 @@ struct bench_record {
   std::optional<double> thread_slowest_us, thread_fastest_us;  ///< cluster: medians of the root team's busiest
                                                                ///< and idlest thread per call
   std::optional<double> worker_thread_slowest_us, worker_thread_fastest_us;  ///< cluster: the same, busiest worker
+  std::optional<double> root_serial_us, root_serial_min_us;  ///< cluster: the root's serial work per steady call,
+                                                             ///< CPU us (median, min over the root-work calls)
+  std::optional<double> root_serial_over_in_process;  ///< cluster: root_serial_us / the in_process median
+  std::optional<double> root_serial_call_cpu_us;      ///< cluster: median CPU us of the root's thread in those calls,
+  std::optional<double> root_serial_wait_cpu_us;      ///< of which collecting the answers,
+  std::optional<double> root_serial_jobs_us;          ///< and running jobs (medians)
+  std::optional<int> root_serial_calls;               ///< cluster: steady root-work calls measured
+  std::optional<int> root_serial_jobs_run;            ///< cluster: most jobs the root ran in one of them
+  std::optional<int> root_serial_checked_rows;        ///< cluster: workers' rows each compared (0 with job_data)
   std::optional<double> max_abs_diff_vs_analytic;
   std::optional<double> log_density;
   std::optional<unsigned long long> bytes_sent, bytes_received;
@@ -52,6 +61,8 @@ struct bench_summary {
 
 /// Everything one run of `maprect bench` measured.
 struct bench_results {
+  std::string data = "rows";  ///< how map_rect got the rows: rows (x_r/x_i) or job_data
+  double clock_read_us = 0;   ///< thread CPU us of one read of the thread's CPU clock, measured on the root
   std::vector<bench_record> records;
   std::vector<bench_summary> summaries;
 };

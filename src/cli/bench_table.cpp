@@ -89,6 +89,30 @@ void print_notes(const bench_results& results, int ranks) {
     }
 }
 
+/// The root's serial work per steady cluster call, one line per size and kernel, after the table. Where the
+/// root ran jobs in those calls, their wall-clock time was taken from its CPU time: an estimate, flagged.
+void print_root_serial_work(const bench_results& results) {
+  const char* rows = results.data == "job_data" ? "a job_data" : "x_r/x_i";
+  bool header = false;
+  for (const auto& r : results.records) {
+    if (r.backend != "cluster" || !r.root_serial_us) continue;
+    if (!header) {
+      std::printf("\nroot's serial work per steady cluster call (rows as %s; thread CPU us, medians over %d calls; one "
+                  "read of the clock %.2f us): serial = call - collecting answers - its jobs\n",
+                  rows, *r.root_serial_calls, results.clock_read_us);
+      std::printf("%-9s %-6s %9s %9s %10s %9s %9s %9s %6s\n", "JxN", "kernel", "serial", "min", "/in_proc", "call",
+                  "collect", "jobs", "run");
+      header = true;
+    }
+    const std::string size = std::to_string(r.jobs) + "x" + std::to_string(r.points);
+    const int jobs_run = r.root_serial_jobs_run.value_or(0);
+    std::printf("%-9s %-6s %9.2f %9.2f %9.4f%% %9.1f %9.1f %9.1f %6d%s\n", size.c_str(), r.kernel.c_str(),
+                *r.root_serial_us, *r.root_serial_min_us, 100 * *r.root_serial_over_in_process,
+                *r.root_serial_call_cpu_us, *r.root_serial_wait_cpu_us, *r.root_serial_jobs_us, jobs_run,
+                jobs_run > 0 ? "  estimate: the root ran jobs (MAPRECT_BALANCE=even keeps it from them)" : "");
+  }
+}
+
 /// One row per reduce_sum record: its time, against one plain tape and map_rect(...).sum() on the same
 /// ranks, and its bytes per call.
 void print_reduce_rows(const std::vector<bench_record>& rs) {
@@ -117,6 +141,7 @@ void print_bench_table(const bench_results& results, int ranks) {
   print_header(ranks);
   for (const auto& s : results.summaries) print_row(results.records, s);
   print_notes(results, ranks);
+  print_root_serial_work(results);
   print_reduce_rows(results.records);
   std::fflush(stdout);
 }
