@@ -174,31 +174,40 @@ void add_tape_breakdown(bench_record& r, const bench_workspace& w, int J) {
   r.tape_other_bytes_per_output = total - node - partials;
 }
 
-/// The root's serial work per steady call into the cluster's record `r`, from the root-work calls of `remote`,
-/// against the median of the in-process call `local`.
+/// The root's serial work per steady call into the cluster's record `r`, from the root-work calls of `remote`:
+/// the calls in which the root ran no jobs give it in CPU time alone, against the CPU time of the in-process
+/// call `local` (both clocks stop while their thread waits for a core, so load does not move the share); the
+/// calls in which it ran jobs only give an estimate (bench_root_work.hpp).
 void add_root_serial_work(bench_record& r, const contender& remote, const contender& local) {
-  const std::vector<root_work_sample>& samples = remote.root_work_samples;
-  if (samples.empty()) return;
-  std::vector<double> serial, call, wait, jobs;
+  std::vector<double> serial, call, wait, estimate;
   int jobs_run = 0, checked_rows = 0;
-  for (const root_work_sample& s : samples) {
+  for (const root_work_sample& s : remote.root_work_samples) {
+    checked_rows = std::max(checked_rows, s.checked_rows);
+    if (s.jobs_run > 0) {
+      jobs_run = std::max(jobs_run, s.jobs_run);
+      estimate.push_back(s.serial_us);
+      continue;
+    }
     serial.push_back(s.serial_us);
     call.push_back(s.call_us);
     wait.push_back(s.wait_us);
-    jobs.push_back(s.jobs_us);
-    jobs_run = std::max(jobs_run, s.jobs_run);
-    checked_rows = std::max(checked_rows, s.checked_rows);
   }
-  const timing t = summarise_samples(serial);
-  r.root_serial_us = t.median_us;
-  r.root_serial_min_us = t.min_us;
-  r.root_serial_over_in_process = t.median_us / summarise_samples(local.us).median_us;
-  r.root_serial_call_cpu_us = median_of(call);
-  r.root_serial_wait_cpu_us = median_of(wait);
-  r.root_serial_jobs_us = median_of(jobs);
-  r.root_serial_calls = static_cast<int>(samples.size());
-  r.root_serial_jobs_run = jobs_run;
+  r.root_serial_calls = static_cast<int>(serial.size());
+  r.root_serial_calls_with_jobs = static_cast<int>(estimate.size());
   r.root_serial_checked_rows = checked_rows;
+  r.root_serial_in_process_cpu_us = median_of(local.cpu_us);
+  if (!serial.empty()) {
+    const timing t = summarise_samples(serial);
+    r.root_serial_us = t.median_us;
+    r.root_serial_min_us = t.min_us;
+    r.root_serial_over_in_process = t.median_us / *r.root_serial_in_process_cpu_us;
+    r.root_serial_call_cpu_us = median_of(call);
+    r.root_serial_wait_cpu_us = median_of(wait);
+  }
+  if (!estimate.empty()) {
+    r.root_serial_jobs_run = jobs_run;
+    r.root_serial_with_jobs_us = median_of(estimate);
+  }
 }
 
 /// The cluster's record of one kernel, and its ratios in `sm`. Reads the cluster's last call, which must be

@@ -37,6 +37,7 @@ double warm_up(std::vector<contender>& cs, int repeat) {
 
 void clear_samples(contender& c) {
   c.us.clear();
+  c.cpu_us.clear();
   c.root_us_per_job.clear();
   c.worker_us_per_job.clear();
   c.check_us.clear();
@@ -114,7 +115,9 @@ void sample_interleaved(std::vector<contender>& cs, int repeat) {
       contender& c = cs[(i + static_cast<std::size_t>(r)) % n];
       if (lead_in) run_gradient(c);
       const auto t0 = bench_clock::now();
+      const double cpu0 = thread_cpu_us();
       for (int b = 0; b < batch; ++b) run_gradient(c);
+      c.cpu_us.push_back((thread_cpu_us() - cpu0) / batch);
       c.us.push_back(1e6 * seconds_since(t0) / batch);
       if (c.remote != nullptr) record_profile(c);
       if (c.root_work != nullptr) sample_root_work(c);

@@ -29,15 +29,19 @@ struct bench_record {
   std::optional<double> thread_slowest_us, thread_fastest_us;  ///< cluster: medians of the root team's busiest
                                                                ///< and idlest thread per call
   std::optional<double> worker_thread_slowest_us, worker_thread_fastest_us;  ///< cluster: the same, busiest worker
-  std::optional<double> root_serial_us, root_serial_min_us;  ///< cluster: the root's serial work per steady call,
-                                                             ///< CPU us (median, min over the root-work calls)
-  std::optional<double> root_serial_over_in_process;  ///< cluster: root_serial_us / the in_process median
-  std::optional<double> root_serial_call_cpu_us;      ///< cluster: median CPU us of the root's thread in those calls,
-  std::optional<double> root_serial_wait_cpu_us;      ///< of which collecting the answers,
-  std::optional<double> root_serial_jobs_us;          ///< and running jobs (medians)
-  std::optional<int> root_serial_calls;               ///< cluster: steady root-work calls measured
-  std::optional<int> root_serial_jobs_run;            ///< cluster: most jobs the root ran in one of them
-  std::optional<int> root_serial_checked_rows;        ///< cluster: workers' rows each compared (0 with job_data)
+  // Cluster: the root's serial work per steady call, from the root-work calls in which the root ran no jobs.
+  std::optional<double> root_serial_us, root_serial_min_us;  ///< CPU us of its thread: median, min
+  std::optional<double> root_serial_over_in_process;  ///< root_serial_us / root_serial_in_process_cpu_us
+  std::optional<double> root_serial_in_process_cpu_us;  ///< median CPU us of the calling thread per in_process gradient
+  std::optional<double> root_serial_call_cpu_us;  ///< median CPU us of the root's thread in those calls,
+  std::optional<double> root_serial_wait_cpu_us;  ///< of which collecting the answers (median)
+  std::optional<int> root_serial_calls;           ///< the root-work calls measured (steady, no jobs on the root)
+  std::optional<int> root_serial_checked_rows;    ///< workers' rows each compared (0 with job_data)
+  // Cluster: the root-work calls in which the root ran jobs (the auto balance gives it some).
+  std::optional<int> root_serial_calls_with_jobs;  ///< how many
+  std::optional<int> root_serial_jobs_run;         ///< most jobs the root ran in one
+  std::optional<double> root_serial_with_jobs_us;  ///< median of CPU - collecting - the jobs' wall-clock time: an
+                                                   ///< estimate that descheduling during the jobs drives down
   std::optional<double> max_abs_diff_vs_analytic;
   std::optional<double> log_density;
   std::optional<unsigned long long> bytes_sent, bytes_received;
