@@ -31,7 +31,7 @@ struct contender {
   bench_workspace* w;
   bool in_process;
   std::vector<double> us;                                  ///< one sample per round: microseconds per gradient
-  std::vector<double> cpu_us;  ///< per round: CPU microseconds of the calling thread per gradient, same gradients
+  std::vector<double> cpu_us;  ///< in process, per round: CPU microseconds of the calling thread per gradient
   const cluster* remote = nullptr;                         ///< the cluster, for calls that use it
   std::vector<double> root_us_per_job, worker_us_per_job;  ///< per round, from the last call's profile
   std::vector<double> check_us;                            ///< per round: the last call's data check
