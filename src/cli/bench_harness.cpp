@@ -114,8 +114,8 @@ void sample_interleaved(std::vector<contender>& cs, int repeat) {
     for (std::size_t i = 0; i < n; ++i) {
       contender& c = cs[(i + static_cast<std::size_t>(r)) % n];
       if (lead_in) run_gradient(c);
-      // The in-process calls' CPU time too, for the root's serial work; its two clock reads (a system call
-      // each) would weigh on the shortest backends' samples.
+      // The in-process call's CPU time too (the root's serial work is a share of it); not the others', whose
+      // shortest samples two clock reads, a system call each, would weigh on.
       const auto t0 = bench_clock::now();
       const double cpu0 = c.in_process ? thread_cpu_us() : 0.0;
       for (int b = 0; b < batch; ++b) run_gradient(c);
