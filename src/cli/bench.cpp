@@ -177,8 +177,9 @@ void add_tape_breakdown(bench_record& r, const bench_workspace& w, int J) {
 /// The root's serial work per steady call into the cluster's record `r`, from the root-work calls of `remote`:
 /// the calls in which the root ran no jobs give it in CPU time alone, against the CPU time of the in-process
 /// call `local` (both clocks stop while their thread waits for a core, so load does not move the share); the
-/// calls in which it ran jobs only give an estimate (bench_root_work.hpp).
-void add_root_serial_work(bench_record& r, const contender& remote, const contender& local) {
+/// calls in which it ran jobs only give an estimate (bench_root_work.hpp). With a team of `threads` above 1
+/// the in-process jobs run on the team, whose CPU time the calling thread's clock leaves out: no share then.
+void add_root_serial_work(bench_record& r, const contender& remote, const contender& local, int threads) {
   std::vector<double> serial, call, wait, estimate;
   int jobs_run = 0, checked_rows = 0;
   for (const root_work_sample& s : remote.root_work_samples) {
@@ -195,12 +196,12 @@ void add_root_serial_work(bench_record& r, const contender& remote, const conten
   r.root_serial_calls = static_cast<int>(serial.size());
   r.root_serial_calls_with_jobs = static_cast<int>(estimate.size());
   r.root_serial_checked_rows = checked_rows;
-  r.root_serial_in_process_cpu_us = median_of(local.cpu_us);
+  if (threads == 1) r.root_serial_in_process_cpu_us = median_of(local.cpu_us);
   if (!serial.empty()) {
     const timing t = summarise_samples(serial);
     r.root_serial_us = t.median_us;
     r.root_serial_min_us = t.min_us;
-    r.root_serial_over_in_process = t.median_us / *r.root_serial_in_process_cpu_us;
+    if (r.root_serial_in_process_cpu_us) r.root_serial_over_in_process = t.median_us / *r.root_serial_in_process_cpu_us;
     r.root_serial_call_cpu_us = median_of(call);
     r.root_serial_wait_cpu_us = median_of(wait);
   }
@@ -242,7 +243,7 @@ bench_record cluster_record(const size_run& run, const size_contenders& sc, cons
   r.bytes_received = traffic.received;
   r.bytes_through_memory = traffic.through_memory;
   add_tape_breakdown(r, *kc.remote, run.J);
-  add_root_serial_work(r, remote, local);
+  add_root_serial_work(r, remote, local, run.c.threads());
   sm.cluster_speedup_over_in_process = paired_ratio(local, remote);
   sm.single_tape_over_cluster = paired_ratio(sc.cs[kc.single_at], remote);
   if (run.floor_seconds > 0) sm.cluster_over_raw_mpi_floor = r.median_us / (1e6 * run.floor_seconds);

@@ -32,7 +32,8 @@ struct bench_record {
   // Cluster: the root's serial work per steady call, from the root-work calls in which the root ran no jobs.
   std::optional<double> root_serial_us, root_serial_min_us;  ///< CPU us of its thread: median, min
   std::optional<double> root_serial_over_in_process;  ///< root_serial_us / root_serial_in_process_cpu_us
-  std::optional<double> root_serial_in_process_cpu_us;  ///< median CPU us of the calling thread per in_process gradient
+  std::optional<double> root_serial_in_process_cpu_us;  ///< median CPU us of the calling thread per in_process
+                                                        ///< gradient; one thread per rank only
   std::optional<double> root_serial_call_cpu_us;  ///< median CPU us of the root's thread in those calls,
   std::optional<double> root_serial_wait_cpu_us;  ///< of which collecting the answers (median)
   std::optional<int> root_serial_calls;           ///< the root-work calls measured (steady, no jobs on the root)
