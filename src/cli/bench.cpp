@@ -3,6 +3,8 @@
 // the functor for every job on one plain tape (single_tape), map_rect in process (in_process) and map_rect
 // over all launched ranks (cluster), next to the raw MPI messages of one call (raw_mpi_floor); and reduce_sum
 // over the groups at several grainsizes (reduce_sum: over the cluster's ranks, or in process on one rank).
+// Over a cluster it also measures the root's serial work per steady call (bench_root_work.hpp), on a call
+// site of its own where the root is asked to run no jobs, one call per round.
 // This file runs the matrix and turns its samples into records; bench_harness times, bench_table and
 // bench_json report.
 #include <maprect/maprect.hpp>
@@ -34,6 +36,7 @@ struct size_run {
   int ranks, repeat;
   const cluster& c;
   double floor_seconds;  ///< the raw MPI floor of this size; 0 on one rank
+  bool with_job_data;    ///< map_rect gets the rows as a job_data (else as x_r/x_i)
 };
 
 /// One kernel's contenders of a size: a workspace each, where they sit among the size's contenders, and the
@@ -41,6 +44,7 @@ struct size_run {
 struct kernel_contenders {
   bench_kernel k;
   std::unique_ptr<bench_workspace> single, local, remote;
+  std::unique_ptr<bench_workspace> root_work{};  ///< the root-work call site's, over a cluster
   std::size_t single_at = 0, local_at = 0, remote_at = 0;
   std::pair<double, double> first{};
   std::vector<std::unique_ptr<bench_workspace>> reduce{};  ///< one per grainsize
@@ -57,18 +61,38 @@ std::vector<int> reduce_grainsizes(const size_run& run) {
 
 /// Every backend of one size, both kernels, for one interleaved comparison; contender 0 is the analytic one.
 struct size_contenders {
+  std::unique_ptr<job_data> data;  ///< the problem's rows, when map_rect gets them as a job_data
   std::unique_ptr<bench_workspace> exact;
   std::vector<contender> cs;
   std::vector<kernel_contenders> ks;
 };
 
+/// A workspace for `problem` whose map_rect calls get the rows as `data` when it is not null.
+std::unique_ptr<bench_workspace> workspace(const models::logreg_standard_problem& problem, const job_data* data) {
+  auto w = std::make_unique<bench_workspace>(problem);
+  w->data = data;
+  return w;
+}
+
+/// The cluster contender's root-work call site, where the root is asked to run none of the jobs: with
+/// MAPRECT_BALANCE=even it runs none, and its thread's CPU time is its serial work and its waiting alone.
+void add_root_work(const size_run& run, const models::logreg_standard_problem& problem, const job_data* data,
+                   kernel_contenders& kc, contender& remote) {
+  kc.root_work = workspace(problem, data);
+  detail::plan_root_share(root_work_call_id(kc.k, run.index), 0);
+  remote.root_work = root_work_gradient(kc.k, run.index);
+  remote.root_work_w = kc.root_work.get();
+}
+
 size_contenders make_contenders(const size_run& run, const models::logreg_standard_problem& problem) {
   size_contenders out;
+  if (run.with_job_data) out.data = std::make_unique<job_data>(problem.x_r, problem.x_i);
+  const job_data* data = out.data.get();
   out.exact = std::make_unique<bench_workspace>(problem);
   out.cs.push_back({&analytic_gradient, out.exact.get()});
   for (bench_kernel k : {bench_kernel::scalar, bench_kernel::vector}) {
-    kernel_contenders kc{k, std::make_unique<bench_workspace>(problem), std::make_unique<bench_workspace>(problem),
-                         std::make_unique<bench_workspace>(problem)};
+    kernel_contenders kc{k, std::make_unique<bench_workspace>(problem), workspace(problem, data),
+                         workspace(problem, data)};
     const gradient_fn distributed = map_rect_gradient(k, run.index);
     kc.single_at = out.cs.size();
     out.cs.push_back({single_tape_gradient(k), kc.single.get()});
@@ -78,6 +102,7 @@ size_contenders make_contenders(const size_run& run, const models::logreg_standa
       kc.remote_at = out.cs.size();
       out.cs.push_back({distributed, kc.remote.get()});
       out.cs.back().remote = &run.c;
+      add_root_work(run, problem, data, kc, out.cs.back());
     }
     for (int G : reduce_grainsizes(run)) {
       kc.reduce.push_back(std::make_unique<bench_workspace>(problem));
@@ -96,6 +121,7 @@ void sample_cluster_first_calls(const size_run& run, const models::logreg_standa
   if (run.ranks == 1) return;
   for (kernel_contenders& kc : sc.ks) {
     bench_workspace w(problem);
+    w.data = sc.data.get();
     kc.first = sample_first_calls(first_call_gradients(kc.k, run.index), w);
   }
 }
@@ -148,6 +174,43 @@ void add_tape_breakdown(bench_record& r, const bench_workspace& w, int J) {
   r.tape_other_bytes_per_output = total - node - partials;
 }
 
+/// The root's serial work per steady call into the cluster's record `r`, from the root-work calls of `remote`:
+/// the calls in which the root ran no jobs give it in CPU time alone, against the CPU time of the in-process
+/// call `local` (both clocks stop while their thread waits for a core, so load does not move the share); the
+/// calls in which it ran jobs only give an estimate (bench_root_work.hpp). With a team of `threads` above 1
+/// the in-process jobs run on the team, whose CPU time the calling thread's clock leaves out: no share then.
+void add_root_serial_work(bench_record& r, const contender& remote, const contender& local, int threads) {
+  std::vector<double> serial, call, wait, estimate;
+  int jobs_run = 0, checked_rows = 0;
+  for (const root_work_sample& s : remote.root_work_samples) {
+    checked_rows = std::max(checked_rows, s.checked_rows);
+    if (s.jobs_run > 0) {
+      jobs_run = std::max(jobs_run, s.jobs_run);
+      estimate.push_back(s.serial_us);
+      continue;
+    }
+    serial.push_back(s.serial_us);
+    call.push_back(s.call_us);
+    wait.push_back(s.wait_us);
+  }
+  r.root_serial_calls = static_cast<int>(serial.size());
+  r.root_serial_calls_with_jobs = static_cast<int>(estimate.size());
+  r.root_serial_checked_rows = checked_rows;
+  if (threads == 1) r.root_serial_in_process_cpu_us = median_of(local.cpu_us);
+  if (!serial.empty()) {
+    const timing t = summarise_samples(serial);
+    r.root_serial_us = t.median_us;
+    r.root_serial_min_us = t.min_us;
+    if (r.root_serial_in_process_cpu_us) r.root_serial_over_in_process = t.median_us / *r.root_serial_in_process_cpu_us;
+    r.root_serial_call_cpu_us = median_of(call);
+    r.root_serial_wait_cpu_us = median_of(wait);
+  }
+  if (!estimate.empty()) {
+    r.root_serial_jobs_run = jobs_run;
+    r.root_serial_with_jobs_us = median_of(estimate);
+  }
+}
+
 /// The cluster's record of one kernel, and its ratios in `sm`. Reads the cluster's last call, which must be
 /// this kernel's counted call.
 bench_record cluster_record(const size_run& run, const size_contenders& sc, const kernel_contenders& kc,
@@ -180,6 +243,7 @@ bench_record cluster_record(const size_run& run, const size_contenders& sc, cons
   r.bytes_received = traffic.received;
   r.bytes_through_memory = traffic.through_memory;
   add_tape_breakdown(r, *kc.remote, run.J);
+  add_root_serial_work(r, remote, local, run.c.threads());
   sm.cluster_speedup_over_in_process = paired_ratio(local, remote);
   sm.single_tape_over_cluster = paired_ratio(sc.cs[kc.single_at], remote);
   if (run.floor_seconds > 0) sm.cluster_over_raw_mpi_floor = r.median_us / (1e6 * run.floor_seconds);
@@ -248,10 +312,13 @@ void bench_size(const size_run& run, bench_results& out) {
 }
 
 bench_results bench_on_root(const std::vector<std::pair<int, int>>& sizes, int repeat, const cluster& c,
-                            const std::vector<double>& floor_seconds) {
+                            const std::vector<double>& floor_seconds, const std::string& data) {
   bench_results out;
+  out.data = data;
+  out.clock_read_us = clock_read_us();
+  const bool with_job_data = data == "job_data";
   for (std::size_t s = 0; s < sizes.size(); ++s)
-    bench_size({s, sizes[s].first, sizes[s].second, c.size(), repeat, c, floor_seconds[s]}, out);
+    bench_size({s, sizes[s].first, sizes[s].second, c.size(), repeat, c, floor_seconds[s], with_job_data}, out);
   return out;
 }
 
@@ -303,6 +370,10 @@ void add_bench_options(CLI::App& app, bench_options& o) {
       ->check(CLI::Range(1, std::numeric_limits<int>::max()))
       ->capture_default_str();
   app.add_option("--json", o.json, "write the records as JSON to this file");
+  app.add_option("--data", o.data,
+                 "how map_rect gets the rows: rows (x_r/x_i, which the root checks every call) or job_data")
+      ->check(CLI::IsMember({"rows", "job_data"}))
+      ->capture_default_str();
   add_threads_option(app, o.threads);
 }
 
@@ -323,10 +394,10 @@ int run_bench(const bench_options& o, const std::string& invocation) {
       c.serve();
     } else {
       try {
-        std::printf("maprect bench: standard model, %zu size%s, %d rank%s x %d thread%s, %d repeats\n",
+        std::printf("maprect bench: standard model, %zu size%s, %d rank%s x %d thread%s, %d repeats, rows as %s\n",
                     sizes.size(), sizes.size() == 1 ? "" : "s", c.size(), c.size() == 1 ? "" : "s", c.threads(),
-                    c.threads() == 1 ? "" : "s", o.repeat);
-        const bench_results results = bench_on_root(sizes, o.repeat, c, floor_seconds);
+                    c.threads() == 1 ? "" : "s", o.repeat, o.data == "job_data" ? "a job_data" : "x_r/x_i");
+        const bench_results results = bench_on_root(sizes, o.repeat, c, floor_seconds, o.data);
         print_bench_table(results, c.size());
         if (out.is_open()) {
           write_bench_json(out, results, c.size(), o.repeat, invocation);

@@ -3,7 +3,11 @@
 #include "bench_backends.hpp"
 
 #include <array>
+#include <stdexcept>
+#include <string>
 #include <utility>
+
+#include "bench_root_work.hpp"
 
 namespace maprect::cli {
 
@@ -13,6 +17,8 @@ constexpr int scalar_call_base = 100;
 constexpr int vector_call_base = 200;
 constexpr int scalar_first_call_base = 1000;
 constexpr int vector_first_call_base = 2000;
+constexpr int scalar_root_work_base = 500;
+constexpr int vector_root_work_base = 600;
 constexpr int first_call_ids = max_bench_sizes * first_call_samples;
 
 using scalar_job = models::logreg_standard_scalar_job;
@@ -30,7 +36,9 @@ const bool ids_registered =
     register_call_ids<scalar_job>(scalar_call_base, scalar_name, std::make_index_sequence<max_bench_sizes>{}) &&
     register_call_ids<vector_job>(vector_call_base, vector_name, std::make_index_sequence<max_bench_sizes>{}) &&
     register_call_ids<scalar_job>(scalar_first_call_base, scalar_name, std::make_index_sequence<first_call_ids>{}) &&
-    register_call_ids<vector_job>(vector_first_call_base, vector_name, std::make_index_sequence<first_call_ids>{});
+    register_call_ids<vector_job>(vector_first_call_base, vector_name, std::make_index_sequence<first_call_ids>{}) &&
+    register_call_ids<scalar_job>(scalar_root_work_base, scalar_name, std::make_index_sequence<max_bench_sizes>{}) &&
+    register_call_ids<vector_job>(vector_root_work_base, vector_name, std::make_index_sequence<max_bench_sizes>{});
 
 /// The standard model as a partial sum over groups: group j's term is the output of map_rect's job for it.
 template <class Job>
@@ -70,10 +78,26 @@ void plain_tape_gradient(bench_workspace& w) {
   w.finish(outputs.sum());
 }
 
+/// map_rect of call site `CallId` on the workspace's leaves, with its rows as a job_data when it has one.
+template <int CallId, class F>
+vector_v call_site_outputs(const bench_workspace& w) {
+  return w.data != nullptr ? map_rect<CallId, F>(w.phi, w.theta, *w.data)
+                           : map_rect<CallId, F>(w.phi, w.theta, w.problem->x_r, w.problem->x_i);
+}
+
 template <int CallId, class F>
 void call_site_gradient(bench_workspace& w) {
   w.make_leaves();
-  const vector_v outputs = map_rect<CallId, F>(w.phi, w.theta, w.problem->x_r, w.problem->x_i);
+  w.finish(call_site_outputs<CallId, F>(w).sum());
+}
+
+/// Like call_site_gradient, and records the CPU time of the root's thread in the map_rect call alone.
+template <int CallId, class F>
+void root_work_call_site_gradient(bench_workspace& w) {
+  w.make_leaves();
+  const double start = thread_cpu_us();
+  const vector_v outputs = call_site_outputs<CallId, F>(w);
+  w.call_cpu_us = thread_cpu_us() - start;
   w.finish(outputs.sum());
 }
 
@@ -82,7 +106,7 @@ template <int CallId, class F>
 void counted_call_site_gradient(bench_workspace& w) {
   w.make_leaves();
   const std::size_t bytes_before = tape_bytes(), nodes_before = tape_size();
-  const vector_v outputs = map_rect<CallId, F>(w.phi, w.theta, w.problem->x_r, w.problem->x_i);
+  const vector_v outputs = call_site_outputs<CallId, F>(w);
   w.call_tape_bytes = tape_bytes() - bytes_before;
   w.call_tape_nodes = tape_size() - nodes_before;
   w.finish(outputs.sum());
@@ -98,12 +122,21 @@ std::array<gradient_fn, max_bench_sizes> counted_table(std::index_sequence<I...>
   return {&counted_call_site_gradient<Base + static_cast<int>(I), F>...};
 }
 
+template <class F, int Base, std::size_t... I>
+std::array<gradient_fn, max_bench_sizes> root_work_table(std::index_sequence<I...>) {
+  return {&root_work_call_site_gradient<Base + static_cast<int>(I), F>...};
+}
+
 const auto scalar_steady =
     call_site_table<scalar_job, scalar_call_base, max_bench_sizes>(std::make_index_sequence<max_bench_sizes>{});
 const auto vector_steady =
     call_site_table<vector_job, vector_call_base, max_bench_sizes>(std::make_index_sequence<max_bench_sizes>{});
 const auto scalar_counted = counted_table<scalar_job, scalar_call_base>(std::make_index_sequence<max_bench_sizes>{});
 const auto vector_counted = counted_table<vector_job, vector_call_base>(std::make_index_sequence<max_bench_sizes>{});
+const auto scalar_root_work =
+    root_work_table<scalar_job, scalar_root_work_base>(std::make_index_sequence<max_bench_sizes>{});
+const auto vector_root_work =
+    root_work_table<vector_job, vector_root_work_base>(std::make_index_sequence<max_bench_sizes>{});
 const auto scalar_first_calls =
     call_site_table<scalar_job, scalar_first_call_base, first_call_ids>(std::make_index_sequence<first_call_ids>{});
 const auto vector_first_calls =
@@ -155,6 +188,17 @@ gradient_fn map_rect_gradient(bench_kernel k, std::size_t size_index) {
 
 gradient_fn counted_map_rect_gradient(bench_kernel k, std::size_t size_index) {
   return (k == bench_kernel::scalar ? scalar_counted : vector_counted).at(size_index);
+}
+
+gradient_fn root_work_gradient(bench_kernel k, std::size_t size_index) {
+  return (k == bench_kernel::scalar ? scalar_root_work : vector_root_work).at(size_index);
+}
+
+int root_work_call_id(bench_kernel k, std::size_t size_index) {
+  if (size_index >= static_cast<std::size_t>(max_bench_sizes))
+    throw std::out_of_range("root_work_call_id: size number " + std::to_string(size_index) + ", at most " +
+                            std::to_string(max_bench_sizes - 1));
+  return (k == bench_kernel::scalar ? scalar_root_work_base : vector_root_work_base) + static_cast<int>(size_index);
 }
 
 gradient_fn reduce_sum_gradient(bench_kernel k) {

@@ -1,7 +1,8 @@
 #pragma once
 // The backends `maprect bench` compares on the standard model (docs/benchmark-model.md): the closed form in
 // double (analytic, the floor of AD), the functor for every job on one plain tape (single_tape), map_rect,
-// in process or over the cluster, each size on call sites of its own, and reduce_sum over the groups.
+// in process or over the cluster, each size on call sites of its own, and reduce_sum over the groups; and the
+// call sites on which bench measures the root's serial work per call.
 #include <maprect/maprect.hpp>
 
 #include <cstddef>
@@ -34,6 +35,8 @@ struct bench_workspace {
   std::size_t call_tape_bytes = 0;  ///< arena bytes the last counted map_rect call added to the root tape
   std::size_t call_tape_nodes = 0;  ///< nodes it added
   int grainsize = 1;                ///< reduce_sum's grainsize, for its backend
+  const job_data* data = nullptr;   ///< the problem's rows as a job_data, which map_rect is then given; null: x_r/x_i
+  double call_cpu_us = 0;           ///< thread CPU microseconds of the last measured map_rect call (root work)
 
   /// A workspace for `p`, which must outlive it.
   explicit bench_workspace(const models::logreg_standard_problem& p);
@@ -55,6 +58,11 @@ gradient_fn counted_map_rect_gradient(bench_kernel k, std::size_t size_index);
 /// sliced, the groups' data shared; each group's term is what map_rect's job of `k` returns. Over the cluster
 /// when one is live.
 gradient_fn reduce_sum_gradient(bench_kernel k);
+/// map_rect of `k` on the root-work call site of size number `size_index`, recording the CPU time of the
+/// root's thread in the call alone into the workspace's call_cpu_us (not the leaves, not the reverse pass).
+gradient_fn root_work_gradient(bench_kernel k, std::size_t size_index);
+/// The call id of that call site.
+int root_work_call_id(bench_kernel k, std::size_t size_index);
 /// The `first_call_samples` fresh call sites of size number `size_index`.
 std::vector<gradient_fn> first_call_gradients(bench_kernel k, std::size_t size_index);
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "bench_backends.hpp"
 #include "spmd.hpp"
 
 namespace maprect::cli {
@@ -28,12 +29,15 @@ double warm_up(std::vector<contender>& cs, int repeat) {
     const auto t0 = bench_clock::now();
     run_gradient(c);
     slowest = std::max(slowest, seconds_since(t0));
+    if (c.root_work != nullptr)
+      for (int i = 0; i < warm_up_gradients; ++i) c.root_work(*c.root_work_w);
   }
   return slowest;
 }
 
 void clear_samples(contender& c) {
   c.us.clear();
+  c.cpu_us.clear();
   c.root_us_per_job.clear();
   c.worker_us_per_job.clear();
   c.check_us.clear();
@@ -41,6 +45,7 @@ void clear_samples(contender& c) {
   c.thread_fastest_us.clear();
   c.worker_thread_slowest_us.clear();
   c.worker_thread_fastest_us.clear();
+  c.root_work_samples.clear();
 }
 
 /// What the cluster's last call of a sample reports: the work per job on each side, and the data check.
@@ -53,6 +58,24 @@ void record_profile(contender& c) {
   c.thread_fastest_us.push_back(1e6 * p.fastest_thread_seconds);
   c.worker_thread_slowest_us.push_back(1e6 * p.worker_slowest_thread_seconds);
   c.worker_thread_fastest_us.push_back(1e6 * p.worker_fastest_thread_seconds);
+}
+
+/// Measures the waits of the calls made in its lifetime: each then reads the thread's CPU clock twice more.
+struct root_waits_timed {
+  root_waits_timed() { detail::time_root_waits(true); }
+  ~root_waits_timed() { detail::time_root_waits(false); }
+  root_waits_timed(const root_waits_timed&) = delete;
+  root_waits_timed& operator=(const root_waits_timed&) = delete;
+};
+
+/// One root-work call of `c`, kept if it was a steady call (a call planned anew has no profile).
+void sample_root_work(contender& c) {
+  {
+    root_waits_timed timed;
+    c.root_work(*c.root_work_w);
+  }
+  const cluster::profile p = c.remote->last_call_profile();
+  if (waits_timed(p)) c.root_work_samples.push_back(root_work_of(c.root_work_w->call_cpu_us, p));
 }
 
 }  // namespace
@@ -91,10 +114,15 @@ void sample_interleaved(std::vector<contender>& cs, int repeat) {
     for (std::size_t i = 0; i < n; ++i) {
       contender& c = cs[(i + static_cast<std::size_t>(r)) % n];
       if (lead_in) run_gradient(c);
+      // The in-process call's CPU time too (the root's serial work is a share of it); not the others', whose
+      // shortest samples two clock reads, a system call each, would weigh on.
       const auto t0 = bench_clock::now();
+      const double cpu0 = c.in_process ? thread_cpu_us() : 0.0;
       for (int b = 0; b < batch; ++b) run_gradient(c);
+      if (c.in_process) c.cpu_us.push_back((thread_cpu_us() - cpu0) / batch);
       c.us.push_back(1e6 * seconds_since(t0) / batch);
       if (c.remote != nullptr) record_profile(c);
+      if (c.root_work != nullptr) sample_root_work(c);
     }
 }
 

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "bench_root_work.hpp"
+
 namespace maprect {
 class cluster;
 }
@@ -29,11 +31,15 @@ struct contender {
   bench_workspace* w;
   bool in_process;
   std::vector<double> us;                                  ///< one sample per round: microseconds per gradient
+  std::vector<double> cpu_us;  ///< in process, per round: CPU microseconds of the calling thread per gradient
   const cluster* remote = nullptr;                         ///< the cluster, for calls that use it
   std::vector<double> root_us_per_job, worker_us_per_job;  ///< per round, from the last call's profile
   std::vector<double> check_us;                            ///< per round: the last call's data check
   std::vector<double> thread_slowest_us, thread_fastest_us;  ///< per round: the root team's busiest and idlest thread
   std::vector<double> worker_thread_slowest_us, worker_thread_fastest_us;  ///< per round: the busiest worker's
+  gradient_fn root_work = nullptr;            ///< cluster: a steady call that measures the root's serial work
+  bench_workspace* root_work_w = nullptr;     ///< its workspace
+  std::vector<root_work_sample> root_work_samples;  ///< one per round whose root-work call was steady
 
   contender(gradient_fn fn, bench_workspace* ws, bool local = false) : f(fn), w(ws), in_process(local) {}
 };
@@ -49,6 +55,8 @@ void run_gradient(const contender& c);
 
 /// Times the contenders side by side for `repeat` rounds: each round times every contender once (a batch of
 /// gradients, long enough for the clock), collecting the cluster's profile of the last call of each sample.
+/// A contender with a root-work call makes one more call after each of its samples, untimed by the wall
+/// clock, for the root's serial work (its clock reads stay out of the timed sample).
 void sample_interleaved(std::vector<contender>& cs, int repeat);
 
 /// Median over rounds of a / b, each round's samples against each other.

@@ -29,6 +29,20 @@ struct bench_record {
   std::optional<double> thread_slowest_us, thread_fastest_us;  ///< cluster: medians of the root team's busiest
                                                                ///< and idlest thread per call
   std::optional<double> worker_thread_slowest_us, worker_thread_fastest_us;  ///< cluster: the same, busiest worker
+  // Cluster: the root's serial work per steady call, from the root-work calls in which the root ran no jobs.
+  std::optional<double> root_serial_us, root_serial_min_us;  ///< CPU us of its thread: median, min
+  std::optional<double> root_serial_over_in_process;  ///< root_serial_us / root_serial_in_process_cpu_us
+  std::optional<double> root_serial_in_process_cpu_us;  ///< median CPU us of the calling thread per in_process
+                                                        ///< gradient; one thread per rank only
+  std::optional<double> root_serial_call_cpu_us;  ///< median CPU us of the root's thread in those calls,
+  std::optional<double> root_serial_wait_cpu_us;  ///< of which collecting the answers (median)
+  std::optional<int> root_serial_calls;           ///< the root-work calls measured (steady, no jobs on the root)
+  std::optional<int> root_serial_checked_rows;    ///< workers' rows each compared (0 with job_data)
+  // Cluster: the root-work calls in which the root ran jobs (the auto balance gives it some).
+  std::optional<int> root_serial_calls_with_jobs;  ///< how many
+  std::optional<int> root_serial_jobs_run;         ///< most jobs the root ran in one
+  std::optional<double> root_serial_with_jobs_us;  ///< median of CPU - collecting - the jobs' wall-clock time: an
+                                                   ///< estimate that descheduling during the jobs drives down
   std::optional<double> max_abs_diff_vs_analytic;
   std::optional<double> log_density;
   std::optional<unsigned long long> bytes_sent, bytes_received;
@@ -52,6 +66,8 @@ struct bench_summary {
 
 /// Everything one run of `maprect bench` measured.
 struct bench_results {
+  std::string data = "rows";  ///< how map_rect got the rows: rows (x_r/x_i) or job_data
+  double clock_read_us = 0;   ///< thread CPU us of one read of the thread's CPU clock, measured on the root
   std::vector<bench_record> records;
   std::vector<bench_summary> summaries;
 };

@@ -89,6 +89,38 @@ void print_notes(const bench_results& results, int ranks) {
     }
 }
 
+/// The root's serial work per steady cluster call, one row per size and kernel, after the table: from the
+/// root-work calls in which the root ran no jobs, and how many calls gave it jobs instead (with the estimate
+/// from those, which only a machine without other load makes trustworthy).
+void print_root_serial_work(const bench_results& results) {
+  bool header = false;
+  for (const auto& r : results.records) {
+    if (r.backend != "cluster" || !r.root_serial_calls) continue;
+    if (!header) {
+      std::printf("\nroot's serial work per steady cluster call, rows as %s (CPU us of its thread, medians; serial = "
+                  "call - collecting answers; share: of the in_process gradient's CPU us; one clock read %.2f us)\n",
+                  results.data == "job_data" ? "a job_data" : "x_r/x_i", results.clock_read_us);
+      std::printf("%-9s %-6s %9s %9s %10s %10s %10s %9s %6s | %8s %6s %10s\n", "JxN", "kernel", "serial", "min",
+                  "share", "in_proc", "call", "collect", "calls", "w/ jobs", "jobs", "estimate");
+      header = true;
+    }
+    const std::string size = std::to_string(r.jobs) + "x" + std::to_string(r.points);
+    const std::optional<double> share =
+        r.root_serial_over_in_process ? std::optional<double>(100 * *r.root_serial_over_in_process) : std::nullopt;
+    std::printf("%-9s %-6s %9s %9s %10s %10s %10s %9s %6d | %8d %6d %10s\n", size.c_str(), r.kernel.c_str(),
+                cell(r.root_serial_us, "%.2f").c_str(), cell(r.root_serial_min_us, "%.2f").c_str(),
+                cell(share, "%.4f%%").c_str(), cell(r.root_serial_in_process_cpu_us, "%.1f").c_str(),
+                cell(r.root_serial_call_cpu_us, "%.1f").c_str(),
+                cell(r.root_serial_wait_cpu_us, "%.1f").c_str(), *r.root_serial_calls,
+                r.root_serial_calls_with_jobs.value_or(0), r.root_serial_jobs_run.value_or(0),
+                cell(r.root_serial_with_jobs_us, "%.1f").c_str());
+  }
+  if (header)
+    std::printf("(w/ jobs: calls in which the root ran jobs, left out above; estimate: their CPU us less collecting "
+                "and\n the jobs' wall-clock us, which load drives down; MAPRECT_BALANCE=even keeps the root off "
+                "those jobs)\n");
+}
+
 /// One row per reduce_sum record: its time, against one plain tape and map_rect(...).sum() on the same
 /// ranks, and its bytes per call.
 void print_reduce_rows(const std::vector<bench_record>& rs) {
@@ -117,6 +149,7 @@ void print_bench_table(const bench_results& results, int ranks) {
   print_header(ranks);
   for (const auto& s : results.summaries) print_row(results.records, s);
   print_notes(results, ranks);
+  print_root_serial_work(results);
   print_reduce_rows(results.records);
   std::fflush(stdout);
 }

@@ -30,6 +30,7 @@ struct bench_options {
   int repeat = 50;                                                     ///< timed gradients per measurement
   std::string json;                                                    ///< JSON result file; empty: none
   std::string threads;  ///< threads per rank: N or auto; empty: MAPRECT_THREADS decides
+  std::string data = "rows";  ///< how map_rect gets the rows: rows (x_r/x_i, checked every call) or job_data
 };
 
 /// Adds fit's options to its subcommand.

@@ -4,12 +4,12 @@
 // The root runs none of the jobs (its share is 0; run it with MAPRECT_BALANCE=even so that it neither takes
 // over jobs nor moves its share), so the CPU time of its thread in a call, less what it spent collecting the
 // answers (waiting), is its serial work: the request, the packing, the output nodes, the bookkeeping and the
-// data check, if any.
+// data check, if any. Should it run jobs after all (another MAPRECT_BALANCE), their time is taken out too, as
+// `maprect bench` does (src/cli/bench_root_work.hpp, which both share).
 // Prints one line per quantity, in microseconds of thread CPU time per call (mean, median, min).
 // Under valgrind --tool=callgrind --collect-atstart=no, instructions are collected for `calls` steady calls,
 // each dumped apart (callgrind.out.<pid>.<n>), for docs/performance-root.md.
 #include <maprect/maprect.hpp>
-#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -24,6 +24,7 @@
 #define MAPRECT_CALLGRIND 1
 #endif
 
+#include "src/cli/bench_root_work.hpp"
 #include "src/models/logreg.hpp"
 
 namespace {
@@ -35,11 +36,7 @@ constexpr int scalar_call = 11;  // the models own 1 and 2
 constexpr int vector_call = 12;
 constexpr int warm_up = 30;
 
-double thread_cpu_us() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return 1e6 * static_cast<double>(t.tv_sec) + 1e-3 * static_cast<double>(t.tv_nsec);
-}
+using maprect::cli::thread_cpu_us;
 
 bool under_valgrind() {
 #ifdef MAPRECT_CALLGRIND
@@ -94,16 +91,6 @@ double in_process_gradient(leaves& l, const Eigen::VectorXd& x, const maprect::m
   return thread_cpu_us() - start;
 }
 
-/// Thread CPU microseconds one read of the thread's CPU clock takes (a system call). A measured call holds
-/// about two of them beyond the root's work: the end of the first read and the start of the last, and the
-/// two reads around the collecting of the answers, half of each on either side.
-double clock_read_us() {
-  constexpr int reads = 2000;
-  const double start = thread_cpu_us();
-  for (int i = 0; i < reads; ++i) thread_cpu_us();
-  return (thread_cpu_us() - start) / reads;
-}
-
 struct stats {
   double mean, median, min;
 };
@@ -136,7 +123,7 @@ int run(const maprect::cluster& c, bool with_job_data, int J, int N, int calls) 
   maprect::detail::plan_root_share(Id, 0);
   maprect::detail::time_root_waits(true);
   for (int i = 0; i < (valgrind ? 3 : warm_up); ++i) one_call<Id, F>(l, p.params, fed, p, value);
-  std::vector<double> total, wait, serial;
+  std::vector<double> total, wait, jobs, serial;
   int checked = 0, root_jobs = 0, taken = 0;
   for (int i = 0; i < calls; ++i) {
 #ifdef MAPRECT_CALLGRIND
@@ -148,10 +135,12 @@ int run(const maprect::cluster& c, bool with_job_data, int J, int N, int calls) 
     if (valgrind) CALLGRIND_DUMP_STATS_AT("steady call");
 #endif
     const maprect::cluster::profile prof = c.last_call_profile();
-    total.push_back(used);
-    wait.push_back(1e6 * prof.wait_cpu_seconds);
-    serial.push_back(used - 1e6 * prof.wait_cpu_seconds);
-    checked = std::max(checked, prof.checked_rows);
+    const maprect::cli::root_work_sample sample = maprect::cli::root_work_of(used, prof);
+    total.push_back(sample.call_us);
+    wait.push_back(sample.wait_us);
+    jobs.push_back(sample.jobs_us);
+    serial.push_back(sample.serial_us);
+    checked = std::max(checked, sample.checked_rows);
     root_jobs = std::max(root_jobs, prof.root_jobs);
     taken = std::max(taken, prof.taken_jobs);
   }
@@ -163,9 +152,12 @@ int run(const maprect::cluster& c, bool with_job_data, int J, int N, int calls) 
               c.size(), Id == scalar_call ? "scalar" : "vector", with_job_data ? "job_data" : "x_r/x_i", J, N, calls,
               root_jobs, taken, checked);
   const stats s = summarise(serial);
-  if (!valgrind) std::printf("one read of the thread CPU clock: %.3f us\n", clock_read_us());
+  // A measured call holds about two reads of the clock beyond the root's work: the end of the first read and
+  // the start of the last, and the two reads around the collecting of the answers, half of each on either side.
+  if (!valgrind) std::printf("one read of the thread CPU clock: %.3f us\n", maprect::cli::clock_read_us());
   print("map_rect call, root thread", summarise(total));
   print("  collecting answers", summarise(wait));
+  if (root_jobs + taken > 0) print("  running jobs (wall clock)", summarise(jobs));
   print("  serial work", s);
   if (!local.empty()) {
     const stats in = summarise(local);

@@ -27,6 +27,24 @@ for r in doc["records"]:
         assert (r["bytes_sent"] > 0 and r["bytes_received"] > 0) if ranks > 1 else r["bytes_sent"] is None, r
     else:
         assert r["grainsize"] is None, r
+serial_keys = ("root_serial_us", "root_serial_min_us", "root_serial_over_in_process", "root_serial_in_process_cpu_us",
+               "root_serial_call_cpu_us", "root_serial_wait_cpu_us", "root_serial_calls", "root_serial_checked_rows",
+               "root_serial_calls_with_jobs", "root_serial_jobs_run", "root_serial_with_jobs_us")
+# The root's serial work per steady call: in cluster records only (its values: check_bench_root_work.py).
+for r in doc["records"]:
+    missing = [k for k in serial_keys if k not in r]
+    assert not missing, f"missing {missing} in {r}"
+    if r["backend"] != "cluster":
+        assert all(r[k] is None for k in serial_keys), r
+        continue
+    # One steady root-work call per round, with or without jobs on the root (the auto balance may give it some).
+    assert r["root_serial_calls"] + r["root_serial_calls_with_jobs"] == doc["repeat"], r
+    # The calling thread's CPU time is the in-process call's on one thread per rank only.
+    in_process_cpu = r["root_serial_in_process_cpu_us"]
+    assert in_process_cpu > 0 if r["threads"] == 1 else in_process_cpu is None, r
+    assert (r["root_serial_us"] is None) == (r["root_serial_calls"] == 0), r
+    assert (r["root_serial_with_jobs_us"] is None) == (r["root_serial_calls_with_jobs"] == 0), r
+assert doc["data"] == "rows" and doc["thread_cpu_clock_read_us"] > 0, (doc["data"], doc["thread_cpu_clock_read_us"])
 grainsizes = sorted({r["grainsize"] for r in doc["records"] if r["backend"] == "reduce_sum"})
 assert grainsizes[:3] == [1, 8, 64], grainsizes
 for s in doc["summary"]:
