@@ -2,6 +2,7 @@
 // differs, send the parameter values, run the root's own slices, then (with take-over) the slices of its
 // host's workers that nobody has started, gather every worker's blocks, and hand all blocks to the front
 // door's fold in slice order (never a reduction by MPI, which may reorder the sums).
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -132,6 +133,37 @@ void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_spli
 /// Whether the root may take over worker r's slices in this call.
 bool takes_over_from(const cluster_state& s, int r) { return s.settings.take_over && s.host.claims.shared_with(r); }
 
+/// Before a call's request: each worker's range of slices is all unclaimed.
+void reset_claims(cluster_state& s, const reduce_split& split) {
+  for (int r = 1; r < s.size; ++r)
+    if (takes_over_from(s, r)) s.host.claims.reset(r, split.first(r + 1) - split.first(r));
+}
+
+/// Whether every worker's values and answer (as lay_out_call planned them) fit its host slot: then they go
+/// through memory, and the call's messages shrink to the request and a status per worker. Messages past the
+/// shared-memory transport's eager limit (4 KiB) go by rendezvous, a handshake that costs more than the copy.
+bool fits_slots(const cluster_state& s) {
+  if (!s.host.slots.usable()) return false;
+  const reduce_root_buffers& b = s.root.reduce;
+  for (int r = 1; r < s.size; ++r)
+    if (static_cast<long long>(b.values.counts[r]) + b.answers.counts[r] > s.host.slots.capacity()) return false;
+  return true;
+}
+
+/// Step 3 through memory: each worker's sliced values at the start of its slot, before the request.
+void place_values(cluster_state& s, const double* sliced) {
+  const reduce_root_buffers& b = s.root.reduce;
+  for (int r = 1; r < s.size; ++r) std::copy_n(sliced + b.values.displs[r], b.values.counts[r], s.host.slots.slot(r));
+  s.host.slots.sync();
+}
+
+/// Worker r's answer, its status and then the blocks of the slices it ran: in its slot, behind its values,
+/// or where the gather put it.
+const double* answer_of(const cluster_state& s, int r) {
+  const reduce_root_buffers& b = s.root.reduce;
+  return b.via_slots ? s.host.slots.slot(r) + b.values.counts[r] : b.received.data() + b.answers.displs[r];
+}
+
 /// The call's payload, written now, if it differs from what the workers hold; else null.
 const std::string* new_payload(cluster_state& s, const reduce_request& req) {
   reduce_root_site& site = s.root.reduce_sites[req.call_id];
@@ -153,10 +185,12 @@ void post_call(cluster_state& s, const reduce_request& req, const std::string* p
   const bool ship = payload != nullptr;
   const int bytes = ship ? static_cast<int>(payload->size()) : 0;
   const reduce_split split{layout.plan().n_slices(), s.size};
-  for (int r = 1; r < s.size; ++r)
-    if (takes_over_from(s, r)) s.host.claims.reset(r, split.first(r + 1) - split.first(r));
+  reduce_root_buffers& b = s.root.reduce;
+  b.via_slots = !ship && fits_slots(s);  // a call that ships may grow the slots, which moves them
+  reset_claims(s, split);
+  if (b.via_slots) place_values(s, req.sliced);
   const wire::reduce_header h{req.call_id, static_cast<int>(layout.n_shared()), layout.plan().n_terms,
-                              layout.plan().grainsize, bytes};
+                              layout.plan().grainsize, bytes, b.via_slots};
   send_request(s, h.to_request(), req.shared);
   if (ship) {
     site.shipped = false;  // until the workers hold it
@@ -169,9 +203,10 @@ void post_call(cluster_state& s, const reduce_request& req, const std::string* p
     s.root.last_traffic.sent += static_cast<std::uint64_t>(bytes) * static_cast<std::uint64_t>(s.size - 1);
   }
   if (layout.n_sliced() == 0) return;
-  reduce_root_buffers& b = s.root.reduce;
-  post_parameters(s.ends(), req.sliced, b.values, nullptr, 0);
-  s.root.last_traffic.sent += sizeof(double) * (layout.n_sliced() - static_cast<std::size_t>(b.values.counts[0]));
+  const std::uint64_t values_out = sizeof(double) * (layout.n_sliced() - static_cast<std::size_t>(b.values.counts[0]));
+  s.root.last_traffic.sent += values_out;
+  if (b.via_slots) s.root.last_traffic.through_memory += values_out;
+  else post_parameters(s.ends(), req.sliced, b.values, nullptr, 0);
 }
 
 /// The first failing slice of the call that the root ran, and its exception.
@@ -201,20 +236,26 @@ void take_over(cluster_state& s, const reduce_request& req, const reduce_split& 
 }
 
 /// Where worker r's own run of slices ends (those after it the root took over), once the call's claims are
-/// all made.
+/// all made; read once per call, by lay_out_answers.
 int worker_end(const cluster_state& s, const reduce_split& split, int r) {
   return split.first(r) + (takes_over_from(s, r) ? s.host.claims.worker_end(r) : split.first(r + 1) - split.first(r));
 }
 
 /// Each worker's answer once every claim is made: its status and the blocks of the slices it ran.
 void lay_out_answers(cluster_state& s, const reduce_layout& layout, const reduce_split& split) {
-  rank_layout& answers = s.root.reduce.answers;
+  reduce_root_buffers& b = s.root.reduce;
   int at = 0;  // at most the planned answers, which lay_out_call checked
+  b.ends.assign(static_cast<std::size_t>(s.size), 0);
   for (int r = 1; r < s.size; ++r) {
-    answers.displs[r] = at;
-    answers.counts[r] = wire::status_doubles +
-                        static_cast<int>(layout.block_at(worker_end(s, split, r)) - layout.block_at(split.first(r)));
-    at += answers.counts[r];
+    b.ends[r] = worker_end(s, split, r);
+    const int answer = wire::status_doubles +
+                       static_cast<int>(layout.block_at(b.ends[r]) - layout.block_at(split.first(r)));
+    const int blocks = answer - wire::status_doubles;
+    s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answer);
+    if (b.via_slots) s.root.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(blocks);
+    b.answers.displs[r] = at;
+    b.answers.counts[r] = b.via_slots ? wire::status_doubles : answer;
+    at += b.answers.counts[r];
   }
 }
 
@@ -230,10 +271,14 @@ root_failure run_and_collect(cluster_state& s, const reduce_request& req, const 
   s.root.last_profile.root_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   lay_out_answers(s, *req.layout, split);
   gather_answers(s, req.call_id, deadline);
-  for (int r = 1; r < s.size; ++r)
-    s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(b.answers.counts[r]);
+  if (b.via_slots) s.host.slots.sync();
   return failure;
 }
+
+/// After a call that shipped a payload (its answers in hand, by message): the host slots grow to what each
+/// worker's values and answer need for the next calls (each worker asks for its own). Collective; growing
+/// moves the claim words, which the next request resets.
+void grow_slots(cluster_state& s) { s.host.reserve(0, s.comm); }
 
 /// Step 6: throws the first failing slice in slice order, if any. Rank by rank: the root's own slices come
 /// first; in a worker's range, the slices it ran come before those the root took over.
@@ -241,9 +286,8 @@ void throw_first_failure(cluster_state& s, const reduce_request& req, const redu
                          const root_failure& root) {
   const slice_plan& plan = req.layout->plan();
   if (root.slice < split.first(1)) throw_slice_error(root.error, req.call_id, plan, root.slice, 0);
-  const reduce_root_buffers& b = s.root.reduce;
   for (int r = 1; r < s.size; ++r) {
-    const double* status = b.received.data() + b.answers.displs[r];
+    const double* status = answer_of(s, r);
     if (static_cast<wire::status>(static_cast<int>(status[0])) != wire::status::failed) {
       if (root.slice < split.first(r + 1)) throw_slice_error(root.error, req.call_id, plan, root.slice, 0);
       continue;
@@ -267,9 +311,9 @@ void fold_in_slice_order(const cluster_state& s, const reduce_request& req, cons
   const reduce_root_buffers& b = s.root.reduce;
   for (int slice = 0; slice < split.first(1); ++slice) req.session->fold(slice, b.own.data() + layout.block_at(slice));
   for (int r = 1; r < s.size; ++r) {
-    const double* blocks = b.received.data() + b.answers.displs[r] + wire::status_doubles;
+    const double* blocks = answer_of(s, r) + wire::status_doubles;
     const std::size_t base = layout.block_at(split.first(r));
-    const int end = worker_end(s, split, r);
+    const int end = b.ends[r];
     for (int slice = split.first(r); slice < end; ++slice)
       req.session->fold(slice, blocks + (layout.block_at(slice) - base));
     for (int slice = end; slice < split.first(r + 1); ++slice)
@@ -299,6 +343,7 @@ void reduce_on_cluster(const reduce_request& req) {
     post_call(s, req, payload);
     if (early) current = req.session->unchanged();
     failure = run_and_collect(s, req, split);
+    if (payload != nullptr) grow_slots(s);
   });
   // The workers ran on data that changed since they got them: their results go, the call runs again with
   // the new payload (unless it writes the same bytes after all).
@@ -307,6 +352,7 @@ void reduce_on_cluster(const reduce_request& req) {
     between_collectives(s, req.call_id, [&] {
       post_call(s, req, payload);
       failure = run_and_collect(s, req, split);
+      grow_slots(s);
     });
   throw_first_failure(s, req, split, failure);
   fold_in_slice_order(s, req, split);

@@ -22,8 +22,9 @@ struct reduce_header {
   int n_terms = 0;          ///< N
   int grainsize = 1;        ///< G
   int payload_bytes = 0;    ///< a new payload of this many bytes follows; 0: the workers' copy is current
+  bool via_slots = false;   ///< values and blocks go through the host slots; only the status by message
 
-  /// As a request (s_n_job: payload_bytes, s_n_jobs: n_terms, s_row_real: grainsize).
+  /// As a request (s_n_job: payload_bytes, s_n_jobs: n_terms, s_row_real: grainsize, s_arg: via_slots).
   request to_request() const {
     request r;
     r.cmd = command::reduce;
@@ -32,10 +33,13 @@ struct reduce_header {
     r.n_job = payload_bytes;
     r.n_jobs = n_terms;
     r.row_real = grainsize;
+    r.arg = via_slots ? 1 : 0;
     return r;
   }
   /// The reduce header a request carries.
-  static reduce_header of(const request& r) { return {r.call_id, r.n_shared, r.n_jobs, r.row_real, r.n_job}; }
+  static reduce_header of(const request& r) {
+    return {r.call_id, r.n_shared, r.n_jobs, r.row_real, r.n_job, r.arg != 0};
+  }
 };
 
 }  // namespace wire
@@ -71,10 +75,12 @@ struct reduce_root_site {
 /// The root's buffers of reduce calls, kept between calls.
 struct reduce_root_buffers {
   rank_layout values;           ///< the sliced values each rank receives
-  rank_layout answers;          ///< each rank's status and blocks
+  rank_layout answers;          ///< each rank's status and blocks (with via_slots, the status alone by message)
+  bool via_slots = false;       ///< this call's values and blocks go through the host slots
   std::vector<double> own;      ///< the root's own blocks
   std::vector<double> taken;    ///< blocks of the workers' slices the root took over, at layout.block_at
   std::vector<double> received; ///< the workers' status and blocks, at answers.displs
+  std::vector<int> ends;        ///< per worker, where the slices it ran end (the root took over the rest)
 };
 
 /// A worker's copy of a call site: the runner of its argument types with the data and shapes loaded, the

@@ -3,6 +3,7 @@
 // first; the root runs the others), and send one message of status and blocks.
 // Every branch joins exactly the collectives the root joins (src/reduce_root.cpp).
 #include <boost/archive/binary_iarchive.hpp>
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <maprect/detail/reduce_site.hpp>
@@ -43,44 +44,54 @@ void load_payload(cluster_state& s, reduce_worker_site& site, int bytes) {
   }
 }
 
-/// Step 3 on a worker: the values of its slices' terms, at their places as on the root.
-void receive_values(cluster_state& s, reduce_worker_site& site, int first, int last) {
+/// Step 3 on a worker: the values of its slices' terms, at their places as on the root: from the start of its
+/// host slot, or by message.
+void receive_values(cluster_state& s, reduce_worker_site& site, int first, int last, bool via_slots) {
   const reduce_layout& layout = site.layout;
   site.sliced.resize(layout.n_sliced());
   if (layout.n_sliced() == 0) return;
   const std::size_t at = layout.slice_values_at(first);
-  post_parameters(s.ends(), nullptr, {}, site.sliced.data() + at, static_cast<int>(layout.slice_values_at(last) - at));
+  const int count = static_cast<int>(layout.slice_values_at(last) - at);
+  if (via_slots) std::copy_n(s.host.slots.slot(s.rank), count, site.sliced.data() + at);
+  else post_parameters(s.ends(), nullptr, {}, site.sliced.data() + at, count);
 }
 
-/// Runs slices [a, b) of this rank's range [first, ...) into their places in site.answer. Returns the first
-/// failing slice, its exception in `error`, or INT_MAX.
-int run_range(cluster_state& s, reduce_worker_site& site, const double* shared, int first, int a, int b,
-              job_error& error) {
+/// Doubles this rank's slot needs for its slices [first, last): their values, then its status and blocks.
+long long slot_need(const reduce_layout& layout, int first, int last) {
+  return static_cast<long long>(layout.slice_values_at(last) - layout.slice_values_at(first)) +
+         wire::status_doubles + static_cast<long long>(layout.block_at(last) - layout.block_at(first));
+}
+
+/// Runs slices [a, b) of this rank's range [first, ...) into their places in `answer` (behind the status).
+/// Returns the first failing slice, its exception in `error`, or INT_MAX.
+int run_range(cluster_state& s, reduce_worker_site& site, const double* shared, double* answer, int first, int a,
+              int b, job_error& error) {
   if (a >= b) return INT_MAX;
   if (site.runner == nullptr) {
     error = {error_type::invalid_argument, site.missing};
     return a;
   }
   const reduce_layout& layout = site.layout;
-  double* blocks = site.answer.data() + wire::status_doubles + (layout.block_at(a) - layout.block_at(first));
+  double* blocks = answer + wire::status_doubles + (layout.block_at(a) - layout.block_at(first));
   return site.runner->run(layout, a, b, shared, site.sliced.data(), s.team.get(), blocks, error);
 }
 
-/// Step 4 on a worker: runs slices [first, last) into site.answer behind the status; with take-over, those
-/// it claims, front first, until none are left (after a failure it claims the rest, so that the root does
-/// not run them). Sets `end` to where its slices end (the root ran the rest). Returns the first failing
-/// slice, its error kept for fetch_error, or INT_MAX.
-int run_slices(cluster_state& s, reduce_worker_site& site, const double* shared, int first, int last, int& end) {
+/// Step 4 on a worker: runs slices [first, last) into `answer` behind the status; with take-over, those it
+/// claims, front first, until none are left (after a failure it claims the rest, so that the root does not
+/// run them). Sets `end` to where its slices end (the root ran the rest). Returns the first failing slice,
+/// its error kept for fetch_error, or INT_MAX.
+int run_slices(cluster_state& s, reduce_worker_site& site, const double* shared, double* answer, int first, int last,
+               int& end) {
   job_error error;
   int failed = INT_MAX;
   end = last;
   if (!s.settings.take_over) {
-    failed = run_range(s, site, shared, first, first, last, error);
+    failed = run_range(s, site, shared, answer, first, first, last, error);
   } else {
     end = first;
     for (job_range got = s.host.claims.claim_front(); !got.empty(); got = s.host.claims.claim_front()) {
       end = first + got.end;
-      failed = run_range(s, site, shared, first, first + got.begin, first + got.end, error);
+      failed = run_range(s, site, shared, answer, first, first + got.begin, first + got.end, error);
       if (failed == INT_MAX) continue;
       end = first + s.host.claims.claim_rest();
       break;
@@ -100,24 +111,36 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
                              static_cast<std::size_t>(h.n_shared));
   const reduce_split split{site.layout.plan().n_slices(), s.size};
   const int first = split.first(s.rank), last = split.first(s.rank + 1);
-  receive_values(s, site, first, last);
-  site.answer.assign(wire::status_doubles + site.layout.block_at(last) - site.layout.block_at(first), 0.0);
+  if (h.via_slots) s.host.slots.sync();
+  receive_values(s, site, first, last, h.via_slots);
+  double* answer = nullptr;
+  if (h.via_slots) {
+    answer = s.host.slots.slot(s.rank) + (site.layout.slice_values_at(last) - site.layout.slice_values_at(first));
+  } else {
+    site.answer.assign(wire::status_doubles + site.layout.block_at(last) - site.layout.block_at(first), 0.0);
+    answer = site.answer.data();
+  }
   const auto start = std::chrono::steady_clock::now();
   int end = last;
-  const int failed = run_slices(s, site, shared, first, last, end);
-  site.answer[0] = static_cast<int>(failed == INT_MAX ? wire::status::ok : wire::status::failed);
-  site.answer[1] = failed == INT_MAX ? -1 : failed;
-  site.answer[2] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const int failed = run_slices(s, site, shared, answer, first, last, end);
+  answer[0] = static_cast<int>(failed == INT_MAX ? wire::status::ok : wire::status::failed);
+  answer[1] = failed == INT_MAX ? -1 : failed;
+  answer[2] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // With a timeout the root learns that this rank is done, so that it can name the ranks that are not.
   MPI_Request done = MPI_REQUEST_NULL;
   if (s.settings.timeout > 0) MPI_Isend(nullptr, 0, MPI_BYTE, 0, done_tag, s.comm, &done);
   MPI_Request unused = MPI_REQUEST_NULL;
-  // The status and the blocks of the slices this rank ran, as the root expects once the claims are made.
-  const int doubles =
-      wire::status_doubles + static_cast<int>(site.layout.block_at(end) - site.layout.block_at(first));
-  collect_answers(s.ends(), MPI_DOUBLE, site.answer.data(), doubles, nullptr, nullptr, nullptr,
+  // The status and the blocks of the slices this rank ran, as the root expects once the claims are made;
+  // through the slot, the status alone tells the root that the blocks are there.
+  const int doubles = h.via_slots ? wire::status_doubles
+                                  : wire::status_doubles +
+                                        static_cast<int>(site.layout.block_at(end) - site.layout.block_at(first));
+  if (h.via_slots) s.host.slots.sync();
+  collect_answers(s.ends(), MPI_DOUBLE, answer, doubles, nullptr, nullptr, nullptr,
                   std::chrono::steady_clock::time_point::max(), unused);
   if (s.settings.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
+  // After a new payload the slots grow to what this rank's values and answer need, for the next calls.
+  if (h.payload_bytes > 0) s.host.reserve(slot_need(site.layout, first, last), s.comm);
 }
 
 }  // namespace maprect::detail

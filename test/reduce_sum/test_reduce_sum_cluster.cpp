@@ -363,3 +363,35 @@ TEST_CASE("reduce_sum over the cluster: bad input is refused before any message,
   good_call();
   recover_memory();
 }
+
+MAPRECT_REGISTER_REDUCE(570, maprect::test::walking_partial)
+
+TEST_CASE("reduce_sum over the cluster: traffic per call matches the message plan, through host memory on one host") {
+  recover_memory();
+  std::vector<var> terms;
+  for (int t = 0; t < 12; ++t) terms.push_back(0.1 * t - 0.4);
+  const var scale = 0.8;
+  const int R = the_cluster->size(), slices = 6;  // grainsize 2
+  const int root_slices = slices - slices * (R - 1) / R;
+  const value_and_gradient want = fold_over_slices<walking_partial>(2, terms, scale);
+  CHECK(run_call<570, walking_partial>(true, 2, terms, scale) == want);  // ships the call site's data
+  CHECK(the_cluster->last_call_traffic().through_memory == 0);
+  for (int call = 0; call < 3; ++call) {
+    INFO("steady call " << call);
+    CHECK(run_call<570, walking_partial>(true, 2, terms, scale) == want);
+    const cluster::traffic t = the_cluster->last_call_traffic();
+    if (R == 1) {
+      CHECK(t.sent + t.received + t.through_memory == 0);
+      continue;
+    }
+    // The request to each worker and the workers' term values out; back, each worker's status and a block of
+    // 1 + 1 + 2 doubles (value, the shared var's partial, its two terms' partials) per slice it ran.
+    const int taken = the_cluster->last_call_profile().taken_jobs;
+    const std::uint64_t values = 8u * (12 - 2 * root_slices), blocks = 8u * 4 * (slices - root_slices - taken);
+    CHECK(t.sent == 8u * 32 * (R - 1) + values);
+    CHECK(t.received == 8u * 5 * (R - 1) + blocks);
+    // On one host the values and blocks go through the workers' slots; the request and status by message.
+    CHECK(t.through_memory == (through_host_memory() ? values + blocks : 0u));
+  }
+  recover_memory();
+}
