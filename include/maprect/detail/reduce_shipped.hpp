@@ -6,6 +6,7 @@
 #include <Eigen/Dense>
 #include <cstring>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,9 @@ struct same_as<std::vector<T>> {
   template <class V>
   static bool data(const std::vector<T>& a, const V& b) {
     if (a.size() != b.size()) return false;
+    // Rows of doubles or ints, bit for bit in one pass: a call compares all its data, on the root's path.
+    if constexpr (std::is_arithmetic_v<T>)
+      return a.empty() || std::memcmp(a.data(), b.data(), sizeof(T) * a.size()) == 0;
     for (std::size_t i = 0; i < a.size(); ++i)
       if (!same_as<T>::data(a[i], b[i])) return false;
     return true;
