@@ -882,7 +882,10 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
                          busiest_status ? busiest_status[4] : 0.0};
   if (s.settings.tune_shares) {
     site.tuner.record(site.plan, t);
-    site.next_root_jobs = site.tuner.proposal(site.plan, s.settings.take_over && s.host.claims.shared_with_all());
+    // The root takes a slow worker's jobs (on its host, or under MAPRECT_BALANCE=hosts on any): the share
+    // stays at most the even split, since the root never hands its own jobs away.
+    const bool root_takes = (s.settings.take_over && s.host.claims.shared_with_all()) || s.settings.steal;
+    site.next_root_jobs = site.tuner.proposal(site.plan, root_takes);
   }
 }
 
