@@ -17,6 +17,9 @@
 #   scripts/netns-hosts.sh --delay 200us                    the same with a one-way delay on every link
 #   scripts/netns-hosts.sh --plan-validate "0 20us 200us"   then, at each delay, `maprect plan` vs `maprect bench`
 #                                                           at np 2 and 3 across the hosts (scripts/plan-validate.sh)
+#   scripts/netns-hosts.sh --skewed "128x1000"              then the skewed standard model (maprect-skewed-bench)
+#                                                           on 2 hosts, one rank each, under MAPRECT_BALANCE=even
+#                                                           and =hosts: speedups printed, bits checked
 # A delay is `tc qdisc netem` on each host's link (egress), so a message between two hosts is delayed once:
 # one way. Where the kernel has no netem qdisc, a delay other than 0 prints `SKIP: netem ...` and is left out.
 #   MAPRECT_BUILD_DIR  build with the tests (default: <repo>/build; the needed targets are built if missing)
@@ -28,10 +31,12 @@ cd "$MAPRECT_ROOT"
 N_HOSTS=3
 DELAY=0
 PLAN_DELAYS=""
+SKEWED=""
 while [ $# -gt 0 ]; do
   case $1 in
     --delay) DELAY=$2; shift 2 ;;
     --plan-validate) PLAN_DELAYS=$2; shift 2 ;;
+    --skewed) SKEWED=$2; shift 2 ;;
     *) echo "netns-hosts.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -119,6 +124,7 @@ set_delay "$DELAY" || exit 0
 
 # --- what to run ----------------------------------------------------------------------------------------------
 targets=(maprect-results-dump "${MPI_TESTS[@]}")
+[ -z "$SKEWED" ] || targets+=(maprect-skewed-bench)
 missing=()
 for t in "${targets[@]}"; do
   [ -x "$(find "$MAPRECT_BUILD_DIR" -name "$t" -type f -perm -u+x -print -quit 2>/dev/null)" ] || missing+=("$t")
@@ -205,6 +211,22 @@ if [ -n "$PLAN_DELAYS" ]; then
     fi
   done
   set_delay 0
+fi
+
+# --- the skewed standard model on 2 hosts: a static split against claims across hosts (printed; bits checked) --
+if [ -n "$SKEWED" ]; then
+  skewed_bin=$(find "$MAPRECT_BUILD_DIR/test" -name maprect-skewed-bench -type f -print -quit)
+  for size in $SKEWED; do
+    for balance in even hosts; do
+      if "$WORK/mpirun-hosts" -np 2 -x MAPRECT_BALANCE=$balance "$skewed_bin" "${size%x*}" "${size#*x}" 31 \
+        >"$WORK/skewed.log" 2>&1; then
+        pass "$(grep '^skewed' "$WORK/skewed.log") across 2 hosts over TCP"
+      else
+        cat "$WORK/skewed.log"
+        fail "maprect-skewed-bench $size under MAPRECT_BALANCE=$balance across 2 hosts"
+      fi
+    done
+  done
 fi
 
 if [ "$failures" -gt 0 ]; then

@@ -18,7 +18,7 @@ job_range unstarted_jobs::take_front() {
 
 job_range unstarted_jobs::grant_back() {
   if (front_ >= back_) return {};
-  const int take = std::max(1, (back_ - front_) / 2);
+  const int take = std::max(1, (back_ - front_) / 8);
   back_ -= take;
   return {back_, back_ + take};
 }

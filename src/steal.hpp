@@ -45,7 +45,8 @@ class unstarted_jobs {
   }
   /// The next batch the worker runs: a sixteenth of what is left, so that it answers asks often.
   job_range take_front();
-  /// A batch for a thief: half of what is left, from the back.
+  /// A batch for a thief: an eighth of what is left, from the back. Jobs may differ in cost, and the back
+  /// of a chunk may hold the dearest: half of what is left could be more work than the worker has left.
   job_range grant_back();
   /// The worker runs no more of its jobs (one failed or changed its output count): none are left to grant.
   void drop_rest() { front_ = back_; }
