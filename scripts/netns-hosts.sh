@@ -17,9 +17,10 @@
 #   scripts/netns-hosts.sh --delay 200us                    the same with a one-way delay on every link
 #   scripts/netns-hosts.sh --plan-validate "0 20us 200us"   then, at each delay, `maprect plan` vs `maprect bench`
 #                                                           at np 2 and 3 across the hosts (scripts/plan-validate.sh)
-#   scripts/netns-hosts.sh --skewed "128x1000"              then the skewed standard model (maprect-skewed-bench)
-#                                                           on 2 hosts, one rank each, under MAPRECT_BALANCE=even
-#                                                           and =hosts: speedups printed, bits checked
+#   scripts/netns-hosts.sh --skewed "128x1000"              then the skewed standard model at each JxN and pk2cmt
+#                                                           with stiff subjects (maprect-skewed-bench) on 2 hosts,
+#                                                           one rank each, under MAPRECT_BALANCE=even and =hosts:
+#                                                           speedups printed, bits checked
 # A delay is `tc qdisc netem` on each host's link (egress), so a message between two hosts is delayed once:
 # one way. Where the kernel has no netem qdisc, a delay other than 0 prints `SKIP: netem ...` and is left out.
 #   MAPRECT_BUILD_DIR  build with the tests (default: <repo>/build; the needed targets are built if missing)
@@ -216,14 +217,18 @@ fi
 # --- the skewed standard model on 2 hosts: a static split against claims across hosts (printed; bits checked) --
 if [ -n "$SKEWED" ]; then
   skewed_bin=$(find "$MAPRECT_BUILD_DIR/test" -name maprect-skewed-bench -type f -print -quit)
-  for size in $SKEWED; do
+  # Each run: model J N repeats (the logreg sizes asked, then pk2cmt with its stiff tenth of subjects).
+  runs=()
+  for size in $SKEWED; do runs+=("logreg ${size%x*} ${size#*x} 31"); done
+  runs+=("pk2cmt 64 1000 11")
+  for run in "${runs[@]}"; do
     for balance in even hosts; do
-      if "$WORK/mpirun-hosts" -np 2 -x MAPRECT_BALANCE=$balance "$skewed_bin" "${size%x*}" "${size#*x}" 31 \
-        >"$WORK/skewed.log" 2>&1; then
+      # shellcheck disable=SC2086 # the run's words are its arguments
+      if "$WORK/mpirun-hosts" -np 2 -x MAPRECT_BALANCE=$balance "$skewed_bin" $run >"$WORK/skewed.log" 2>&1; then
         pass "$(grep '^skewed' "$WORK/skewed.log") across 2 hosts over TCP"
       else
         cat "$WORK/skewed.log"
-        fail "maprect-skewed-bench $size under MAPRECT_BALANCE=$balance across 2 hosts"
+        fail "maprect-skewed-bench $run under MAPRECT_BALANCE=$balance across 2 hosts"
       fi
     done
   done
