@@ -67,17 +67,24 @@ void run_batch_on_root(cluster_state& s, const root_site& site, const call_reque
 
 namespace {
 
-/// Root: asks worker r for a batch (`want`) and waits for its answer until `deadline`; false if it passed.
-bool ask_worker(cluster_state& s, int r, bool want, job_range& got) {
-  int ask = want ? 1 : 0;
-  MPI_Send(&ask, 1, MPI_INT, r, steal_tag::ask, s.comm);
-  int range[2] = {0, 0};
-  MPI_Request reply = MPI_REQUEST_NULL;
-  MPI_Irecv(range, 2, MPI_INT, r, steal_tag::grant, s.comm, &reply);
-  if (!wait_until(reply, s.settings.policy, s.call.deadline)) return false;
-  got = {range[0], range[1]};
-  return true;
-}
+/// Root: its ask to one worker, whose answer is awaited.
+class root_ask {
+ public:
+  /// Asks worker r for a batch (`want`), or tells it that the root wants none.
+  void post(cluster_state& s, int r, bool want) {
+    const int ask = want ? 1 : 0;
+    MPI_Send(&ask, 1, MPI_INT, r, steal_tag::ask, s.comm);
+    MPI_Irecv(range_, 2, MPI_INT, r, steal_tag::grant, s.comm, &reply_);
+  }
+  /// Waits for the answer until the call's deadline: false if it passed.
+  bool wait(cluster_state& s) { return wait_until(reply_, s.settings.policy, s.call.deadline); }
+  /// The batch granted (empty: the worker has none left).
+  job_range granted() const { return {range_[0], range_[1]}; }
+
+ private:
+  int range_[2] = {0, 0};
+  MPI_Request reply_ = MPI_REQUEST_NULL;
+};
 
 }  // namespace
 
@@ -86,13 +93,19 @@ int steal_as_root(cluster_state& s, const root_site& site, const call_request& r
   int taken = 0;
   for (int r = 1; r < s.size; ++r) {
     double* region = buffer + site.results.displs[r] + wire::status_doubles;
+    root_ask ask;
+    ask.post(s, r, want);
     while (true) {
-      job_range got;
-      if (!ask_worker(s, r, want && failure.code == wire::status::ok, got)) {
+      if (!ask.wait(s)) {
         late = r;
         return -1;
       }
+      const job_range got = ask.granted();
       if (got.empty()) break;
+      // The next ask goes before this batch runs: the worker answers it between its own batches, meanwhile.
+      ask.post(s, r, want && failure.code == wire::status::ok);
+      // A batch granted after a failure is not run: the call fails, or is planned anew.
+      if (failure.code != wire::status::ok) continue;
       run_batch_on_root(s, site, req, region, r, got, failure);
       taken += got.size();
     }

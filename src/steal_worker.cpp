@@ -2,6 +2,7 @@
 // taken from other workers, the answer to the root).
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <maprect/detail/job_runner.hpp>
 #include <maprect/detail/registry.hpp>
 #include <string>
@@ -16,6 +17,14 @@ namespace {
 struct stolen_batch {
   batch_head head;
   block_buffer blocks;
+};
+
+/// The rows of a batch granted to a worker thief, sent without waiting: the thief receives them once it has
+/// run the batch it holds.
+struct granted_rows {
+  std::vector<double> reals;
+  std::vector<int> ints;
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 };
 
 /// One worker's part of a steady call under MAPRECT_BALANCE=hosts.
@@ -41,7 +50,9 @@ class worker_claims {
  private:
   void serve_asks();
   void grant(int thief, bool want);
-  bool ask(int owner, bool want, job_range& got);
+  void post_ask(int owner, bool want);
+  job_range await_grant();
+  void receive_rows(int owner, job_range got);
   void run_stolen(int owner, job_range got);
 
   cluster_state& s_;
@@ -54,6 +65,11 @@ class worker_claims {
   wire::status code_ = wire::status::ok;
   int told_none_ = 0;  ///< ranks told that this rank has no jobs left
   std::vector<stolen_batch> stolen_;
+  std::deque<granted_rows> sent_;  ///< rows on their way to thieves (a deque: their addresses stay)
+  int grant_[2] = {0, 0};          ///< the answer to this rank's pending ask
+  MPI_Request grant_request_ = MPI_REQUEST_NULL;
+  std::vector<double> grant_reals_;  ///< the granted jobs' parameters, then x_r rows
+  std::vector<int> grant_ints_;      ///< their planned output counts, then x_i rows
 };
 
 void worker_claims::grant(int thief, bool want) {
@@ -66,15 +82,18 @@ void worker_claims::grant(int thief, bool want) {
   }
   if (thief == 0) return;  // the root has the caller's data
   const int P = v_.n_job;
-  std::vector<double> reals(job_params_ + static_cast<std::ptrdiff_t>(g.begin) * P,
-                            job_params_ + static_cast<std::ptrdiff_t>(g.end) * P);
-  std::vector<int> ints(site_.counts.begin() + g.begin, site_.counts.begin() + g.end);
+  granted_rows& rows = sent_.emplace_back();
+  rows.reals.assign(job_params_ + static_cast<std::ptrdiff_t>(g.begin) * P,
+                    job_params_ + static_cast<std::ptrdiff_t>(g.end) * P);
+  rows.ints.assign(site_.counts.begin() + g.begin, site_.counts.begin() + g.end);
   for (int j = g.begin; j < g.end; ++j) {
-    reals.insert(reals.end(), site_.x_r[j].begin(), site_.x_r[j].end());
-    ints.insert(ints.end(), site_.x_i[j].begin(), site_.x_i[j].end());
+    rows.reals.insert(rows.reals.end(), site_.x_r[j].begin(), site_.x_r[j].end());
+    rows.ints.insert(rows.ints.end(), site_.x_i[j].begin(), site_.x_i[j].end());
   }
-  MPI_Send(reals.data(), static_cast<int>(reals.size()), MPI_DOUBLE, thief, steal_tag::grant_reals, s_.comm);
-  MPI_Send(ints.data(), static_cast<int>(ints.size()), MPI_INT, thief, steal_tag::grant_ints, s_.comm);
+  MPI_Isend(rows.reals.data(), static_cast<int>(rows.reals.size()), MPI_DOUBLE, thief, steal_tag::grant_reals,
+            s_.comm, &rows.requests[0]);
+  MPI_Isend(rows.ints.data(), static_cast<int>(rows.ints.size()), MPI_INT, thief, steal_tag::grant_ints, s_.comm,
+            &rows.requests[1]);
 }
 
 void worker_claims::serve_asks() {
@@ -118,29 +137,35 @@ int worker_claims::run_own() {
   return -1;
 }
 
-bool worker_claims::ask(int owner, bool want, job_range& got) {
-  int asked = want ? 1 : 0;
+void worker_claims::post_ask(int owner, bool want) {
+  const int asked = want ? 1 : 0;
   MPI_Send(&asked, 1, MPI_INT, owner, steal_tag::ask, s_.comm);
-  int range[2] = {0, 0};
-  MPI_Request reply = MPI_REQUEST_NULL;
-  MPI_Irecv(range, 2, MPI_INT, owner, steal_tag::grant, s_.comm, &reply);
+  MPI_Irecv(grant_, 2, MPI_INT, owner, steal_tag::grant, s_.comm, &grant_request_);
+}
+
+job_range worker_claims::await_grant() {
   unsigned spins = 0;
-  for (int done = 0; MPI_Test(&reply, &done, MPI_STATUS_IGNORE), !done;) {
+  for (int done = 0; MPI_Test(&grant_request_, &done, MPI_STATUS_IGNORE), !done;) {
     serve_asks();  // two thieves asking each other must both answer
     pause_in_claims(s_.settings.policy, spins);
   }
-  got = {range[0], range[1]};
-  return !got.empty();
+  return {grant_[0], grant_[1]};
+}
+
+void worker_claims::receive_rows(int owner, job_range got) {
+  const int n = got.size();
+  grant_reals_.resize(static_cast<std::size_t>(n) * (v_.n_job + v_.row_real));
+  grant_ints_.resize(static_cast<std::size_t>(n) * (1 + v_.row_int));
+  MPI_Recv(grant_reals_.data(), static_cast<int>(grant_reals_.size()), MPI_DOUBLE, owner, steal_tag::grant_reals,
+           s_.comm, MPI_STATUS_IGNORE);
+  MPI_Recv(grant_ints_.data(), static_cast<int>(grant_ints_.size()), MPI_INT, owner, steal_tag::grant_ints, s_.comm,
+           MPI_STATUS_IGNORE);
 }
 
 void worker_claims::run_stolen(int owner, job_range got) {
   const int n = got.size(), P = v_.n_job;
-  std::vector<double> reals(static_cast<std::size_t>(n) * (P + v_.row_real));
-  std::vector<int> ints(static_cast<std::size_t>(n) * (1 + v_.row_int));
-  MPI_Recv(reals.data(), static_cast<int>(reals.size()), MPI_DOUBLE, owner, steal_tag::grant_reals, s_.comm,
-           MPI_STATUS_IGNORE);
-  MPI_Recv(ints.data(), static_cast<int>(ints.size()), MPI_INT, owner, steal_tag::grant_ints, s_.comm,
-           MPI_STATUS_IGNORE);
+  const std::vector<double>& reals = grant_reals_;  // as receive_rows left them
+  const std::vector<int>& ints = grant_ints_;
   std::vector<std::vector<double>> x_r(static_cast<std::size_t>(n));
   std::vector<std::vector<int>> x_i(static_cast<std::size_t>(n));
   for (int k = 0; k < n; ++k) {
@@ -171,8 +196,13 @@ void worker_claims::steal_and_serve(bool want) {
   for (int k = 1; k < s_.size; ++k) {
     const int owner = (s_.rank - 1 + k) % (s_.size - 1) + 1;  // the other workers, from the next one on
     if (owner == s_.rank) continue;
-    job_range got;
-    while (ask(owner, want && f_ != nullptr, got)) {
+    post_ask(owner, want && f_ != nullptr);
+    for (job_range got = await_grant(); !got.empty(); got = await_grant()) {
+      receive_rows(owner, got);
+      // The next ask goes before this batch runs: the owner answers it between its own batches, meanwhile.
+      post_ask(owner, want && f_ != nullptr);
+      // A batch granted after a failure is not run: the call fails, or is planned anew.
+      if (!want || f_ == nullptr) continue;
       run_stolen(owner, got);
       if (stolen_.back().head.code != static_cast<int>(wire::status::ok)) want = false;
     }
@@ -182,6 +212,9 @@ void worker_claims::steal_and_serve(bool want) {
     serve_asks();
     if (told_none_ < s_.size - 1) pause_in_claims(s_.settings.policy, spins);
   }
+  // Every thief has heard "none", so it has received the rows of every batch it was granted.
+  for (granted_rows& rows : sent_) MPI_Waitall(2, rows.requests, MPI_STATUSES_IGNORE);
+  sent_.clear();
 }
 
 void worker_claims::answer(int failed_job, double busy, const team_busy& threads) {

@@ -1,7 +1,8 @@
 // What this MPI offers for claims across hosts: the latency of a passive-target atomic on another rank's
 // word (MPI_Fetch_and_op, MPI_Compare_and_swap, each followed by MPI_Win_flush), while that rank waits in
-// MPI and while it computes without calling MPI (whether its word is served without its help), and the
-// window component Open MPI chose. Rank 0 claims on rank 1's word; other ranks only join the window.
+// MPI and while it computes without calling MPI (whether its word is served without its help); and how late a
+// rank that computes and calls MPI_Iprobe every 50 us notices a message. Rank 0 claims on rank 1's word and
+// sends to it; other ranks only join the window.
 //
 //   mpirun -np 2 claim_probe [repeats]
 #include <mpi.h>
@@ -86,6 +87,30 @@ int main(int argc, char** argv) {
     answered_after = micros_since(start) / 1000.0;
     std::printf("target computing for %d ms: one fetch_and_op+flush issued 50 ms in took %.2f ms (%s)\n", busy_ms,
                 answered_after, answered_after < 10 ? "served without the target" : "waited for the target");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  // 3. Two-sided instead: rank 1 computes in 50 us slices and calls MPI_Iprobe between them (as a worker
+  // serving claims between its batches); rank 0 sends at 20 ms. How late does rank 1 notice?
+  const int tag = 7;
+  if (rank == 0) {
+    compute_for(20);
+    int ask = 1;
+    MPI_Send(&ask, 1, MPI_INT, 1, tag, MPI_COMM_WORLD);
+  }
+  if (rank == 1) {
+    const auto start = clock_type::now();
+    int seen = 0;
+    while (!seen) {
+      const auto slice = clock_type::now();
+      while (micros_since(slice) < 50) {
+      }
+      MPI_Iprobe(0, tag, MPI_COMM_WORLD, &seen, MPI_STATUS_IGNORE);
+    }
+    int ask = 0;
+    MPI_Recv(&ask, 1, MPI_INT, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    std::printf("computing in 50 us slices with MPI_Iprobe between them: a message sent 20 ms in was seen at %.2f ms\n",
+                micros_since(start) / 1000.0);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_unlock_all(win);
