@@ -4,7 +4,7 @@
 //
 // The claims travel as messages, not as one-sided atomics. Open MPI 4.1 here serves MPI_Fetch_and_op and
 // MPI_Compare_and_swap across hosts only through its osc/pt2pt component, which Debian's configuration turns
-// off (MPI_Win_allocate fails over TCP) and which, turned on, answers an atomic in about 8 ms and only when the
+// off (MPI_Win_allocate fails over TCP) and which, turned on, answers an atomic (about 30 us) only while the
 // target calls MPI (test/balance_hosts/claim_probe.cpp; docs/balancing.md). A claim needs the owner's help
 // either way, so the owner serves it: between batches of its own jobs it answers each thief's ask with a batch
 // from the back of its unstarted jobs, and then runs on from the front.
