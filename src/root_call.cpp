@@ -746,9 +746,10 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
   s.call.node_seconds = 0;
   s.call.node_jobs_timed = 0;
   node_poller poller(s, site, req, buffer);
+  early_ask early(s, site.plan.root_jobs);
+  job_poller* own_poller = during ? static_cast<job_poller*>(&poller) : s.settings.steal ? &early : nullptr;
   if (part.data_unchanged) {
-    part.status =
-        run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, part.error, during ? &poller : nullptr);
+    part.status = run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, part.error, own_poller);
     if (part.status.code == wire::status::ok &&
         !std::equal(s.call.own_counts.begin(), s.call.own_counts.end(), site.counts.begin()))
       part.status.code = wire::status::counts_changed;
@@ -758,7 +759,7 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
   if (s.settings.steal) {
     int late = 0;  // every worker waits for the root's asks, so the root asks even when it wants nothing
     part.taken = steal_as_root(s, site, req, buffer, part.data_unchanged && part.status.code == wire::status::ok,
-                               part.taken_failed, late);
+                               part.taken_failed, late, &early);
     if (part.taken < 0) abort_late(s, req, {late});
   } else if (part.data_unchanged && part.status.code == wire::status::ok && s.settings.take_over)
     part.taken = during ? make_nodes_and_take_over(s, site, req, buffer, part.taken_failed)

@@ -18,7 +18,7 @@ job_range unstarted_jobs::take_front() {
 
 job_range unstarted_jobs::grant_back() {
   if (front_ >= back_) return {};
-  const int take = std::max(1, (back_ - front_) / 8);
+  const int take = std::max(1, (back_ - front_) / 4);
   back_ -= take;
   return {back_, back_ + take};
 }
@@ -65,36 +65,33 @@ void run_batch_on_root(cluster_state& s, const root_site& site, const call_reque
   std::copy_n(s.call.taken_out.data(), s.call.taken_out.size(), region + site.block_at[j0]);
 }
 
-namespace {
+void root_ask::post(cluster_state& s, int r, bool want) {
+  const int ask = want ? 1 : 0;
+  MPI_Send(&ask, 1, MPI_INT, r, steal_tag::ask, s.comm);
+  MPI_Irecv(range_, 2, MPI_INT, r, steal_tag::grant, s.comm, &reply_);
+  posted_ = true;
+}
 
-/// Root: its ask to one worker, whose answer is awaited.
-class root_ask {
- public:
-  /// Asks worker r for a batch (`want`), or tells it that the root wants none.
-  void post(cluster_state& s, int r, bool want) {
-    const int ask = want ? 1 : 0;
-    MPI_Send(&ask, 1, MPI_INT, r, steal_tag::ask, s.comm);
-    MPI_Irecv(range_, 2, MPI_INT, r, steal_tag::grant, s.comm, &reply_);
-  }
-  /// Waits for the answer until the call's deadline: false if it passed.
-  bool wait(cluster_state& s) { return wait_until(reply_, s.settings.policy, s.call.deadline); }
-  /// The batch granted (empty: the worker has none left).
-  job_range granted() const { return {range_[0], range_[1]}; }
+bool root_ask::wait(cluster_state& s) {
+  posted_ = false;
+  return wait_until(reply_, s.settings.policy, s.call.deadline);
+}
 
- private:
-  int range_[2] = {0, 0};
-  MPI_Request reply_ = MPI_REQUEST_NULL;
-};
-
-}  // namespace
+void early_ask::poll() {
+  polls_ += 1;
+  // A session polls before its jobs 7, 15, 23, ...: 8 k - 1 jobs are done at the k-th poll.
+  if (first.posted() || n_ - (8 * polls_ - 1) > 8 || s_.size < 2) return;
+  first.post(s_, 1, true);
+}
 
 int steal_as_root(cluster_state& s, const root_site& site, const call_request& req, double* buffer, bool want,
-                  taken_failure& failure, int& late) {
+                  taken_failure& failure, int& late, early_ask* early) {
   int taken = 0;
   for (int r = 1; r < s.size; ++r) {
     double* region = buffer + site.results.displs[r] + wire::status_doubles;
-    root_ask ask;
-    ask.post(s, r, want);
+    root_ask local;
+    root_ask& ask = r == 1 && early != nullptr ? early->first : local;
+    if (!ask.posted()) ask.post(s, r, want);
     while (true) {
       if (!ask.wait(s)) {
         late = r;
@@ -104,8 +101,9 @@ int steal_as_root(cluster_state& s, const root_site& site, const call_request& r
       if (got.empty()) break;
       // The next ask goes before this batch runs: the worker answers it between its own batches, meanwhile.
       ask.post(s, r, want && failure.code == wire::status::ok);
-      // A batch granted after a failure is not run: the call fails, or is planned anew.
-      if (failure.code != wire::status::ok) continue;
+      // A batch granted to a root that wants none (asked early, before its own jobs failed) or after a
+      // failure is not run: the call fails, or is planned anew.
+      if (!want || failure.code != wire::status::ok) continue;
       run_batch_on_root(s, site, req, region, r, got, failure);
       taken += got.size();
     }

@@ -16,6 +16,7 @@
 // and of each batch it ran for another worker, with that batch's range; the root places every block where
 // the owner's would have gone. Every job runs the same code wherever it runs: the bits do not depend on who
 // ran what.
+#include <maprect/detail/call.hpp>
 #include <maprect/detail/job_error.hpp>
 
 #include "src/chunk_plan.hpp"
@@ -45,8 +46,9 @@ class unstarted_jobs {
   }
   /// The next batch the worker runs: a sixteenth of what is left, so that it answers asks often.
   job_range take_front();
-  /// A batch for a thief: an eighth of what is left, from the back. Jobs may differ in cost, and the back
-  /// of a chunk may hold the dearest: half of what is left could be more work than the worker has left.
+  /// A batch for a thief: a quarter of what is left, from the back. Jobs may differ in cost, and the back
+  /// of a chunk may hold the dearest: half of what is left could be more work than the worker has left; an
+  /// eighth leaves the thief waiting on round trips between hosts.
   job_range grant_back();
   /// The worker runs no more of its jobs (one failed or changed its output count): none are left to grant.
   void drop_rest() { front_ = back_; }
@@ -90,12 +92,45 @@ void pause_in_claims(wait_policy policy, unsigned& spins);
 void run_batch_on_root(cluster_state& s, const root_site& site, const call_request& req, double* region, int r,
                        job_range got, taken_failure& failure);
 
+/// Root: its ask to one worker, whose answer is awaited.
+class root_ask {
+ public:
+  /// Asks worker r for a batch (`want`), or tells it that the root wants none.
+  void post(cluster_state& s, int r, bool want);
+  /// Waits for the answer until the call's deadline: false if it passed.
+  bool wait(cluster_state& s);
+  /// Whether an ask is on its way and not yet waited for.
+  bool posted() const { return posted_; }
+  /// The batch granted (empty: the worker has none left).
+  job_range granted() const { return {range_[0], range_[1]}; }
+
+ private:
+  int range_[2] = {0, 0};
+  MPI_Request reply_ = MPI_REQUEST_NULL;
+  bool posted_ = false;
+};
+
+/// Root: polled between its own jobs (n of them), asks worker 1 for a batch while the last few run, so that
+/// the answer (given between the worker's batches) is there when they are done.
+class early_ask final : public job_poller {
+ public:
+  early_ask(cluster_state& s, int n) : s_(s), n_(n) {}
+  void poll() override;
+  root_ask first;  ///< the ask to worker 1, once posted
+
+ private:
+  cluster_state& s_;
+  int n_;
+  int polls_ = 0;
+};
+
 /// Root, once its own jobs are done: asks each worker in turn for batches of its unstarted jobs until it has
 /// none left, running each batch into `buffer`; with `want` false it asks for none (it still asks each
 /// worker once, as the protocol needs). Stops taking at the first failure. Returns the jobs it ran, or -1
 /// when the call's deadline (MAPRECT_TIMEOUT) passed while a worker had not answered (`late` is that worker).
+/// `early`, if not null, may hold the ask to worker 1 already posted.
 int steal_as_root(cluster_state& s, const root_site& site, const call_request& req, double* buffer, bool want,
-                  taken_failure& failure, int& late);
+                  taken_failure& failure, int& late, early_ask* early = nullptr);
 
 /// Root, after the status gather of a call under MAPRECT_BALANCE=hosts: receives each worker's blocks (of its
 /// own jobs, then of each batch it ran for another worker) into `buffer`, sets s.call.worker_ends, and
