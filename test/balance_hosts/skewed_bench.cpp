@@ -1,10 +1,11 @@
-// maprect-skewed-bench [logreg|pk2cmt] [J] [N] [REPEAT]: workloads whose last tenth of jobs costs more, so that
-// a static split leaves the last rank most of the work:
+// maprect-skewed-bench [logreg|pk2cmt|uniform] [J] [N] [REPEAT]: workloads whose last tenth of jobs costs more,
+// so that a static split leaves the last rank most of the work (and one whose jobs cost the same):
 //   logreg  the standard model (docs/benchmark-model.md) with skewed group sizes, job j having
 //           N * (1 + 9 * [j >= 0.9 J]) points (default J = 128, N = 1000);
 //   pk2cmt  the pk2cmt model at its simulated study of J subjects (default 64), evaluated where subjects
 //           j >= 0.9 J absorb N times faster (ka times N, default 1000): a stiff system that the adaptive
-//           solver crosses in many more steps.
+//           solver crosses in many more steps;
+//   uniform the standard model, every job of N points (what claims cost where a static split is right).
 // On the root: the median and the fastest time of a gradient in process and over the cluster (as
 // MAPRECT_BALANCE says), their ratios, and whether the cluster's values and gradient equal the in-process
 // ones bit for bit (exit 1 if not). The data are a job_data: no per-call check of the padded rows.
@@ -55,13 +56,14 @@ MAPRECT_REGISTER(71, skewed_logistic_job);
 
 namespace {
 
-/// The standard model's data at J jobs, job j with N * (1 + 9 * [j >= 0.9 J]) points (rows padded to 10 N).
-test::benchmark_data skewed_data(int J, int N) {
+/// The standard model's data at J jobs, job j with N * (1 + (dear - 1) * [j >= 0.9 J]) points (rows padded to
+/// dear * N).
+test::benchmark_data skewed_data(int J, int N, int dear) {
   test::benchmark_data d(J, 1);
   for (int j = 0; j < J; ++j) {
-    const int points = 10 * j >= 9 * J ? 10 * N : N;
-    d.x_r[j].assign(static_cast<std::size_t>(10 * N), 0.0);
-    d.x_i[j].assign(static_cast<std::size_t>(10 * N + 1), 0);
+    const int points = 10 * j >= 9 * J ? dear * N : N;
+    d.x_r[j].assign(static_cast<std::size_t>(dear * N), 0.0);
+    d.x_i[j].assign(static_cast<std::size_t>(dear * N + 1), 0);
     d.x_i[j][0] = points;
     for (int i = 0; i < points; ++i) {
       d.x_r[j][i] = std::sin(0.37 * i + j);
@@ -79,9 +81,9 @@ struct workload {
   job_data data;
 };
 
-/// The skewed standard model at J jobs of N (or 10 N) points.
-workload skewed_logreg(int J, int N) {
-  test::benchmark_data d = skewed_data(J, N);
+/// The standard model at J jobs of N points, the last tenth of them `dear` times as many.
+workload skewed_logreg(int J, int N, int dear) {
+  test::benchmark_data d = skewed_data(J, N, dear);
   return {d.phi, d.theta, job_data(std::move(d.x_r), std::move(d.x_i))};
 }
 
@@ -168,13 +170,14 @@ int main(int argc, char** argv) {
   const bool pk = model == "pk2cmt";
   const int J = argc > 2 ? std::atoi(argv[2]) : pk ? 64 : 128, N = argc > 3 ? std::atoi(argv[3]) : 1000;
   const int repeat = argc > 4 ? std::atoi(argv[4]) : 21;
-  if ((!pk && model != "logreg") || J < 1 || N < 1 || repeat < 1) {
-    std::fprintf(stderr, "usage: maprect-skewed-bench [logreg|pk2cmt] [J] [N] [REPEAT], numbers positive\n");
+  if ((!pk && model != "logreg" && model != "uniform") || J < 1 || N < 1 || repeat < 1) {
+    std::fprintf(stderr, "usage: maprect-skewed-bench [logreg|pk2cmt|uniform] [J] [N] [REPEAT], numbers positive\n");
     c.stop();
     return 2;
   }
-  const bool same = pk ? compare<models::pk2cmt_call_id, models::pk2cmt_job>(c, "pk2cmt", stiff_pk2cmt(J, N), repeat)
-                       : compare<71, skewed_logistic_job>(c, "logreg", skewed_logreg(J, N), repeat);
+  const bool same =
+      pk ? compare<models::pk2cmt_call_id, models::pk2cmt_job>(c, "pk2cmt", stiff_pk2cmt(J, N), repeat)
+         : compare<71, skewed_logistic_job>(c, model.c_str(), skewed_logreg(J, N, model == "uniform" ? 1 : 10), repeat);
   c.stop();
   return same ? 0 : 1;
 }
