@@ -17,6 +17,10 @@
 #   scripts/netns-hosts.sh --delay 200us                    the same with a one-way delay on every link
 #   scripts/netns-hosts.sh --plan-validate "0 20us 200us"   then, at each delay, `maprect plan` vs `maprect bench`
 #                                                           at np 2 and 3 across the hosts (scripts/plan-validate.sh)
+#   scripts/netns-hosts.sh --skewed "128x1000"              then the skewed standard model at each JxN and pk2cmt
+#                                                           with stiff subjects (maprect-skewed-bench) on 2 hosts,
+#                                                           one rank each, under MAPRECT_BALANCE=even and =hosts:
+#                                                           speedups printed, bits checked
 # A delay is `tc qdisc netem` on each host's link (egress), so a message between two hosts is delayed once:
 # one way. Where the kernel has no netem qdisc, a delay other than 0 prints `SKIP: netem ...` and is left out.
 #   MAPRECT_BUILD_DIR  build with the tests (default: <repo>/build; the needed targets are built if missing)
@@ -28,10 +32,12 @@ cd "$MAPRECT_ROOT"
 N_HOSTS=3
 DELAY=0
 PLAN_DELAYS=""
+SKEWED=""
 while [ $# -gt 0 ]; do
   case $1 in
     --delay) DELAY=$2; shift 2 ;;
     --plan-validate) PLAN_DELAYS=$2; shift 2 ;;
+    --skewed) SKEWED=$2; shift 2 ;;
     *) echo "netns-hosts.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -119,6 +125,7 @@ set_delay "$DELAY" || exit 0
 
 # --- what to run ----------------------------------------------------------------------------------------------
 targets=(maprect-results-dump "${MPI_TESTS[@]}")
+[ -z "$SKEWED" ] || targets+=(maprect-skewed-bench)
 missing=()
 for t in "${targets[@]}"; do
   [ -x "$(find "$MAPRECT_BUILD_DIR" -name "$t" -type f -perm -u+x -print -quit 2>/dev/null)" ] || missing+=("$t")
@@ -205,6 +212,31 @@ if [ -n "$PLAN_DELAYS" ]; then
     fi
   done
   set_delay 0
+fi
+
+# --- the skewed standard model on 2 hosts: a static split against claims across hosts (printed; bits checked) --
+if [ -n "$SKEWED" ]; then
+  skewed_bin=$(find "$MAPRECT_BUILD_DIR/test" -name maprect-skewed-bench -type f -print -quit)
+  # Each run: model J N repeats (the logreg sizes asked, then pk2cmt with its stiff tenth of subjects).
+  # Each host's daemon would bind its rank to core 0 (it sees one slot per host), so the two ranks would share
+  # a core: they are pinned to cores 0 and 1 instead.
+  cores=$(nproc)
+  pin='exec taskset -c $((OMPI_COMM_WORLD_RANK % '"$cores"')) "$0" "$@"'
+  runs=()
+  for size in $SKEWED; do runs+=("logreg ${size%x*} ${size#*x} 31"); done
+  runs+=("pk2cmt 64 1000 11")
+  for run in "${runs[@]}"; do
+    for balance in even hosts; do
+      # shellcheck disable=SC2086 # the run's words are its arguments
+      if "$WORK/mpirun-hosts" -np 2 --bind-to none -x MAPRECT_BALANCE=$balance sh -c "$pin" "$skewed_bin" $run \
+        >"$WORK/skewed.log" 2>&1; then
+        pass "$(grep '^skewed' "$WORK/skewed.log") across 2 hosts over TCP"
+      else
+        cat "$WORK/skewed.log"
+        fail "maprect-skewed-bench $run under MAPRECT_BALANCE=$balance across 2 hosts"
+      fi
+    done
+  done
 fi
 
 if [ "$failures" -gt 0 ]; then

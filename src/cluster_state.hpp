@@ -104,6 +104,8 @@ struct call_scratch {
   double node_seconds = 0;         ///< that time
   int node_jobs_timed = 0;         ///< the worker jobs whose output nodes it made in that time
   std::chrono::steady_clock::time_point deadline;  ///< with a timeout: when the current call expires
+  std::vector<int> worker_ends;    ///< MAPRECT_BALANCE=hosts: per worker, where its own jobs ended (others ran the rest)
+  std::vector<int> worker_taken;   ///< MAPRECT_BALANCE=hosts: per worker, the jobs of other workers it ran
 };
 
 /// What a cluster holds on each rank: its end of the protocol, the settings all ranks agreed on, the memory

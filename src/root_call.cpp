@@ -16,6 +16,7 @@
 #include "src/cluster_state.hpp"
 #include "src/data_check.hpp"
 #include "src/exchange.hpp"
+#include "src/steal.hpp"
 #include <maprect/detail/job_error.hpp>
 
 namespace maprect::detail {
@@ -550,19 +551,13 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
   return std::chrono::duration<double>(b - a).count();
 }
 
-/// The local job before which worker r's jobs of this call end: the root ran the rest of its chunk. Final once
-/// the root has stopped claiming (only the root moves the back of a chunk).
+/// The local job before which worker r's jobs of this call end: the root (or, under MAPRECT_BALANCE=hosts, any
+/// rank) ran the rest of its chunk. Final once the root has stopped claiming (only the root moves the back of a
+/// chunk in shared memory), or once the workers' blocks are in (under MAPRECT_BALANCE=hosts).
 int worker_end(const cluster_state& s, const root_site& site, int r) {
+  if (s.settings.steal) return s.call.worker_ends.empty() ? site.plan.jobs(r) : s.call.worker_ends[r];
   return s.settings.take_over && s.host.claims.shared_with(r) ? s.host.claims.worker_end(r) : site.plan.jobs(r);
 }
-
-/// Where the root's running of workers' jobs stopped early: a job that threw, or changed its output count.
-struct taken_failure {
-  wire::status code = wire::status::ok;
-  int rank = 0;  ///< whose chunk
-  int job = -1;  ///< global index of the failing job
-  job_error error;
-};
 
 /// Runs one batch of worker r's jobs that nobody has started yet, from the back of its chunk, and writes
 /// their blocks where the worker's would land in `buffer`. Returns the number of jobs claimed (0: none were
@@ -571,25 +566,8 @@ int take_over_batch(cluster_state& s, const root_site& site, const call_request&
                     taken_failure& failure) {
   const job_range got = s.host.claims.claim_back(r);
   if (got.empty()) return 0;
-  const int j0 = site.plan.first(r) + got.begin, n = got.size();
-  s.call.taken_out.assign(0, 0.0);
-  s.call.taken_counts.assign(static_cast<std::size_t>(n), 0);
-  const chunk_input in = root_jobs_input(req, j0, n);
-  int cursor = 0;
-  try {
-    s.chunks.run(s.team.get(), req.functor->run[static_cast<int>(req.kinds)], in, s.call.taken_out,
-                 s.call.taken_counts.data(), cursor);
-  } catch (...) {
-    failure = {wire::status::failed, r, j0 + cursor, current_job_error()};
-    return n;
-  }
-  if (!std::equal(s.call.taken_counts.begin(), s.call.taken_counts.end(), site.counts.begin() + j0)) {
-    failure.code = wire::status::counts_changed;
-    failure.rank = r;
-    return n;
-  }
-  std::copy_n(s.call.taken_out.data(), s.call.taken_out.size(), answer_blocks(buffer, site, r) + site.block_at[j0]);
-  return n;
+  run_batch_on_root(s, site, req, answer_blocks(buffer, site, r), r, got, failure);
+  return got.size();
 }
 
 /// Once its own jobs are done, the root runs the jobs of its host's workers that nobody has started yet,
@@ -614,7 +592,7 @@ int take_over_jobs(cluster_state& s, const root_site& site, const call_request& 
 /// How a steady call of `site` travels: through host memory when every worker shares the root's host and
 /// claims its jobs, else through the slots when they fit, else by messages.
 wire::call_route route_of(const cluster_state& s, const root_site& site) {
-  if (!via_slots(s, site)) return wire::call_route::messages;
+  if (!via_slots(s, site) || s.settings.steal) return wire::call_route::messages;
   return s.settings.take_over && s.host.claims.shared_with_all() ? wire::call_route::memory : wire::call_route::slots;
 }
 
@@ -770,16 +748,22 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
   s.call.node_seconds = 0;
   s.call.node_jobs_timed = 0;
   node_poller poller(s, site, req, buffer);
+  early_ask early(s, site.plan.root_jobs);
+  job_poller* own_poller = during ? static_cast<job_poller*>(&poller) : s.settings.steal ? &early : nullptr;
   if (part.data_unchanged) {
-    part.status =
-        run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, part.error, during ? &poller : nullptr);
+    part.status = run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, part.error, own_poller);
     if (part.status.code == wire::status::ok &&
         !std::equal(s.call.own_counts.begin(), s.call.own_counts.end(), site.counts.begin()))
       part.status.code = wire::status::counts_changed;
   }
   part.own_done = clock::now();
   part.nodes_during_own = s.call.node_jobs;
-  if (part.data_unchanged && part.status.code == wire::status::ok && s.settings.take_over)
+  if (s.settings.steal) {
+    int late = 0;  // every worker waits for the root's asks, so the root asks even when it wants nothing
+    part.taken = steal_as_root(s, site, req, buffer, part.data_unchanged && part.status.code == wire::status::ok,
+                               part.taken_failed, late, &early);
+    if (part.taken < 0) abort_late(s, req, {late});
+  } else if (part.data_unchanged && part.status.code == wire::status::ok && s.settings.take_over)
     part.taken = during ? make_nodes_and_take_over(s, site, req, buffer, part.taken_failed)
                         : take_over_jobs(s, site, req, buffer, part.taken_failed);
   part.taken_done = clock::now();
@@ -789,7 +773,15 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
 /// Step 5 of a steady call on the root, by its route: each worker's answer ends where the root's claims on
 /// its chunk begin.
 void collect_steady_answers(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
-                            wire::call_route route) {
+                            wire::call_route route, stolen_failure& stolen) {
+  if (s.settings.steal) {  // the statuses by gather, then each worker's blocks by message
+    s.call.status_counts.assign(static_cast<std::size_t>(s.size), wire::status_doubles);
+    gather_answers(s, req, MPI_DOUBLE, buffer, s.call.status_counts.data(), site.results.displs.data());
+    const long long blocks = receive_worker_blocks(s, site, buffer, stolen);
+    const long long statuses = static_cast<long long>(wire::status_doubles) * (s.size - 1);
+    s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(blocks + statuses);
+    return;
+  }
   s.call.answer_counts.assign(site.results.counts.begin(), site.results.counts.end());
   long long answered = 0;
   for (int r = 1; r < s.size; ++r) {
@@ -803,11 +795,42 @@ void collect_steady_answers(cluster_state& s, const root_site& site, const call_
   s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answered);
 }
 
+/// Under MAPRECT_BALANCE=hosts any rank may have run any worker's jobs: the failing job of lowest index
+/// decides, wherever it ran (as in process, where the first failing job throws). A failure decides before a
+/// changed output count; with none, a changed count plans the call anew (whose first call then runs every
+/// job again). Throws a failure; returns done or counts_changed.
+steady_outcome first_failure_by_job(cluster_state& s, const root_site& site, const root_part& part,
+                                    const double* buffer, const stolen_failure& stolen) {
+  int failing_rank = -1, failing_job = -1;
+  bool counts_changed = stolen.code == wire::status::counts_changed;
+  auto consider = [&](int rank, int job) {
+    if (failing_rank < 0 || job < failing_job) {
+      failing_rank = rank;
+      failing_job = job;
+    }
+  };
+  for (int r = 1; r < s.size; ++r) {
+    const double* st = buffer + site.results.displs[r];
+    const auto code = static_cast<wire::status>(static_cast<int>(st[0]));
+    if (code == wire::status::failed) consider(r, static_cast<int>(st[1]));
+    counts_changed = counts_changed || code == wire::status::counts_changed;
+  }
+  if (stolen.code == wire::status::failed) consider(stolen.thief, stolen.job);
+  const taken_failure& taken = part.taken_failed;
+  if (taken.code == wire::status::failed) consider(0, taken.job);
+  counts_changed = counts_changed || taken.code == wire::status::counts_changed;
+  if (failing_rank == 0) throw_job_error(taken.error, taken.job, 0);
+  if (failing_rank > 0) throw_remote_error(s, failing_rank, failing_job);
+  return counts_changed ? steady_outcome::counts_changed : steady_outcome::done;
+}
+
 /// The first failure in job order decides: the root's jobs come first, then each worker's chunk, whose jobs
 /// the worker ran before those the root took over. Throws a failure; returns done or counts_changed.
-steady_outcome first_failure(cluster_state& s, const root_site& site, const root_part& part, const double* buffer) {
+steady_outcome first_failure(cluster_state& s, const root_site& site, const root_part& part, const double* buffer,
+                             const stolen_failure& stolen) {
   if (part.status.code == wire::status::failed) throw_job_error(part.error, part.status.job, 0);
   if (part.status.code == wire::status::counts_changed) return steady_outcome::counts_changed;
+  if (s.settings.steal) return first_failure_by_job(s, site, part, buffer, stolen);
   const taken_failure& taken = part.taken_failed;
   for (int r = 1; r < s.size; ++r) {
     const double* st = buffer + site.results.displs[r];
@@ -862,7 +885,10 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
                          busiest_status ? busiest_status[4] : 0.0};
   if (s.settings.tune_shares) {
     site.tuner.record(site.plan, t);
-    site.next_root_jobs = site.tuner.proposal(site.plan, s.settings.take_over && s.host.claims.shared_with_all());
+    // The root takes a slow worker's jobs (on its host, or under MAPRECT_BALANCE=hosts on any): the share
+    // stays at most the even split, since the root never hands its own jobs away.
+    const bool root_takes = (s.settings.take_over && s.host.claims.shared_with_all()) || s.settings.steal;
+    site.next_root_jobs = site.tuner.proposal(site.plan, root_takes);
   }
 }
 
@@ -884,12 +910,13 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   const bool during = route == wire::call_route::memory && req.session != nullptr;
   const root_part part = run_root_part(s, site, req, buffer, during);
   const double wait_start = s.root.time_waits ? thread_cpu_seconds() : 0.0;
-  collect_steady_answers(s, site, req, buffer, route);
+  stolen_failure stolen;
+  collect_steady_answers(s, site, req, buffer, route, stolen);
   const double wait_cpu = s.root.time_waits ? thread_cpu_seconds() - wait_start : 0.0;
   const auto arrived = std::chrono::steady_clock::now();
   s.root.mid_call = false;
   if (!part.data_unchanged) return steady_outcome::data_changed;
-  if (first_failure(s, site, part, buffer) == steady_outcome::counts_changed) return steady_outcome::counts_changed;
+  if (first_failure(s, site, part, buffer, stolen) == steady_outcome::counts_changed) return steady_outcome::counts_changed;
   record_timing(s, site, part, buffer, sent, arrived, wait_cpu);
   locate_blocks(s, site, req, buffer, route != wire::call_route::messages);
   int made = jobs_made(req, site);

@@ -25,7 +25,7 @@ namespace {
 struct environment_reading {
   int policy = -1;  // -1: auto
   double timeout = 0;
-  int balance = 2;  // 0: even, 1: static, 2: auto
+  int balance = 2;  // 0: even, 1: static, 2: auto, 3: hosts
   bool host_transport = true;  // MAPRECT_TRANSPORT=auto
   int threads = 1;             // threads_auto, or a count
   std::string error;
@@ -73,8 +73,9 @@ environment_reading read_environment(int threads_asked, int rank) {
   if (const char* v = std::getenv("MAPRECT_BALANCE"); v != nullptr && v[0] != '\0') {
     if (std::strcmp(v, "even") == 0) e.balance = 0;
     else if (std::strcmp(v, "static") == 0) e.balance = 1;
+    else if (std::strcmp(v, "hosts") == 0) e.balance = 3;
     else if (std::strcmp(v, "auto") != 0)
-      e.error = std::string("MAPRECT_BALANCE must be auto, static or even, not '") + v + "'";
+      e.error = std::string("MAPRECT_BALANCE must be auto, static, even or hosts, not '") + v + "'";
   }
   if (const char* v = std::getenv("MAPRECT_TRANSPORT"); v != nullptr && v[0] != '\0') {
     if (std::strcmp(v, "messages") == 0) e.host_transport = false;
@@ -179,8 +180,10 @@ cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked) {
   double agreed[4] = {static_cast<double>(policy), e.timeout, static_cast<double>(e.balance),
                       e.host_transport ? 1.0 : 0.0};
   MPI_Bcast(agreed, 4, MPI_DOUBLE, 0, comm);
-  return {static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1], agreed[2] >= 1, agreed[2] >= 2,
-          agreed[3] != 0, threads};
+  // hosts: claims by message between any two ranks replace the root's take-over on its host.
+  const int balance = static_cast<int>(agreed[2]);
+  return {static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1], balance >= 1, balance == 2,
+          agreed[3] != 0, balance == 3, threads};
 }
 
 }  // namespace maprect::detail

@@ -13,6 +13,7 @@ struct cluster_settings {
   bool tune_shares = true;                 ///< the root tunes its share of each call site's jobs
   bool take_over = true;                   ///< the root runs jobs of host-local workers it finishes before
   bool host_transport = true;              ///< steady calls' data go through host memory when they can
+  bool steal = false;                      ///< any rank out of jobs takes unstarted jobs of slower workers, on any host
   int threads = 1;                         ///< threads this rank runs its jobs on (MAPRECT_THREADS, resolved here)
 };
 
@@ -23,7 +24,7 @@ constexpr int threads_auto = -1;
 
 /// The settings from the environment as the root has it: MAPRECT_WAIT (spin | sleep | auto; default auto:
 /// sleep when some host runs more ranks, or threads of their teams, than the CPUs they may use), MAPRECT_TIMEOUT (seconds) and
-/// MAPRECT_BALANCE (auto | static | even), MAPRECT_TRANSPORT (auto | messages) and MAPRECT_THREADS
+/// MAPRECT_BALANCE (auto | static | even | hosts), MAPRECT_TRANSPORT (auto | messages) and MAPRECT_THREADS
 /// (1 | N | auto; `threads_asked` other than threads_from_environment replaces it). Collective over comm:
 /// every rank returns the same settings (but for `threads`, which auto resolves per rank), or every rank
 /// throws std::invalid_argument with the message of the first rank whose value is invalid (the variable,

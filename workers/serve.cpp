@@ -10,6 +10,7 @@
 
 #include "src/chunk_plan.hpp"
 #include "src/cluster_state.hpp"
+#include "src/steal.hpp"
 #include <maprect/detail/job_error.hpp>
 
 namespace maprect::detail {
@@ -187,6 +188,10 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
   double* const slot = slots ? s.host.slots.slot(s.rank) : nullptr;
   if (slots) s.host.slots.sync();
   else receive_job_parameters(s, site, v);
+  if (s.settings.steal) {
+    serve_call_stealing(s, site, v, shared, slots ? slot : site.job_params.data());
+    return;
+  }
   const auto start = std::chrono::steady_clock::now();
   s.chunks.reset_busy();
   int end = 0;

@@ -13,10 +13,12 @@ extern cluster* the_cluster;
 extern bool one_node;
 
 /// Whether the cluster's steady calls move their data through shared memory: more than one rank, all on
-/// one node, and MAPRECT_TRANSPORT not `messages`.
+/// one node, MAPRECT_TRANSPORT not `messages` and MAPRECT_BALANCE not `hosts`.
 inline bool through_host_memory() {
   const char* v = std::getenv("MAPRECT_TRANSPORT");
-  return the_cluster->size() > 1 && one_node && (v == nullptr || std::strcmp(v, "messages") != 0);
+  const char* balance = std::getenv("MAPRECT_BALANCE");  // hosts: claims by message, so are the data
+  return the_cluster->size() > 1 && one_node && (v == nullptr || std::strcmp(v, "messages") != 0) &&
+         (balance == nullptr || std::strcmp(balance, "hosts") != 0);
 }
 
 /// Whether the workers also leave their status in shared memory (no gather): through host memory, with the

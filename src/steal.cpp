@@ -1,0 +1,174 @@
+// Claims between any two ranks, by message: what both sides share, and the root's side.
+#include "src/steal.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <maprect/detail/job_runner.hpp>
+#include <thread>
+
+namespace maprect::detail {
+
+job_range unstarted_jobs::take_front() {
+  if (front_ >= back_) return {};
+  const int take = std::max(1, (back_ - front_) / 16);
+  front_ += take;
+  return {front_ - take, front_};
+}
+
+job_range unstarted_jobs::grant_back() {
+  if (front_ >= back_) return {};
+  const int take = std::max(1, (back_ - front_) / 4);
+  back_ -= take;
+  return {back_, back_ + take};
+}
+
+void pause_in_claims(wait_policy policy, unsigned& spins) {
+  ++spins;
+  if (policy != wait_policy::sleep) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    return;
+  }
+  // Ranks share cores: leave the CPU to those that compute, yielding first, then sleeping.
+  if (spins < 64) sched_yield();
+  else std::this_thread::sleep_for(std::chrono::microseconds(20));
+}
+
+void run_batch_on_root(cluster_state& s, const root_site& site, const call_request& req, double* region, int r,
+                       job_range got, taken_failure& failure) {
+  const int j0 = site.plan.first(r) + got.begin, n = got.size();
+  s.call.taken_out.assign(0, 0.0);
+  s.call.taken_counts.assign(static_cast<std::size_t>(n), 0);
+  const chunk_input in{req.shared,
+                       req.n_shared,
+                       req.job_params + static_cast<std::ptrdiff_t>(j0) * req.n_job_params,
+                       req.n_job_params,
+                       req.x_r->data() + j0,
+                       req.x_i->data() + j0,
+                       n,
+                       req.msgs};
+  int cursor = 0;
+  try {
+    s.chunks.run(s.team.get(), req.functor->run[static_cast<int>(req.kinds)], in, s.call.taken_out,
+                 s.call.taken_counts.data(), cursor);
+  } catch (...) {
+    failure = {wire::status::failed, r, j0 + cursor, current_job_error()};
+    return;
+  }
+  if (!std::equal(s.call.taken_counts.begin(), s.call.taken_counts.end(), site.counts.begin() + j0)) {
+    failure.code = wire::status::counts_changed;
+    failure.rank = r;
+    return;
+  }
+  std::copy_n(s.call.taken_out.data(), s.call.taken_out.size(), region + site.block_at[j0]);
+}
+
+void root_ask::post(cluster_state& s, int r, bool want) {
+  const int ask = want ? 1 : 0;
+  MPI_Send(&ask, 1, MPI_INT, r, steal_tag::ask, s.comm);
+  MPI_Irecv(range_, 2, MPI_INT, r, steal_tag::grant, s.comm, &reply_);
+  posted_ = true;
+}
+
+bool root_ask::wait(cluster_state& s) {
+  posted_ = false;
+  return wait_until(reply_, s.settings.policy, s.call.deadline);
+}
+
+void early_ask::poll() {
+  polls_ += 1;
+  // A session polls before its jobs 7, 15, 23, ...: 8 k - 1 jobs are done at the k-th poll.
+  if (first.posted() || n_ - (8 * polls_ - 1) > 8 || s_.size < 2) return;
+  first.post(s_, 1, true);
+}
+
+int steal_as_root(cluster_state& s, const root_site& site, const call_request& req, double* buffer, bool want,
+                  taken_failure& failure, int& late, early_ask* early) {
+  int taken = 0;
+  for (int r = 1; r < s.size; ++r) {
+    double* region = buffer + site.results.displs[r] + wire::status_doubles;
+    root_ask local;
+    root_ask& ask = r == 1 && early != nullptr ? early->first : local;
+    if (!ask.posted()) ask.post(s, r, want);
+    while (true) {
+      if (!ask.wait(s)) {
+        late = r;
+        return -1;
+      }
+      const job_range got = ask.granted();
+      if (got.empty()) break;
+      // The next ask goes before this batch runs: the worker answers it between its own batches, meanwhile.
+      ask.post(s, r, want && failure.code == wire::status::ok);
+      // A batch granted to a root that wants none (asked early, before its own jobs failed) or after a
+      // failure is not run: the call fails, or is planned anew.
+      if (!want || failure.code != wire::status::ok) continue;
+      run_batch_on_root(s, site, req, region, r, got, failure);
+      taken += got.size();
+    }
+  }
+  return taken;
+}
+
+namespace {
+
+/// Doubles of the blocks of worker r's local jobs [begin, end).
+int blocks_between(const root_site& site, int r, int begin, int end) {
+  const int first = site.plan.first(r), jobs = site.plan.jobs(r);
+  const int region = site.results.counts[r] - wire::status_doubles;
+  const int to = end >= jobs ? region : site.block_at[first + end];
+  const int from = begin >= jobs ? region : site.block_at[first + begin];
+  return to - from;
+}
+
+void receive_doubles(cluster_state& s, double* into, int count, int from) {
+  if (count > 0) MPI_Recv(into, count, MPI_DOUBLE, from, steal_tag::blocks, s.comm, MPI_STATUS_IGNORE);
+}
+
+/// Keeps `head` in `failure` when it fails before what is there (a failure before a changed output count).
+void note_batch_failure(const batch_head& head, int thief, stolen_failure& failure) {
+  const auto code = static_cast<wire::status>(head.code);
+  if (code == wire::status::failed &&
+      (failure.code != wire::status::failed || head.job < failure.job))
+    failure = {code, thief, head.job};
+  else if (code == wire::status::counts_changed && failure.code == wire::status::ok)
+    failure = {code, thief, -1};
+}
+
+}  // namespace
+
+long long receive_worker_blocks(cluster_state& s, const root_site& site, double* buffer, stolen_failure& failure) {
+  long long received = 0;
+  s.call.worker_ends.assign(static_cast<std::size_t>(s.size), 0);
+  s.call.worker_taken.assign(static_cast<std::size_t>(s.size), 0);
+  for (int r = 1; r < s.size; ++r) {
+    int summary[2] = {0, 0};  // where r's own jobs end, batches it ran for others
+    MPI_Recv(summary, 2, MPI_INT, r, steal_tag::summary, s.comm, MPI_STATUS_IGNORE);
+    s.call.worker_ends[r] = summary[0];
+    const int own = blocks_between(site, r, 0, summary[0]);
+    receive_doubles(s, buffer + site.results.displs[r] + wire::status_doubles, own, r);
+    received += own;
+    for (int b = 0; b < summary[1]; ++b) {
+      batch_head head;
+      MPI_Recv(&head, 5, MPI_INT, r, steal_tag::batch_head, s.comm, MPI_STATUS_IGNORE);
+      note_batch_failure(head, r, failure);
+      s.call.worker_taken[r] += head.end - head.begin;
+      if (static_cast<wire::status>(head.code) != wire::status::ok) continue;
+      const int q = head.owner;
+      const int n = blocks_between(site, q, head.begin, head.end);
+      const int at = head.begin >= site.plan.jobs(q) ? 0 : site.block_at[site.plan.first(q) + head.begin];
+      receive_doubles(s, buffer + site.results.displs[q] + wire::status_doubles + at, n, r);
+      received += n;
+    }
+  }
+  return received;
+}
+
+balance_report last_call_balance() {
+  const cluster_state* s = live_cluster_root();
+  if (s == nullptr || !s->settings.steal) return {};
+  return {s->call.worker_ends, s->call.worker_taken};
+}
+
+}  // namespace maprect::detail

@@ -1,0 +1,155 @@
+#pragma once
+// Dynamic balancing across hosts (MAPRECT_BALANCE=hosts): any rank that has run out of jobs in a steady call
+// takes batches of the jobs a slower worker has not started, wherever that worker runs.
+//
+// The claims travel as messages, not as one-sided atomics. Open MPI 4.1 here serves MPI_Fetch_and_op and
+// MPI_Compare_and_swap across hosts only through its osc/pt2pt component, which Debian's configuration turns
+// off (MPI_Win_allocate fails over TCP) and which, turned on, answers an atomic (about 30 us) only while the
+// target calls MPI (test/balance_hosts/claim_probe.cpp; docs/balancing.md). A claim needs the owner's help
+// either way, so the owner serves it: between batches of its own jobs it answers each thief's ask with a batch
+// from the back of its unstarted jobs, and then runs on from the front.
+//
+// Every thief asks every worker until that worker answers "none": a worker then knows when no ask can come
+// any more (it has said "none" to every other rank), and a thief that wants nothing (its own jobs failed)
+// still asks, for nothing. A worker thief receives the rows and parameters of the jobs it is granted; the
+// root has the caller's. A worker sends the root, after the call's status gather, the blocks of its own jobs
+// and of each batch it ran for another worker, with that batch's range; the root places every block where
+// the owner's would have gone. Every job runs the same code wherever it runs: the bits do not depend on who
+// ran what.
+#include <maprect/detail/call.hpp>
+#include <maprect/detail/job_error.hpp>
+
+#include "src/chunk_plan.hpp"
+#include "src/cluster_state.hpp"
+
+namespace maprect::detail {
+
+/// Message tags of the claims between ranks.
+namespace steal_tag {
+constexpr int ask = 10;         ///< thief -> owner: one int, 1 for a batch, 0 for none
+constexpr int grant = 11;       ///< owner -> thief: the owner's local jobs [begin, end) granted (empty: none left)
+constexpr int grant_reals = 12; ///< owner -> worker thief: the batch's job parameters, then its x_r rows
+constexpr int grant_ints = 13;  ///< owner -> worker thief: the batch's planned output counts, then its x_i rows
+constexpr int summary = 14;     ///< worker -> root: where its own jobs end, and how many batches it ran for others
+constexpr int batch_head = 15;  ///< worker -> root: a batch_head
+constexpr int blocks = 16;      ///< worker -> root: blocks, of its own jobs or of the batch just announced
+}  // namespace steal_tag
+
+/// A worker's jobs of a call that nobody has started: the worker runs them from the front, thieves are
+/// granted batches from the back. Only the worker moves either end (it serves the thieves' asks).
+class unstarted_jobs {
+ public:
+  /// All of `n` jobs are unstarted.
+  void reset(int n) {
+    front_ = 0;
+    back_ = n;
+  }
+  /// The next batch the worker runs: a sixteenth of what is left, so that it answers asks often.
+  job_range take_front();
+  /// A batch for a thief: a quarter of what is left, from the back. Jobs may differ in cost, and the back
+  /// of a chunk may hold the dearest: half of what is left could be more work than the worker has left; an
+  /// eighth leaves the thief waiting on round trips between hosts.
+  job_range grant_back();
+  /// The worker runs no more of its jobs (one failed or changed its output count): none are left to grant.
+  void drop_rest() { front_ = back_; }
+  /// Where the worker's own jobs end once none are left (the rest went to thieves).
+  int end() const { return front_; }
+
+ private:
+  int front_ = 0;
+  int back_ = 0;
+};
+
+/// What a worker tells the root about a batch it ran for another worker.
+struct batch_head {
+  int owner = 0;   ///< whose chunk
+  int begin = 0;   ///< the owner's local jobs [begin, end)
+  int end = 0;
+  int code = 0;    ///< a wire::status
+  int job = -1;    ///< global index of the failing job
+};
+
+/// Where the root's running of workers' jobs stopped early: a job that threw, or changed its output count.
+struct taken_failure {
+  wire::status code = wire::status::ok;
+  int rank = 0;  ///< whose chunk
+  int job = -1;  ///< global index of the failing job
+  job_error error;
+};
+
+/// The first failure, by job index, among the batches the workers ran for other workers in a call.
+struct stolen_failure {
+  wire::status code = wire::status::ok;
+  int thief = 0;  ///< the rank that ran the batch (it holds the error)
+  int job = -1;   ///< global index of the failing job (failed only)
+};
+
+/// Waits a little in a claim loop, as the policy says (`spins` counts the waits so far).
+void pause_in_claims(wait_policy policy, unsigned& spins);
+
+/// Runs worker r's local jobs `got` on the root from the caller's data, into their place in `region` (the
+/// blocks of r's chunk). On a failure records it in `failure`.
+void run_batch_on_root(cluster_state& s, const root_site& site, const call_request& req, double* region, int r,
+                       job_range got, taken_failure& failure);
+
+/// Root: its ask to one worker, whose answer is awaited.
+class root_ask {
+ public:
+  /// Asks worker r for a batch (`want`), or tells it that the root wants none.
+  void post(cluster_state& s, int r, bool want);
+  /// Waits for the answer until the call's deadline: false if it passed.
+  bool wait(cluster_state& s);
+  /// Whether an ask is on its way and not yet waited for.
+  bool posted() const { return posted_; }
+  /// The batch granted (empty: the worker has none left).
+  job_range granted() const { return {range_[0], range_[1]}; }
+
+ private:
+  int range_[2] = {0, 0};
+  MPI_Request reply_ = MPI_REQUEST_NULL;
+  bool posted_ = false;
+};
+
+/// Root: polled between its own jobs (n of them), asks worker 1 for a batch while the last few run, so that
+/// the answer (given between the worker's batches) is there when they are done.
+class early_ask final : public job_poller {
+ public:
+  early_ask(cluster_state& s, int n) : s_(s), n_(n) {}
+  void poll() override;
+  root_ask first;  ///< the ask to worker 1, once posted
+
+ private:
+  cluster_state& s_;
+  int n_;
+  int polls_ = 0;
+};
+
+/// Root, once its own jobs are done: asks each worker in turn for batches of its unstarted jobs until it has
+/// none left, running each batch into `buffer`; with `want` false it asks for none (it still asks each
+/// worker once, as the protocol needs). Stops taking at the first failure. Returns the jobs it ran, or -1
+/// when the call's deadline (MAPRECT_TIMEOUT) passed while a worker had not answered (`late` is that worker).
+/// `early`, if not null, may hold the ask to worker 1 already posted.
+int steal_as_root(cluster_state& s, const root_site& site, const call_request& req, double* buffer, bool want,
+                  taken_failure& failure, int& late, early_ask* early = nullptr);
+
+/// Root, after the status gather of a call under MAPRECT_BALANCE=hosts: receives each worker's blocks (of its
+/// own jobs, then of each batch it ran for another worker) into `buffer`, sets s.call.worker_ends, and
+/// returns the first failure among the batches. Returns the doubles received.
+long long receive_worker_blocks(cluster_state& s, const root_site& site, double* buffer, stolen_failure& failure);
+
+/// Worker: steps 4 and 5 of a steady call under MAPRECT_BALANCE=hosts, once its job parameters are in
+/// `job_params`: runs its jobs, serving the thieves' asks, then takes batches from the other workers, then
+/// answers (status by gather, blocks by message).
+void serve_call_stealing(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
+                         const double* job_params);
+
+/// Who ran which jobs in a steady call under MAPRECT_BALANCE=hosts, per worker (indexed by rank).
+struct balance_report {
+  std::vector<int> ends;   ///< where its own jobs ended: others ran the rest of its chunk
+  std::vector<int> taken;  ///< jobs of other workers' chunks it ran
+};
+
+/// Root: who ran which jobs in the last steady call under MAPRECT_BALANCE=hosts (empty vectors otherwise).
+balance_report last_call_balance();
+
+}  // namespace maprect::detail

@@ -1,0 +1,260 @@
+// Claims between any two ranks, by message: the worker's side (its own jobs while serving asks, batches
+// taken from other workers, the answer to the root).
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <maprect/detail/job_runner.hpp>
+#include <maprect/detail/registry.hpp>
+#include <string>
+
+#include "src/steal.hpp"
+
+namespace maprect::detail {
+
+namespace {
+
+/// A batch this worker ran for another worker, kept until the root receives it.
+struct stolen_batch {
+  batch_head head;
+  block_buffer blocks;
+};
+
+/// The rows of a batch granted to a worker thief, sent without waiting: the thief receives them once it has
+/// run the batch it holds.
+struct granted_rows {
+  std::vector<double> reals;
+  std::vector<int> ints;
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+};
+
+/// One worker's part of a steady call under MAPRECT_BALANCE=hosts.
+class worker_claims {
+ public:
+  worker_claims(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
+                const double* job_params)
+      : s_(s), site_(site), v_(v), shared_(shared), job_params_(job_params), f_(find_functor(v.call_id)) {
+    jobs_.reset(site.n_jobs);
+  }
+
+  /// Runs this rank's own jobs from the front, answering asks between batches. Returns the failing job's
+  /// global index, or -1; sets code_.
+  int run_own();
+  /// Takes batches from each other worker in turn until each has none left, then answers asks until every
+  /// other rank has been told "none".
+  void steal_and_serve(bool want);
+  /// Status by gather, then the blocks by message.
+  void answer(int failed_job, double busy, const team_busy& threads);
+
+  wire::status code() const { return code_; }
+
+ private:
+  void serve_asks();
+  void grant(int thief, bool want);
+  void post_ask(int owner, bool want);
+  job_range await_grant();
+  void receive_rows(int owner, job_range got);
+  void run_stolen(int owner, job_range got);
+
+  cluster_state& s_;
+  worker_site& site_;
+  const wire::request& v_;
+  const double* shared_;
+  const double* job_params_;
+  const functor_entry* f_;
+  unstarted_jobs jobs_;
+  wire::status code_ = wire::status::ok;
+  int told_none_ = 0;  ///< ranks told that this rank has no jobs left
+  std::vector<stolen_batch> stolen_;
+  std::deque<granted_rows> sent_;  ///< rows on their way to thieves (a deque: their addresses stay)
+  int grant_[2] = {0, 0};          ///< the answer to this rank's pending ask
+  MPI_Request grant_request_ = MPI_REQUEST_NULL;
+  std::vector<double> grant_reals_;  ///< the granted jobs' parameters, then x_r rows
+  std::vector<int> grant_ints_;      ///< their planned output counts, then x_i rows
+};
+
+void worker_claims::grant(int thief, bool want) {
+  const job_range g = want ? jobs_.grant_back() : job_range{};
+  const int range[2] = {g.begin, g.end};
+  MPI_Send(range, 2, MPI_INT, thief, steal_tag::grant, s_.comm);
+  if (g.empty()) {
+    ++told_none_;
+    return;
+  }
+  if (thief == 0) return;  // the root has the caller's data
+  const int P = v_.n_job;
+  granted_rows& rows = sent_.emplace_back();
+  rows.reals.assign(job_params_ + static_cast<std::ptrdiff_t>(g.begin) * P,
+                    job_params_ + static_cast<std::ptrdiff_t>(g.end) * P);
+  rows.ints.assign(site_.counts.begin() + g.begin, site_.counts.begin() + g.end);
+  for (int j = g.begin; j < g.end; ++j) {
+    rows.reals.insert(rows.reals.end(), site_.x_r[j].begin(), site_.x_r[j].end());
+    rows.ints.insert(rows.ints.end(), site_.x_i[j].begin(), site_.x_i[j].end());
+  }
+  MPI_Isend(rows.reals.data(), static_cast<int>(rows.reals.size()), MPI_DOUBLE, thief, steal_tag::grant_reals,
+            s_.comm, &rows.requests[0]);
+  MPI_Isend(rows.ints.data(), static_cast<int>(rows.ints.size()), MPI_INT, thief, steal_tag::grant_ints, s_.comm,
+            &rows.requests[1]);
+}
+
+void worker_claims::serve_asks() {
+  int pending = 0;
+  MPI_Status st;
+  while (MPI_Iprobe(MPI_ANY_SOURCE, steal_tag::ask, s_.comm, &pending, &st), pending) {
+    int want = 0;
+    MPI_Recv(&want, 1, MPI_INT, st.MPI_SOURCE, steal_tag::ask, s_.comm, MPI_STATUS_IGNORE);
+    grant(st.MPI_SOURCE, want != 0);
+  }
+}
+
+int worker_claims::run_own() {
+  site_.out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);
+  site_.run_counts.assign(static_cast<std::size_t>(site_.n_jobs), 0);
+  int begin = 0, cursor = 0;
+  try {
+    if (f_ == nullptr)
+      throw std::invalid_argument("call id " + std::to_string(v_.call_id) + " is not registered on rank " +
+                                  std::to_string(s_.rank));
+    for (job_range got = jobs_.take_front(); !got.empty(); got = jobs_.take_front()) {
+      begin = got.begin;
+      const chunk_input in{shared_, v_.n_shared, job_params_ + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job,
+                           v_.n_job, site_.x_r.data() + got.begin, site_.x_i.data() + got.begin, got.size(),
+                           nullptr};
+      s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, site_.out, site_.run_counts.data() + got.begin, cursor);
+      if (!std::equal(site_.run_counts.begin() + got.begin, site_.run_counts.begin() + got.end,
+                      site_.counts.begin() + got.begin)) {
+        code_ = wire::status::counts_changed;  // the blocks no longer fit the plan
+        jobs_.drop_rest();
+        return -1;
+      }
+      serve_asks();
+    }
+  } catch (...) {
+    s_.worker.last_error = current_job_error();
+    code_ = wire::status::failed;
+    jobs_.drop_rest();
+    return site_.job_begin + begin + cursor;
+  }
+  return -1;
+}
+
+void worker_claims::post_ask(int owner, bool want) {
+  const int asked = want ? 1 : 0;
+  MPI_Send(&asked, 1, MPI_INT, owner, steal_tag::ask, s_.comm);
+  MPI_Irecv(grant_, 2, MPI_INT, owner, steal_tag::grant, s_.comm, &grant_request_);
+}
+
+job_range worker_claims::await_grant() {
+  unsigned spins = 0;
+  for (int done = 0; MPI_Test(&grant_request_, &done, MPI_STATUS_IGNORE), !done;) {
+    serve_asks();  // two thieves asking each other must both answer
+    pause_in_claims(s_.settings.policy, spins);
+  }
+  return {grant_[0], grant_[1]};
+}
+
+void worker_claims::receive_rows(int owner, job_range got) {
+  const int n = got.size();
+  grant_reals_.resize(static_cast<std::size_t>(n) * (v_.n_job + v_.row_real));
+  grant_ints_.resize(static_cast<std::size_t>(n) * (1 + v_.row_int));
+  MPI_Recv(grant_reals_.data(), static_cast<int>(grant_reals_.size()), MPI_DOUBLE, owner, steal_tag::grant_reals,
+           s_.comm, MPI_STATUS_IGNORE);
+  MPI_Recv(grant_ints_.data(), static_cast<int>(grant_ints_.size()), MPI_INT, owner, steal_tag::grant_ints, s_.comm,
+           MPI_STATUS_IGNORE);
+}
+
+void worker_claims::run_stolen(int owner, job_range got) {
+  const int n = got.size(), P = v_.n_job;
+  const std::vector<double>& reals = grant_reals_;  // as receive_rows left them
+  const std::vector<int>& ints = grant_ints_;
+  std::vector<std::vector<double>> x_r(static_cast<std::size_t>(n));
+  std::vector<std::vector<int>> x_i(static_cast<std::size_t>(n));
+  for (int k = 0; k < n; ++k) {
+    const auto r0 = reals.begin() + static_cast<std::ptrdiff_t>(n) * P + static_cast<std::ptrdiff_t>(k) * v_.row_real;
+    x_r[k].assign(r0, r0 + v_.row_real);
+    const auto i0 = ints.begin() + n + static_cast<std::ptrdiff_t>(k) * v_.row_int;
+    x_i[k].assign(i0, i0 + v_.row_int);
+  }
+  const int owner_first = site_.plan.first(owner);
+  stolen_.push_back({{owner, got.begin, got.end, static_cast<int>(wire::status::ok), -1}, {}});
+  stolen_batch& b = stolen_.back();
+  std::vector<int> counts(static_cast<std::size_t>(n), 0);
+  const chunk_input in{shared_, v_.n_shared, reals.data(), P, x_r.data(), x_i.data(), n, nullptr};
+  int cursor = 0;
+  try {
+    s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, b.blocks, counts.data(), cursor);
+  } catch (...) {
+    s_.worker.last_error = current_job_error();
+    b.head.code = static_cast<int>(wire::status::failed);
+    b.head.job = owner_first + got.begin + cursor;
+    return;
+  }
+  if (!std::equal(counts.begin(), counts.end(), ints.begin()))
+    b.head.code = static_cast<int>(wire::status::counts_changed);
+}
+
+void worker_claims::steal_and_serve(bool want) {
+  for (int k = 1; k < s_.size; ++k) {
+    const int owner = (s_.rank - 1 + k) % (s_.size - 1) + 1;  // the other workers, from the next one on
+    if (owner == s_.rank) continue;
+    post_ask(owner, want && f_ != nullptr);
+    for (job_range got = await_grant(); !got.empty(); got = await_grant()) {
+      receive_rows(owner, got);
+      // The next ask goes before this batch runs: the owner answers it between its own batches, meanwhile.
+      post_ask(owner, want && f_ != nullptr);
+      // A batch granted after a failure is not run: the call fails, or is planned anew.
+      if (!want || f_ == nullptr) continue;
+      run_stolen(owner, got);
+      if (stolen_.back().head.code != static_cast<int>(wire::status::ok)) want = false;
+    }
+  }
+  unsigned spins = 0;
+  while (told_none_ < s_.size - 1) {  // every other rank asks until it hears "none"
+    serve_asks();
+    if (told_none_ < s_.size - 1) pause_in_claims(s_.settings.policy, spins);
+  }
+  // Every thief has heard "none", so it has received the rows of every batch it was granted.
+  for (granted_rows& rows : sent_) MPI_Waitall(2, rows.requests, MPI_STATUSES_IGNORE);
+  sent_.clear();
+}
+
+void worker_claims::answer(int failed_job, double busy, const team_busy& threads) {
+  const int end = jobs_.end();
+  const int doubles = answer_doubles(site_.planned_doubles, site_.block_at.data(), site_.n_jobs, end);
+  site_.out.resize(static_cast<std::size_t>(doubles));
+  double* status = site_.out.data();
+  status[0] = static_cast<int>(code_);
+  status[1] = failed_job;
+  status[2] = busy;
+  status[3] = threads.slowest_seconds;
+  status[4] = threads.fastest_seconds;
+  MPI_Request unused;
+  collect_answers(s_.ends(), MPI_DOUBLE, status, wire::status_doubles, nullptr, nullptr, nullptr,
+                  std::chrono::steady_clock::time_point::max(), unused);
+  const int summary[2] = {end, static_cast<int>(stolen_.size())};
+  MPI_Send(summary, 2, MPI_INT, 0, steal_tag::summary, s_.comm);
+  if (doubles > wire::status_doubles)
+    MPI_Send(status + wire::status_doubles, doubles - wire::status_doubles, MPI_DOUBLE, 0, steal_tag::blocks, s_.comm);
+  for (const stolen_batch& b : stolen_) {
+    MPI_Send(&b.head, 5, MPI_INT, 0, steal_tag::batch_head, s_.comm);
+    if (b.head.code == static_cast<int>(wire::status::ok) && b.blocks.size() > 0)
+      MPI_Send(b.blocks.data(), static_cast<int>(b.blocks.size()), MPI_DOUBLE, 0, steal_tag::blocks, s_.comm);
+  }
+}
+
+}  // namespace
+
+void serve_call_stealing(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
+                         const double* job_params) {
+  const auto start = std::chrono::steady_clock::now();
+  s.chunks.reset_busy();
+  worker_claims claims(s, site, v, shared, job_params);
+  const int failed_job = claims.run_own();
+  claims.steal_and_serve(claims.code() == wire::status::ok);
+  const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  MPI_Request done = MPI_REQUEST_NULL;
+  if (s.settings.timeout > 0) MPI_Isend(nullptr, 0, MPI_BYTE, 0, done_tag, s.comm, &done);
+  claims.answer(failed_job, busy, s.chunks.busy());
+  if (s.settings.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
+}
+
+}  // namespace maprect::detail

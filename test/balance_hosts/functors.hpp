@@ -1,0 +1,35 @@
+#pragma once
+// Functors of the balancing tests: jobs whose cost depends on the rank that runs them, never their results.
+#include <mpi.h>
+
+#include <chrono>
+#include <maprect/map_rect.hpp>
+#include <stdexcept>
+#include <thread>
+
+namespace maprect::test {
+
+/// Spins for x_i[j][0] microseconds, and on world rank x_i[j][3] sleeps x_i[j][4] microseconds more; then
+/// returns x_i[j][1] outputs, output k being (k + 1) * exp(phi(0)) * sum(theta) + x_r[j][0]; throws
+/// std::out_of_range("job gave up at <x_r[j][0]>") when x_i[j][2] is not 0. Whichever rank runs a job, its
+/// outputs are the same.
+struct rank_slowed_job {
+  template <class T1, class T2>
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
+                                                                     const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+                                                                     const std::vector<double>& x_r,
+                                                                     const std::vector<int>& x_i, std::ostream*) const {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(x_i[0]);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == x_i[3]) std::this_thread::sleep_for(std::chrono::microseconds(x_i[4]));
+    if (x_i[2] != 0) throw std::out_of_range("job gave up at " + std::to_string(x_r[0]));
+    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(x_i[1]);
+    for (int k = 0; k < x_i[1]; ++k) out(k) = (k + 1.0) * exp(phi(0)) * theta.sum() + x_r[0];
+    return out;
+  }
+};
+
+}  // namespace maprect::test

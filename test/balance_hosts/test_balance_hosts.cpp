@@ -1,0 +1,145 @@
+// Dynamic balancing across hosts (MAPRECT_BALANCE=hosts, which this test's CTest entries set): any rank
+// out of jobs takes batches of a slower worker's unstarted jobs. The results stay bit-equal to in process
+// whoever runs a job, a slow rank's jobs are run by the others, and a failing job keeps the error rules
+// (the failing job of lowest index decides, wherever it ran).
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "balance_hosts/functors.hpp"
+#include "mpi/compare.hpp"
+#include "src/steal.hpp"
+#include "support/matchers.hpp"
+#include "support/mpi_test.hpp"
+
+using namespace maprect;
+using test::bit_equal;
+using test::evaluate;
+
+MAPRECT_REGISTER(601, test::rank_slowed_job);
+MAPRECT_REGISTER(602, test::rank_slowed_job);
+MAPRECT_REGISTER(603, test::rank_slowed_job);
+MAPRECT_REGISTER(604, test::rank_slowed_job);
+MAPRECT_REGISTER(605, test::rank_slowed_job);
+MAPRECT_REGISTER(606, test::rank_slowed_job);
+
+namespace {
+
+/// Data for rank_slowed_job: `jobs` jobs spinning `us` microseconds, job j with j % 4 outputs (some none),
+/// and on rank `slow_rank` `sleep_us` microseconds more; the jobs in `failing` throw.
+struct slowed_data {
+  std::vector<std::vector<double>> x_r;
+  std::vector<std::vector<int>> x_i;
+  Eigen::VectorXd phi = Eigen::VectorXd::Constant(2, 0.25);
+  std::vector<Eigen::VectorXd> theta;
+  slowed_data(int jobs, int us, int slow_rank = -1, int sleep_us = 0, std::vector<int> failing = {}) {
+    for (int j = 0; j < jobs; ++j) {
+      x_r.push_back({0.5 * j + 0.125});
+      x_i.push_back({us, j % 4, 0, slow_rank, sleep_us});
+      theta.push_back(Eigen::VectorXd::LinSpaced(2, 0.1 * j, 1.0 - 0.1 * j));
+    }
+    for (int j : failing) x_i[j][2] = 1;
+  }
+};
+
+bool balancing_across_hosts() {
+  const char* v = std::getenv("MAPRECT_BALANCE");
+  return v != nullptr && std::strcmp(v, "hosts") == 0;
+}
+
+int sum(const std::vector<int>& v, std::size_t from) {
+  int total = 0;
+  for (std::size_t k = from; k < v.size(); ++k) total += v[k];
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("runs under MAPRECT_BALANCE=hosts") { REQUIRE(balancing_across_hosts()); }
+
+TEST_CASE("claims forced from the start give the in-process bits, for every kind of parameters") {
+  // The root runs none of its own jobs: it takes batches from the workers from the first moment on.
+  const slowed_data d(40, 100);
+  detail::plan_root_share(601, 0);
+  detail::plan_root_share(602, 0);
+  detail::plan_root_share(603, 0);
+  detail::plan_root_share(604, 0);
+  test::check_bit_equal<601, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i);
+  test::check_bit_equal<602, test::rank_slowed_job, double, var>(d.phi, d.theta, d.x_r, d.x_i);
+  test::check_bit_equal<603, test::rank_slowed_job, var, double>(d.phi, d.theta, d.x_r, d.x_i);
+  test::check_bit_equal<604, test::rank_slowed_job, double, double>(d.phi, d.theta, d.x_r, d.x_i);
+  const int R = test::the_cluster->size();
+  if (R == 1) return;
+  // Every worker's chunk ended where it stopped running its own jobs; the root ran the rest of them.
+  const detail::balance_report b = detail::last_call_balance();
+  REQUIRE(static_cast<int>(b.ends.size()) == R);
+  REQUIRE(static_cast<int>(b.taken.size()) == R);
+  const int root_taken = test::the_cluster->last_call_profile().taken_jobs;
+  const int chunk = 40 / (R - 1);  // (J - 0) / (R - 1) split evenly here for R = 2, 3, 5; at most one off
+  int others = 0;
+  for (int r = 1; r < R; ++r) {
+    CHECK(b.ends[r] >= 0);
+    CHECK(b.ends[r] <= chunk + 1);
+    others += b.taken[r];
+  }
+  CHECK(root_taken + others == 40 - sum(b.ends, 1));
+}
+
+TEST_CASE("the jobs of a slow rank are run by the others, with the in-process bits") {
+  const int R = test::the_cluster->size();
+  // Rank 1 sleeps 4 ms in each job, the others spin 50 us. The root's own share is half the jobs.
+  const int J = 48;
+  const slowed_data d(J, 50, 1, 4000);
+  const auto serial =
+      test::in_process([&] { return evaluate<605, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i); });
+  detail::plan_root_share(605, J / 2);
+  int taken_by_root = 0, taken_by_workers = 0;
+  for (int call = 0; call < 4; ++call) {
+    INFO("call " << call << ", ranks " << R);
+    const auto distributed = evaluate<605, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i);
+    REQUIRE(distributed.size() == serial.size());
+    for (std::size_t k = 0; k < serial.size(); ++k) {
+      INFO("entry " << k);
+      CHECK(bit_equal(distributed[k], serial[k]));
+    }
+    if (call == 0 || R == 1) continue;  // the first call plans: it runs the static split
+    const detail::balance_report b = detail::last_call_balance();
+    const int chunk_of_1 = (J - J / 2) / (R - 1);
+    CHECK(b.ends[1] < chunk_of_1);  // others ran the back of the slow rank's chunk
+    taken_by_root += test::the_cluster->last_call_profile().taken_jobs;
+    taken_by_workers += sum(b.taken, 2);
+  }
+  if (R > 1) CHECK(taken_by_root > 0);
+  if (R > 2) CHECK(taken_by_workers > 0);  // workers take from workers too
+}
+
+TEST_CASE("a failing job that another rank took keeps its type and message; the lowest failing job decides") {
+  const int R = test::the_cluster->size();
+  const int J = 32;
+  // The slow rank 1 holds jobs [J / 2, J / 2 + chunk): the last of them is taken by another rank, and with
+  // `early` failing too, the earlier one (run by rank 1 itself, later in time) decides.
+  const int chunk = R > 1 ? (J - J / 2) / (R - 1) : J;
+  const int last_of_1 = R > 1 ? J / 2 + chunk - 1 : J - 1;
+  const int early = R > 1 ? J / 2 + 1 : 1;
+  const slowed_data good(J, 50, 1, 3000), late_bad(J, 50, 1, 3000, {last_of_1}),
+      both_bad(J, 50, 1, 3000, {early, last_of_1});
+  detail::plan_root_share(606, J / 2);
+  const auto expected = test::in_process(
+      [&] { return evaluate<606, test::rank_slowed_job, var, var>(good.phi, good.theta, good.x_r, good.x_i); });
+  CHECK(evaluate<606, test::rank_slowed_job, var, var>(good.phi, good.theta, good.x_r, good.x_i) == expected);
+  auto fails_at = [&](const slowed_data& d, int job) {
+    const std::string at = "job gave up at " + std::to_string(0.5 * job + 0.125);
+    CHECK_THROWS_MATCHES((evaluate<606, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i)),
+                         std::out_of_range, test::message_contains({at, "job " + std::to_string(job)}));
+    recover_memory();
+  };
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    INFO("repeat " << repeat << ", ranks " << R);
+    fails_at(late_bad, last_of_1);
+    fails_at(both_bad, early);
+    // The cluster is in step: the next call gives the in-process bits.
+    CHECK(evaluate<606, test::rank_slowed_job, var, var>(good.phi, good.theta, good.x_r, good.x_i) == expected);
+  }
+}
