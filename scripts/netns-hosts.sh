@@ -124,7 +124,7 @@ set_delay() {
 set_delay "$DELAY" || exit 0
 
 # --- what to run ----------------------------------------------------------------------------------------------
-targets=(maprect-results-dump "${MPI_TESTS[@]}")
+targets=(maprect-results-dump "${MPI_TESTS[@]}" test_balance_hosts)
 [ -z "$SKEWED" ] || targets+=(maprect-skewed-bench)
 missing=()
 for t in "${targets[@]}"; do
@@ -160,6 +160,16 @@ for t in "${MPI_TESTS[@]}"; do
     fail "$t np=$N_HOSTS across $N_HOSTS hosts over TCP"
   fi
 done
+
+# Claims across hosts (MAPRECT_BALANCE=hosts): any rank runs any worker's jobs, with the bits of in process.
+bin=$(find "$MAPRECT_BUILD_DIR/test" -name test_balance_hosts -type f -print -quit)
+start=$SECONDS
+if netns_mpirun -x MAPRECT_BALANCE=hosts "$bin" --use-colour no >"$WORK/balance_hosts.log" 2>&1; then
+  pass "test_balance_hosts np=$N_HOSTS under MAPRECT_BALANCE=hosts across $N_HOSTS hosts over TCP ($((SECONDS - start)) s): $(grep -E '^(All tests passed|test cases)' "$WORK/balance_hosts.log" | tail -1)"
+else
+  cat "$WORK/balance_hosts.log"
+  fail "test_balance_hosts np=$N_HOSTS under MAPRECT_BALANCE=hosts across $N_HOSTS hosts over TCP"
+fi
 
 # --- bit equality: across the hosts vs shared memory vs in process ---------------------------------------------
 if netns_mpirun "$DUMP" "$WORK/tcp.txt" >"$WORK/dump-tcp.log" 2>&1 &&
