@@ -155,4 +155,16 @@ cluster_state* live_cluster_root();
 /// Workers: steps 2 to 5 of a reduce request (workers/serve_reduce.cpp).
 void serve_reduce(cluster_state& s, const wire::request& v, const double* shared);
 
+/// The call's jobs [first, first + n) as a chunk the root runs, reading the caller's parameters and rows.
+inline chunk_input root_jobs_input(const call_request& req, int first, int n) {
+  return {req.shared,
+          req.n_shared,
+          req.job_params + static_cast<std::ptrdiff_t>(first) * req.n_job_params,
+          req.n_job_params,
+          req.x_r->data() + first,
+          req.x_i->data() + first,
+          n,
+          req.msgs};
+}
+
 }  // namespace maprect::detail

@@ -196,17 +196,6 @@ void scatter_own(cluster_state& s, const root_site& site, const call_request& re
                                                                      site.param_layout.counts[0]);
 }
 
-/// The call's jobs [first, first + n) as a chunk the root runs, reading the caller's parameters and rows.
-chunk_input root_jobs_input(const call_request& req, int first, int n) {
-  return {req.shared,
-          req.n_shared,
-          req.job_params + static_cast<std::ptrdiff_t>(first) * req.n_job_params,
-          req.n_job_params,
-          req.x_r->data() + first,
-          req.x_i->data() + first,
-          n,
-          req.msgs};
-}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

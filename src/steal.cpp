@@ -41,14 +41,7 @@ void run_batch_on_root(cluster_state& s, const root_site& site, const call_reque
   const int j0 = site.plan.first(r) + got.begin, n = got.size();
   s.call.taken_out.assign(0, 0.0);
   s.call.taken_counts.assign(static_cast<std::size_t>(n), 0);
-  const chunk_input in{req.shared,
-                       req.n_shared,
-                       req.job_params + static_cast<std::ptrdiff_t>(j0) * req.n_job_params,
-                       req.n_job_params,
-                       req.x_r->data() + j0,
-                       req.x_i->data() + j0,
-                       n,
-                       req.msgs};
+  const chunk_input in = root_jobs_input(req, j0, n);
   int cursor = 0;
   try {
     s.chunks.run(s.team.get(), req.functor->run[static_cast<int>(req.kinds)], in, s.call.taken_out,

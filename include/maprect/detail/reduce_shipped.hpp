@@ -51,9 +51,10 @@ struct same_as<std::vector<T>> {
   template <class V>
   static bool data(const std::vector<T>& a, const V& b) {
     if (a.size() != b.size()) return false;
-    // Rows of doubles or ints, bit for bit in one pass: a call compares all its data, on the root's path.
+    // Long rows of doubles or ints in one memcmp (a call compares all its data, on the root's path); short
+    // ones element by element, where a call of memcmp would cost more than the comparisons.
     if constexpr (std::is_arithmetic_v<T>)
-      return a.empty() || std::memcmp(a.data(), b.data(), sizeof(T) * a.size()) == 0;
+      if (a.size() > 16) return std::memcmp(a.data(), b.data(), sizeof(T) * a.size()) == 0;
     for (std::size_t i = 0; i < a.size(); ++i)
       if (!same_as<T>::data(a[i], b[i])) return false;
     return true;
