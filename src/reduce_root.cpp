@@ -55,7 +55,8 @@ void check_fits(int call_id, long long count, const char* what) {
 /// its slices end), so that the late ones can be named. Without one: never.
 std::chrono::steady_clock::time_point start_deadline(cluster_state& s) {
   if (s.settings.timeout <= 0) return std::chrono::steady_clock::time_point::max();
-  for (int r = 1; r < s.size; ++r) MPI_Irecv(nullptr, 0, MPI_BYTE, r, done_tag, s.comm, &s.root.done[r]);
+  if (s.root.reduce.route != wire::call_route::memory)
+    for (int r = 1; r < s.size; ++r) MPI_Irecv(nullptr, 0, MPI_BYTE, r, done_tag, s.comm, &s.root.done[r]);
   return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                 std::chrono::duration<double>(s.settings.timeout));
 }
@@ -77,6 +78,27 @@ void gather_answers(cluster_state& s, int call_id, std::chrono::steady_clock::ti
     wait(pending, s.settings.policy);
   }
   if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
+}
+
+/// Step 5 through host memory: waits until every worker has finished (its status and blocks are in its slot
+/// then); past the deadline names those that have not, and aborts.
+void await_reports(cluster_state& s, int call_id, std::chrono::steady_clock::time_point deadline) {
+  struct finished_test {
+    const job_claims* claims;
+    int rank;
+    static bool ready(void* self) {
+      const auto& t = *static_cast<finished_test*>(self);
+      return t.claims->progress(t.rank).finished;
+    }
+  };
+  for (int r = 1; r < s.size; ++r) {
+    finished_test test{&s.host.claims, r};
+    if (wait_until(&finished_test::ready, &test, s.settings.policy, deadline)) continue;
+    std::vector<int> late;
+    for (int q = r; q < s.size; ++q)
+      if (!s.host.claims.progress(q).finished) late.push_back(q);
+    abort_late(s, call_id, late);
+  }
 }
 
 /// Runs `step` (messages the workers take part in) and aborts the job if the root fails inside it.
@@ -179,18 +201,24 @@ const std::string* new_payload(cluster_state& s, const reduce_request& req) {
 }
 
 /// Steps 1 to 3 on the root: the request, the payload if `payload` is not null, the sliced values.
-void post_call(cluster_state& s, const reduce_request& req, const std::string* payload) {
+void post_call(cluster_state& s, const reduce_request& req, const std::string* payload, bool reserve) {
   const reduce_layout& layout = *req.layout;
   reduce_root_site& site = s.root.reduce_sites[req.call_id];
   const bool ship = payload != nullptr;
   const int bytes = ship ? static_cast<int>(payload->size()) : 0;
-  const reduce_split split{layout.plan().n_slices(), s.size};
+  const reduce_split& split = site.split;
   reduce_root_buffers& b = s.root.reduce;
-  b.via_slots = !ship && fits_slots(s);  // a call that ships may grow the slots, which moves them
+  b.via_slots = !ship && !reserve && fits_slots(s);  // a call that grows the slots moves them
+  // With every worker's claim words in the root's memory the status goes there too: no gather at all.
+  b.route = !b.via_slots                                            ? wire::call_route::messages
+            : s.settings.take_over && s.host.claims.shared_with_all() ? wire::call_route::memory
+                                                                      : wire::call_route::slots;
   reset_claims(s, split);
   if (b.via_slots) place_values(s, req.sliced);
-  const wire::reduce_header h{req.call_id, static_cast<int>(layout.n_shared()), layout.plan().n_terms,
-                              layout.plan().grainsize, bytes, b.via_slots};
+  const wire::reduce_header h{req.call_id,        static_cast<int>(layout.n_shared()),
+                              layout.plan().n_terms, layout.plan().grainsize,
+                              bytes,              b.route,
+                              split.root_slices,  ship || reserve};
   send_request(s, h.to_request(), req.shared);
   if (ship) {
     site.shipped = false;  // until the workers hold it
@@ -251,26 +279,43 @@ void lay_out_answers(cluster_state& s, const reduce_layout& layout, const reduce
     const int answer = wire::status_doubles +
                        static_cast<int>(layout.block_at(b.ends[r]) - layout.block_at(split.first(r)));
     const int blocks = answer - wire::status_doubles;
+    const bool status_in_memory = b.route == wire::call_route::memory;
     s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answer);
-    if (b.via_slots) s.root.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(blocks);
+    if (b.via_slots)
+      s.root.last_traffic.through_memory +=
+          sizeof(double) * static_cast<std::uint64_t>(status_in_memory ? answer : blocks);
     b.answers.displs[r] = at;
-    b.answers.counts[r] = b.via_slots ? wire::status_doubles : answer;
+    b.answers.counts[r] = !b.via_slots ? answer : status_in_memory ? 0 : wire::status_doubles;
     at += b.answers.counts[r];
   }
 }
 
+/// When a call's steps ended on the root: what the share tuner learns from.
+struct call_clock {
+  std::chrono::steady_clock::time_point posted;      ///< before the request (and the values in the slots)
+  std::chrono::steady_clock::time_point own_start;   ///< after the request, the values and the data compare
+  std::chrono::steady_clock::time_point own_done;    ///< the root's own slices done
+  std::chrono::steady_clock::time_point taken_done;  ///< the slices it took over done
+  std::chrono::steady_clock::time_point gathered;    ///< every worker's answer in
+};
+
 /// Steps 4 and 5 on the root: its own slices, the slices it takes over, then every worker's answer.
 /// Returns the first failing slice the root ran (its own come first; it takes over nothing after a failure).
-root_failure run_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split) {
+root_failure run_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split,
+                             call_clock& clock) {
   reduce_root_buffers& b = s.root.reduce;
-  const auto start = std::chrono::steady_clock::now();
+  clock.own_start = std::chrono::steady_clock::now();
   const auto deadline = start_deadline(s);
   root_failure failure;
   failure.slice = req.session->run(0, split.first(1), b.own.data(), true, failure.error);
+  clock.own_done = std::chrono::steady_clock::now();
   if (failure.slice == INT_MAX && s.settings.take_over) take_over(s, req, split, failure);
-  s.root.last_profile.root_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  clock.taken_done = std::chrono::steady_clock::now();
+  s.root.last_profile.root_seconds = std::chrono::duration<double>(clock.taken_done - clock.own_start).count();
   lay_out_answers(s, *req.layout, split);
-  gather_answers(s, req.call_id, deadline);
+  if (b.route == wire::call_route::memory) await_reports(s, req.call_id, deadline);
+  else gather_answers(s, req.call_id, deadline);
+  clock.gathered = std::chrono::steady_clock::now();
   if (b.via_slots) s.host.slots.sync();
   return failure;
 }
@@ -304,6 +349,46 @@ void throw_first_failure(cluster_state& s, const reduce_request& req, const redu
   }
 }
 
+/// The split of this call's slices: the even one (the root's range the larger, so that a call of one slice
+/// sends nothing) for a new layout or rank count, else the last call's with a root share asked for since.
+/// Returns whether the split moved: then every rank sizes its host slot for it after the call.
+bool plan_split(const cluster_state& s, reduce_root_site& site, int n_slices) {
+  const reduce_split before = site.split;
+  reduce_split& split = site.split;
+  if (split.n_slices != n_slices || split.ranks != s.size) {
+    split = reduce_split::even(n_slices, s.size);
+    site.tuner.restart(0, true);
+  }
+  if (site.next_root_slices >= 0) {
+    split.root_slices = std::min(site.next_root_slices, n_slices);
+    site.next_root_slices = -1;
+    site.tuner.restart(0, false);
+  }
+  return split.n_slices != before.n_slices || split.ranks != before.ranks || split.root_slices != before.root_slices;
+}
+
+/// Records a steady call's timings and asks the share tuner for the next call's root share. Moving the share
+/// moves no data (every rank holds the call site's payload), so the tuner weighs no cost of moving.
+void tune_share(cluster_state& s, reduce_root_site& site, const call_clock& c) {
+  if (!s.settings.tune_shares) return;
+  auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
+  call_timing& t = s.root.reduce.timing;
+  t.check = seconds(c.posted, c.own_start);
+  t.own = seconds(c.own_start, c.own_done);
+  t.arrival = seconds(c.posted, c.gathered);
+  t.waited = seconds(c.taken_done, c.gathered);
+  t.worker_busy.assign(static_cast<std::size_t>(s.size), 0.0);
+  t.worker_jobs.assign(static_cast<std::size_t>(s.size), 0);
+  for (int r = 1; r < s.size; ++r) {
+    t.worker_busy[r] = answer_of(s, r)[2];
+    t.worker_jobs[r] = s.root.reduce.ends[r] - site.split.first(r);
+  }
+  site.tuner.record(site.split.as_plan(), t);
+  // With take-over on one host the root runs a slow worker's slices, so its share stays at most the even one.
+  const bool root_takes = s.settings.take_over && s.host.claims.shared_with_all();
+  site.next_root_slices = site.tuner.proposal(site.split.as_plan(), root_takes);
+}
+
 /// Hands every slice's block to the front door's fold, in slice order: the root's, then each worker's (those
 /// the root took over from its own buffer).
 void fold_in_slice_order(const cluster_state& s, const reduce_request& req, const reduce_split& split) {
@@ -323,6 +408,11 @@ void fold_in_slice_order(const cluster_state& s, const reduce_request& req, cons
 
 }  // namespace
 
+void plan_reduce_root_share(int call_id, int root_slices) {
+  cluster_state* live = live_cluster_root();
+  if (live != nullptr) live->root.reduce_sites[call_id].next_root_slices = std::max(0, root_slices);
+}
+
 void reduce_on_cluster(const reduce_request& req) {
   cluster_state* live = live_cluster_root();
   if (live == nullptr) throw std::logic_error("reduce_sum: no cluster serves this thread");
@@ -330,31 +420,37 @@ void reduce_on_cluster(const reduce_request& req) {
   s.root.last_traffic = {};
   s.root.last_profile = {};
   s.root.last_profile.threads = s.team != nullptr ? s.team->size() : 1;
-  const reduce_split split{req.layout->plan().n_slices(), s.size};
+  reduce_root_site& site = s.root.reduce_sites[req.call_id];
+  const bool moved = plan_split(s, site, req.layout->plan().n_slices());
+  const reduce_split split = site.split;
   lay_out_call(s, req, split);
   s.root.last_profile.root_jobs = split.first(1);
   // When the workers' payload lays the call out as the root does (the same messages on both sides), the
   // call runs at once and the root compares its data with theirs while they run; else a new payload first.
-  const bool early = s.root.reduce_sites[req.call_id].lays_out_as(*req.layout);
+  const bool early = site.lays_out_as(*req.layout);
   const std::string* payload = early ? nullptr : new_payload(s, req);
   bool current = true;
   root_failure failure;
+  call_clock clock;
   between_collectives(s, req.call_id, [&] {
-    post_call(s, req, payload);
+    clock.posted = std::chrono::steady_clock::now();
+    post_call(s, req, payload, moved);
     if (early) current = req.session->unchanged();
-    failure = run_and_collect(s, req, split);
-    if (payload != nullptr) grow_slots(s);
+    failure = run_and_collect(s, req, split, clock);
+    if (payload != nullptr || moved) grow_slots(s);
   });
+  const bool steady = payload == nullptr && current && !moved && failure.slice == INT_MAX;
   // The workers ran on data that changed since they got them: their results go, the call runs again with
   // the new payload (unless it writes the same bytes after all).
   payload = current ? nullptr : new_payload(s, req);
   if (payload != nullptr)
     between_collectives(s, req.call_id, [&] {
-      post_call(s, req, payload);
-      failure = run_and_collect(s, req, split);
+      post_call(s, req, payload, false);
+      failure = run_and_collect(s, req, split, clock);
       grow_slots(s);
     });
   throw_first_failure(s, req, split, failure);
+  if (steady) tune_share(s, site, clock);
   fold_in_slice_order(s, req, split);
 }
 

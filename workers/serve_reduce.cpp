@@ -101,6 +101,23 @@ int run_slices(cluster_state& s, reduce_worker_site& site, const double* shared,
   return failed;
 }
 
+/// Step 5 by message: the status and the blocks of slices [first, end) this rank ran, as the root expects
+/// once the claims are made; through the slot, the status alone tells the root that the blocks are there.
+void send_answer(cluster_state& s, const reduce_worker_site& site, const double* answer, int first, int end,
+                 bool via_slots) {
+  // With a timeout the root learns that this rank is done, so that it can name the ranks that are not.
+  MPI_Request done = MPI_REQUEST_NULL;
+  if (s.settings.timeout > 0) MPI_Isend(nullptr, 0, MPI_BYTE, 0, done_tag, s.comm, &done);
+  const int doubles = via_slots ? wire::status_doubles
+                                : wire::status_doubles +
+                                      static_cast<int>(site.layout.block_at(end) - site.layout.block_at(first));
+  if (via_slots) s.host.slots.sync();
+  MPI_Request unused = MPI_REQUEST_NULL;
+  collect_answers(s.ends(), MPI_DOUBLE, answer, doubles, nullptr, nullptr, nullptr,
+                  std::chrono::steady_clock::time_point::max(), unused);
+  if (s.settings.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
+}
+
 }  // namespace
 
 void serve_reduce(cluster_state& s, const wire::request& v, const double* shared) {
@@ -109,12 +126,13 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
   if (h.payload_bytes > 0) load_payload(s, site, h.payload_bytes);
   site.layout.assign_offsets(slice_plan{h.n_terms, h.grainsize}, site.term_offsets,
                              static_cast<std::size_t>(h.n_shared));
-  const reduce_split split{site.layout.plan().n_slices(), s.size};
+  const reduce_split split{site.layout.plan().n_slices(), s.size, h.root_slices};
   const int first = split.first(s.rank), last = split.first(s.rank + 1);
-  if (h.via_slots) s.host.slots.sync();
-  receive_values(s, site, first, last, h.via_slots);
+  const bool via_slots = h.route != wire::call_route::messages;
+  if (via_slots) s.host.slots.sync();
+  receive_values(s, site, first, last, via_slots);
   double* answer = nullptr;
-  if (h.via_slots) {
+  if (via_slots) {
     answer = s.host.slots.slot(s.rank) + (site.layout.slice_values_at(last) - site.layout.slice_values_at(first));
   } else {
     site.answer.assign(wire::status_doubles + site.layout.block_at(last) - site.layout.block_at(first), 0.0);
@@ -126,21 +144,14 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
   answer[0] = static_cast<int>(failed == INT_MAX ? wire::status::ok : wire::status::failed);
   answer[1] = failed == INT_MAX ? -1 : failed;
   answer[2] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  // With a timeout the root learns that this rank is done, so that it can name the ranks that are not.
-  MPI_Request done = MPI_REQUEST_NULL;
-  if (s.settings.timeout > 0) MPI_Isend(nullptr, 0, MPI_BYTE, 0, done_tag, s.comm, &done);
-  MPI_Request unused = MPI_REQUEST_NULL;
-  // The status and the blocks of the slices this rank ran, as the root expects once the claims are made;
-  // through the slot, the status alone tells the root that the blocks are there.
-  const int doubles = h.via_slots ? wire::status_doubles
-                                  : wire::status_doubles +
-                                        static_cast<int>(site.layout.block_at(end) - site.layout.block_at(first));
-  if (h.via_slots) s.host.slots.sync();
-  collect_answers(s.ends(), MPI_DOUBLE, answer, doubles, nullptr, nullptr, nullptr,
-                  std::chrono::steady_clock::time_point::max(), unused);
-  if (s.settings.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
-  // After a new payload the slots grow to what this rank's values and answer need, for the next calls.
-  if (h.payload_bytes > 0) s.host.reserve(slot_need(site.layout, first, last), s.comm);
+  if (h.route == wire::call_route::memory) {
+    // The status and blocks are in the slot; the root reads them once it sees this rank finished.
+    s.host.claims.finish({static_cast<int>(answer[0]), static_cast<int>(answer[1]), answer[2], 0.0, 0.0});
+  } else {
+    send_answer(s, site, answer, first, end, via_slots);
+  }
+  // After a new payload or split the slots grow to what this rank's values and answer need, for the next calls.
+  if (h.reserve_slots) s.host.reserve(slot_need(site.layout, first, last), s.comm);
 }
 
 }  // namespace maprect::detail

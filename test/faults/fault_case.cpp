@@ -10,6 +10,8 @@
 //   worker-hang     the target worker never returns from a functor (run with MAPRECT_TIMEOUT)
 //   worker-hang-first  the same in the call site's first call
 //   reduce-hang     the target worker never returns from a reduce_sum slice (run with MAPRECT_TIMEOUT)
+//   reduce-hang-steady  the same in a steady call (the call number in the sliced vars, the data unchanged),
+//                   which on one host with take-over waits for the workers' statuses in host memory
 //   root-slow       the root's own jobs take 1.5 s once, its workers answer at once: with MAPRECT_TIMEOUT=1
 //                   the call must still succeed (exit 0), since no worker is late
 //   root-throw      the root throws out of main while the workers serve
@@ -106,11 +108,28 @@ struct fault_partial {
   }
 };
 
+/// reduce-hang-steady: the sum of the slice's terms, each the call number; from call first_failing_call() on,
+/// the target rank never returns, and the root holds its first slice 0.1 s (as hold_root does) so that the
+/// target claims a slice before the root could take them all over.
+struct steady_fault_partial {
+  template <class T>
+  T operator()(const std::vector<T>& slice, int, int, std::ostream*) const {
+    const int call = static_cast<int>(maprect::value_of(slice[0]));
+    if (this_rank == target && call >= first_failing_call())
+      while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+    if (this_rank == 0) hold_root(call);
+    T sum = 0;
+    for (const T& t : slice) sum += t;
+    return sum;
+  }
+};
+
 }  // namespace
 
 MAPRECT_REGISTER(1, fault_job);
 MAPRECT_REGISTER(2, fault_job);
 MAPRECT_REGISTER_REDUCE(3, fault_partial);
+MAPRECT_REGISTER_REDUCE(4, steady_fault_partial);
 
 namespace {
 
@@ -145,6 +164,12 @@ int main(int argc, char** argv) {
   if (fault == "reduce-hang")
     for (int k = 0; k < kCallsBeforeFault + 2; ++k)
       maprect::reduce_sum<3, fault_partial>(std::vector<double>(8, 0.5), 1, nullptr, static_cast<double>(k));
+  if (fault == "reduce-hang-steady")
+    for (int k = 0; k < kCallsBeforeFault + 2; ++k) {
+      const std::vector<maprect::var> terms(8, maprect::var(k));
+      maprect::grad(maprect::reduce_sum<4, steady_fault_partial>(terms, 1, nullptr));
+      maprect::recover_memory();
+    }
   if (fault == "root-throw") throw std::runtime_error("fault_case: the root gives up");
   if (fault == "root-exit") std::exit(0);
   if (fault == "root-sigkill") std::raise(SIGKILL);

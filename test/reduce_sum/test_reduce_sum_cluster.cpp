@@ -69,6 +69,7 @@ struct slow_on_workers {
 
 MAPRECT_REGISTER_REDUCE(560, maprect::test::slow_on_workers<maprect::test::walking_partial>)
 MAPRECT_REGISTER_REDUCE(561, maprect::test::slow_on_workers<maprect::test::throwing_partial>)
+MAPRECT_REGISTER_REDUCE(571, maprect::test::walking_partial)
 
 namespace {
 
@@ -374,6 +375,10 @@ bool reduce_through_host_memory() {
   return the_cluster->size() > 1 && one_node && (v == nullptr || std::strcmp(v, "messages") != 0);
 }
 
+/// Whether a steady call's statuses go through host memory too (the claim words of take-over): then the
+/// call sends no message but its request.
+bool status_through_host_memory() { return reduce_through_host_memory() && taking_over(); }
+
 TEST_CASE("reduce_sum over the cluster: traffic per call matches the message plan, through host memory on one host") {
   recover_memory();
   std::vector<var> terms;
@@ -398,8 +403,43 @@ TEST_CASE("reduce_sum over the cluster: traffic per call matches the message pla
     const std::uint64_t values = 8u * (12 - 2 * root_slices), blocks = 8u * 4 * (slices - root_slices - taken);
     CHECK(t.sent == 8u * 32 * (R - 1) + values);
     CHECK(t.received == 8u * 5 * (R - 1) + blocks);
-    // On one host the values and blocks go through the workers' slots; the request and status by message.
-    CHECK(t.through_memory == (reduce_through_host_memory() ? values + blocks : 0u));
+    // On one host the values and blocks go through the workers' slots; the request by message, and the status
+    // too unless the claim words of take-over carry it.
+    const std::uint64_t statuses = status_through_host_memory() ? 8u * 5 * (R - 1) : 0u;
+    CHECK(t.through_memory == (reduce_through_host_memory() ? values + blocks + statuses : 0u));
+  }
+  recover_memory();
+}
+
+TEST_CASE("reduce_sum over the cluster: any root share of the slices gives the same bits, and a moved share keeps "
+          "the host slots") {
+  recover_memory();
+  std::vector<var> terms;
+  for (int t = 0; t < 24; ++t) terms.push_back(0.05 * t - 0.6);
+  const var scale = 1.3;
+  const int R = the_cluster->size(), slices = 8;  // grainsize 3
+  const value_and_gradient want = fold_over_slices<walking_partial>(3, terms, scale);
+  CHECK(run_call<571, walking_partial>(true, 3, terms, scale) == want);  // ships the call site's data
+  int root_runs = slices - slices * (R - 1) / R;
+  for (int share : {0, 1, slices / 2, slices - 1, slices, slices + 5}) {
+    INFO("root share " << share << ", " << R << " ranks");
+    detail::plan_reduce_root_share(571, share);
+    const bool moved = std::min(share, slices) != root_runs;
+    root_runs = std::min(share, slices);
+    CHECK(run_call<571, walking_partial>(true, 3, terms, scale) == want);
+    // A share that moves resizes the slots after the call, so the call itself goes by message.
+    if (moved) CHECK(the_cluster->last_call_traffic().through_memory == 0);
+    if (R > 1) CHECK(the_cluster->last_call_profile().root_jobs == root_runs);
+    for (int call = 0; call < 2; ++call) {
+      CHECK(run_call<571, walking_partial>(true, 3, terms, scale) == want);
+      const cluster::profile p = the_cluster->last_call_profile();
+      const cluster::traffic t = the_cluster->last_call_traffic();
+      if (R == 1) continue;
+      CHECK(p.root_jobs == root_runs);
+      // The workers' values and blocks still fit their slots: through memory on one host.
+      CHECK((t.through_memory > 0) == (status_through_host_memory() ||
+                                       (reduce_through_host_memory() && root_runs < slices)));
+    }
   }
   recover_memory();
 }

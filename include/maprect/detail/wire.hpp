@@ -31,7 +31,7 @@ enum slot : int {
   s_n_jobs,       ///< J
   s_row_real,     ///< length of every x_r row
   s_row_int,      ///< length of every x_i row
-  s_arg,          ///< command argument (fetch_error: the rank; call: a call_route)
+  s_arg,          ///< command argument (fetch_error: the rank; call, reduce: a call_route)
   s_sequence,     ///< call number, checked by workers
   s_root_jobs,    ///< first_call, move_share: how many jobs the root keeps (the workers split the rest evenly)
 };
@@ -78,8 +78,8 @@ struct request {
 enum class call_route : int {
   messages = 0,  ///< parameters by scatter, blocks and status by gather
   slots = 1,     ///< parameters and blocks through the host slots, status by gather
-  memory = 2,    ///< through the host slots, each batch of blocks published as it ends and the status
-                 ///< in host memory beside the claims: no message but the request
+  memory = 2,    ///< through the host slots, each batch of blocks published as it ends (map_rect) and the
+                 ///< status in host memory beside the claims: no message but the request
 };
 
 /// Per rank, the results of a steady-state call begin with this many status doubles: status code, failing
