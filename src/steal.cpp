@@ -16,9 +16,11 @@ job_range unstarted_jobs::take_front() {
   return {front_ - take, front_};
 }
 
-job_range unstarted_jobs::grant_back() {
+job_range unstarted_jobs::grant_back(int held) {
   if (front_ >= back_) return {};
-  const int take = std::max(1, (back_ - front_) / 4);
+  const int left = back_ - front_;
+  const int take = held == 0 ? std::max(1, left / 2) : (left - held) / 2;
+  if (take <= 0) return later_grant();
   back_ -= take;
   return {back_, back_ + take};
 }
@@ -58,8 +60,8 @@ void run_batch_on_root(cluster_state& s, const root_site& site, const call_reque
   std::copy_n(s.call.taken_out.data(), s.call.taken_out.size(), region + site.block_at[j0]);
 }
 
-void root_ask::post(cluster_state& s, int r, bool want) {
-  const int ask = want ? 1 : 0;
+void root_ask::post(cluster_state& s, int r, bool want, int held) {
+  const int ask = ask_message(want, held);
   MPI_Send(&ask, 1, MPI_INT, r, steal_tag::ask, s.comm);
   MPI_Irecv(range_, 2, MPI_INT, r, steal_tag::grant, s.comm, &reply_);
   posted_ = true;
@@ -73,8 +75,9 @@ bool root_ask::wait(cluster_state& s) {
 void early_ask::poll() {
   polls_ += 1;
   // A session polls before its jobs 7, 15, 23, ...: 8 k - 1 jobs are done at the k-th poll.
-  if (first.posted() || n_ - (8 * polls_ - 1) > 8 || s_.size < 2) return;
-  first.post(s_, 1, true);
+  const int own_left = n_ - (8 * polls_ - 1);
+  if (first.posted() || own_left > 8 || s_.size < 2) return;
+  first.post(s_, 1, true, std::max(0, own_left));  // the root's own jobs still to run count as held
 }
 
 int steal_as_root(cluster_state& s, const root_site& site, const call_request& req, double* buffer, bool want,
@@ -91,9 +94,14 @@ int steal_as_root(cluster_state& s, const root_site& site, const call_request& r
         return -1;
       }
       const job_range got = ask.granted();
+      // "Later" came while the root ran the batch it held: it holds none now.
+      if (is_later(got)) {
+        ask.post(s, r, want && failure.code == wire::status::ok);
+        continue;
+      }
       if (got.empty()) break;
       // The next ask goes before this batch runs: the worker answers it between its own batches, meanwhile.
-      ask.post(s, r, want && failure.code == wire::status::ok);
+      ask.post(s, r, want && failure.code == wire::status::ok, got.size());
       // A batch granted to a root that wants none (asked early, before its own jobs failed) or after a
       // failure is not run: the call fails, or is planned anew.
       if (!want || failure.code != wire::status::ok) continue;

@@ -46,10 +46,10 @@ class unstarted_jobs {
   }
   /// The next batch the worker runs: a sixteenth of what is left, so that it answers asks often.
   job_range take_front();
-  /// A batch for a thief: a quarter of what is left, from the back. Jobs may differ in cost, and the back
-  /// of a chunk may hold the dearest: half of what is left could be more work than the worker has left; an
-  /// eighth leaves the thief waiting on round trips between hosts.
-  job_range grant_back();
+  /// A batch for a thief that still holds `held` jobs of this worker's (the batch it runs while this ask
+  /// travels), from the back: half of what is left beyond them, so that both end about together; at least
+  /// one job to a thief that holds none. Returns later_grant() when the thief holds enough for now.
+  job_range grant_back(int held);
   /// The worker runs no more of its jobs (one failed or changed its output count): none are left to grant.
   void drop_rest() { front_ = back_; }
   /// Where the worker's own jobs end once none are left (the rest went to thieves).
@@ -59,6 +59,15 @@ class unstarted_jobs {
   int front_ = 0;
   int back_ = 0;
 };
+
+/// The answer "none for now, ask again once your batch is done" to a thief that holds enough (as opposed to
+/// an empty range: "none left").
+inline job_range later_grant() { return {-1, -1}; }
+/// Whether a grant is later_grant().
+inline bool is_later(job_range g) { return g.begin < 0; }
+
+/// The ask's message: 0 for no batch, else 1 + the jobs of the owner's that the thief still holds.
+inline int ask_message(bool want, int held) { return want ? 1 + held : 0; }
 
 /// What a worker tells the root about a batch it ran for another worker.
 struct batch_head {
@@ -95,8 +104,9 @@ void run_batch_on_root(cluster_state& s, const root_site& site, const call_reque
 /// Root: its ask to one worker, whose answer is awaited.
 class root_ask {
  public:
-  /// Asks worker r for a batch (`want`), or tells it that the root wants none.
-  void post(cluster_state& s, int r, bool want);
+  /// Asks worker r for a batch (`want`; the root still holds `held` of its jobs), or tells it that the root
+  /// wants none.
+  void post(cluster_state& s, int r, bool want, int held = 0);
   /// Waits for the answer until the call's deadline: false if it passed.
   bool wait(cluster_state& s);
   /// Whether an ask is on its way and not yet waited for.

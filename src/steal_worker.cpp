@@ -49,8 +49,8 @@ class worker_claims {
 
  private:
   void serve_asks();
-  void grant(int thief, bool want);
-  void post_ask(int owner, bool want);
+  void grant(int thief, int ask);
+  void post_ask(int owner, bool want, int held = 0);
   job_range await_grant();
   void receive_rows(int owner, job_range got);
   void run_stolen(int owner, job_range got);
@@ -72,10 +72,11 @@ class worker_claims {
   std::vector<int> grant_ints_;      ///< their planned output counts, then x_i rows
 };
 
-void worker_claims::grant(int thief, bool want) {
-  const job_range g = want ? jobs_.grant_back() : job_range{};
+void worker_claims::grant(int thief, int ask) {
+  const job_range g = ask > 0 ? jobs_.grant_back(ask - 1) : job_range{};
   const int range[2] = {g.begin, g.end};
   MPI_Send(range, 2, MPI_INT, thief, steal_tag::grant, s_.comm);
+  if (is_later(g)) return;
   if (g.empty()) {
     ++told_none_;
     return;
@@ -100,9 +101,9 @@ void worker_claims::serve_asks() {
   int pending = 0;
   MPI_Status st;
   while (MPI_Iprobe(MPI_ANY_SOURCE, steal_tag::ask, s_.comm, &pending, &st), pending) {
-    int want = 0;
-    MPI_Recv(&want, 1, MPI_INT, st.MPI_SOURCE, steal_tag::ask, s_.comm, MPI_STATUS_IGNORE);
-    grant(st.MPI_SOURCE, want != 0);
+    int ask = 0;
+    MPI_Recv(&ask, 1, MPI_INT, st.MPI_SOURCE, steal_tag::ask, s_.comm, MPI_STATUS_IGNORE);
+    grant(st.MPI_SOURCE, ask);
   }
 }
 
@@ -137,8 +138,8 @@ int worker_claims::run_own() {
   return -1;
 }
 
-void worker_claims::post_ask(int owner, bool want) {
-  const int asked = want ? 1 : 0;
+void worker_claims::post_ask(int owner, bool want, int held) {
+  const int asked = ask_message(want, held);
   MPI_Send(&asked, 1, MPI_INT, owner, steal_tag::ask, s_.comm);
   MPI_Irecv(grant_, 2, MPI_INT, owner, steal_tag::grant, s_.comm, &grant_request_);
 }
@@ -197,10 +198,14 @@ void worker_claims::steal_and_serve(bool want) {
     const int owner = (s_.rank - 1 + k) % (s_.size - 1) + 1;  // the other workers, from the next one on
     if (owner == s_.rank) continue;
     post_ask(owner, want && f_ != nullptr);
-    for (job_range got = await_grant(); !got.empty(); got = await_grant()) {
+    for (job_range got = await_grant(); is_later(got) || !got.empty(); got = await_grant()) {
+      if (is_later(got)) {  // it came while this rank ran the batch it held: it holds none now
+        post_ask(owner, want && f_ != nullptr);
+        continue;
+      }
       receive_rows(owner, got);
       // The next ask goes before this batch runs: the owner answers it between its own batches, meanwhile.
-      post_ask(owner, want && f_ != nullptr);
+      post_ask(owner, want && f_ != nullptr, got.size());
       // A batch granted after a failure is not run: the call fails, or is planned anew.
       if (!want || f_ == nullptr) continue;
       run_stolen(owner, got);
