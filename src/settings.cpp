@@ -144,6 +144,15 @@ int resolve_threads(MPI_Comm comm, int rank, int asked) {
   return 1;
 }
 
+/// Whether the ranks of `comm` run on more than one host. Collective.
+bool spans_hosts(MPI_Comm comm) {
+  int ranks = 0;
+  MPI_Comm_size(comm, &ranks);
+  int on_host = mpi_comm::host_of(comm).size(), fewest = 0;
+  MPI_Allreduce(&on_host, &fewest, 1, MPI_INT, MPI_MIN, comm);
+  return fewest < ranks;
+}
+
 /// Every rank learns of the first rank with an invalid value, and all of them throw alike: that rank with
 /// its message, the others naming it and repeating its message.
 void agree_on_errors(MPI_Comm comm, int rank, const std::string& error) {
@@ -180,8 +189,11 @@ cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked) {
   double agreed[4] = {static_cast<double>(policy), e.timeout, static_cast<double>(e.balance),
                       e.host_transport ? 1.0 : 0.0};
   MPI_Bcast(agreed, 4, MPI_DOUBLE, 0, comm);
-  // hosts: claims by message between any two ranks replace the root's take-over on its host.
-  const int balance = static_cast<int>(agreed[2]);
+  // hosts: claims by message between any two ranks replace the root's take-over on its host. auto: the
+  // take-over through host memory where every rank shares the root's host, the claims across hosts where
+  // they do not (the take-over would reach only the root's host).
+  int balance = static_cast<int>(agreed[2]);
+  if (balance == 2 && spans_hosts(comm)) balance = 3;
   return {static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1], balance >= 1, balance == 2,
           agreed[3] != 0, balance == 3, threads};
 }

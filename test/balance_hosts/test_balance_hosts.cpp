@@ -1,4 +1,5 @@
-// Dynamic balancing across hosts (MAPRECT_BALANCE=hosts, which this test's CTest entries set): any rank
+// Dynamic balancing across hosts (MAPRECT_BALANCE=hosts, which this test's CTest entries set, or auto on ranks
+// that span hosts, as scripts/netns-hosts.sh runs it): any rank
 // out of jobs takes batches of a slower worker's unstarted jobs. The results stay bit-equal to in process
 // whoever runs a job, a slow rank's jobs are run by the others, and a failing job keeps the error rules
 // (the failing job of lowest index decides, wherever it ran).
@@ -24,6 +25,7 @@ MAPRECT_REGISTER(603, test::rank_slowed_job);
 MAPRECT_REGISTER(604, test::rank_slowed_job);
 MAPRECT_REGISTER(605, test::rank_slowed_job);
 MAPRECT_REGISTER(606, test::rank_slowed_job);
+MAPRECT_REGISTER(607, test::rank_slowed_job);
 
 namespace {
 
@@ -44,9 +46,12 @@ struct slowed_data {
   }
 };
 
+/// MAPRECT_BALANCE=hosts, or auto (the default) on ranks that span more than one host.
 bool balancing_across_hosts() {
   const char* v = std::getenv("MAPRECT_BALANCE");
-  return v != nullptr && std::strcmp(v, "hosts") == 0;
+  if (v != nullptr && std::strcmp(v, "hosts") == 0) return true;
+  const bool automatic = v == nullptr || v[0] == '\0' || std::strcmp(v, "auto") == 0;
+  return automatic && !test::one_node;
 }
 
 int sum(const std::vector<int>& v, std::size_t from) {
@@ -57,7 +62,17 @@ int sum(const std::vector<int>& v, std::size_t from) {
 
 }  // namespace
 
-TEST_CASE("runs under MAPRECT_BALANCE=hosts") { REQUIRE(balancing_across_hosts()); }
+TEST_CASE("runs under MAPRECT_BALANCE=hosts, or auto across hosts; the runtime balances across hosts then") {
+  REQUIRE(balancing_across_hosts());
+  const slowed_data d(12, 10);
+  const auto serial =
+      test::in_process([&] { return evaluate<607, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i); });
+  for (int call = 0; call < 2; ++call)  // the first call ships the data; the second is a steady one
+    CHECK(evaluate<607, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i) == serial);
+  // Who ran which jobs is reported only when the runtime balances across hosts.
+  const std::size_t ranks = static_cast<std::size_t>(test::the_cluster->size());
+  if (ranks > 1) CHECK(detail::last_call_balance().ends.size() == ranks);
+}
 
 TEST_CASE("claims forced from the start give the in-process bits, for every kind of parameters") {
   // The root runs none of its own jobs: it takes batches from the workers from the first moment on.
