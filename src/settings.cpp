@@ -190,12 +190,13 @@ cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked) {
                       e.host_transport ? 1.0 : 0.0};
   MPI_Bcast(agreed, 4, MPI_DOUBLE, 0, comm);
   // hosts: claims by message between any two ranks replace the root's take-over on its host. auto: the
-  // take-over through host memory where every rank shares the root's host, the claims across hosts where
-  // they do not (the take-over would reach only the root's host).
-  int balance = static_cast<int>(agreed[2]);
-  if (balance == 2 && spans_hosts(comm)) balance = 3;
+  // take-over through host memory where every rank shares the root's host; where they span hosts, the
+  // claims for map_rect calls (the take-over would reach only the root's host), and the take-over still
+  // for reduce_sum's slices on the root's host.
+  const int balance = static_cast<int>(agreed[2]);
+  const bool claims = balance == 3 || (balance == 2 && spans_hosts(comm));
   return {static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1], balance >= 1, balance == 2,
-          agreed[3] != 0, balance == 3, threads};
+          agreed[3] != 0, claims, threads};
 }
 
 }  // namespace maprect::detail
