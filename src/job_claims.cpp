@@ -79,4 +79,18 @@ int job_claims::claim_rest() {
   return back(seen);
 }
 
+bool await_finished(const job_claims& claims, int r, wait_policy policy,
+                    std::chrono::steady_clock::time_point deadline) {
+  struct finished_test {
+    const job_claims* claims;
+    int rank;
+    static bool ready(void* self) {
+      const auto& t = *static_cast<finished_test*>(self);
+      return t.claims->progress(t.rank).finished;
+    }
+  };
+  finished_test test{&claims, r};
+  return wait_until(&finished_test::ready, &test, policy, deadline);
+}
+
 }  // namespace maprect::detail

@@ -13,10 +13,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
 #include "src/chunk_plan.hpp"
+#include "src/wait.hpp"
 
 namespace maprect::detail {
 
@@ -101,5 +103,10 @@ class job_claims {
   word* mine_ = nullptr;         ///< worker: its claim word, or null
   word* my_progress_ = nullptr;  ///< worker: its progress word, or null
 };
+
+/// Root: waits, as the policy says, until worker r has finished its part of the call (true), or until the
+/// deadline passes (false).
+bool await_finished(const job_claims& claims, int r, wait_policy policy,
+                    std::chrono::steady_clock::time_point deadline);
 
 }  // namespace maprect::detail

@@ -83,17 +83,8 @@ void gather_answers(cluster_state& s, int call_id, std::chrono::steady_clock::ti
 /// Step 5 through host memory: waits until every worker has finished (its status and blocks are in its slot
 /// then); past the deadline names those that have not, and aborts.
 void await_reports(cluster_state& s, int call_id, std::chrono::steady_clock::time_point deadline) {
-  struct finished_test {
-    const job_claims* claims;
-    int rank;
-    static bool ready(void* self) {
-      const auto& t = *static_cast<finished_test*>(self);
-      return t.claims->progress(t.rank).finished;
-    }
-  };
   for (int r = 1; r < s.size; ++r) {
-    finished_test test{&s.host.claims, r};
-    if (wait_until(&finished_test::ready, &test, s.settings.policy, deadline)) continue;
+    if (await_finished(s.host.claims, r, s.settings.policy, deadline)) continue;
     std::vector<int> late;
     for (int q = r; q < s.size; ++q)
       if (!s.host.claims.progress(q).finished) late.push_back(q);

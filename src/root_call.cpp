@@ -162,17 +162,8 @@ void gather_through_slots(cluster_state& s, const root_site& site, const call_re
 /// and copies each one's report into its status doubles in `buffer`. Nothing is received: the blocks stay
 /// in the slots until the next call. Past the call's deadline, names the late workers and aborts.
 void collect_reports(cluster_state& s, const call_request& req, double* buffer, const int* displs) {
-  struct finished_test {
-    const job_claims* claims;
-    int rank;
-    static bool ready(void* self) {
-      const auto& t = *static_cast<finished_test*>(self);
-      return t.claims->progress(t.rank).finished;
-    }
-  };
   for (int r = 1; r < s.size; ++r) {
-    finished_test test{&s.host.claims, r};
-    if (!wait_until(&finished_test::ready, &test, s.settings.policy, s.call.deadline)) {
+    if (!await_finished(s.host.claims, r, s.settings.policy, s.call.deadline)) {
       std::vector<int> late;
       for (int q = r; q < s.size; ++q)
         if (!s.host.claims.progress(q).finished) late.push_back(q);
