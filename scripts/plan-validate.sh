@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Compares `maprect plan`'s predicted time per gradient with `maprect bench`'s measurement of the same size at
 # the same rank count: one row per (label, np, size, kernel) with the prediction, the measurement and their
-# ratio; beside them the predicted messages and the raw MPI floor bench measures for the same messages.
+# ratio; beside them the predicted messages and the raw MPI floor bench measures for the same messages, and the
+# link figures plan measured and used (alpha: one-way latency, o: the root's time per message in a stream; of
+# the link between hosts where the ranks span several, else of the one within this host).
 # Printed, not asserted: timings on a shared machine are no test (docs/cost-model.md).
 #
 #   scripts/plan-validate.sh                     np 1-4 on this host, shared memory
@@ -46,14 +48,17 @@ backend = "cluster" if np_ > 1 else "in_process"
 bench = json.load(open(bench_file))
 measured = next(r["median_us"] for r in bench["records"] if r["backend"] == backend and r["kernel"] == kernel)
 floor = next((r["median_us"] for r in bench["records"] if r["backend"] == "raw_mpi_floor"), float("nan"))
+link = plan["inputs"]["remote" if plan["measured_hosts"] > 1 else "local"]
+alpha, o = (link["alpha_us"], link["overhead_us"]) if np_ > 1 else (float("nan"), float("nan"))
 print(f"{label:<12} {np_:>3} {size:>9} {kernel:>7} {row['us_per_gradient_flat']:>12.1f} {measured:>12.1f} "
-      f"{row['us_per_gradient_flat'] / measured:>7.2f} {row['messages_us']:>11.1f} {floor:>9.1f} {row['bound']:>9}")
+      f"{row['us_per_gradient_flat'] / measured:>7.2f} {row['messages_us']:>11.1f} {floor:>9.1f} {row['bound']:>9}"
+      f" {alpha:>8.1f} {o:>6.1f}")
 PY
 }
 
 if [ "${MAPRECT_PLAN_HEADER:-1}" != 0 ]; then
-  printf '%-12s %3s %9s %7s %12s %12s %7s %11s %9s %9s\n' links np size kernel "predicted us" "measured us" ratio \
-    "messages us" "floor us" bound
+  printf '%-12s %3s %9s %7s %12s %12s %7s %11s %9s %9s %8s %6s\n' links np size kernel "predicted us" "measured us" \
+    ratio "messages us" "floor us" bound "alpha us" "o us"
 fi
 for np in $NPS; do
   for size in $SIZES; do
