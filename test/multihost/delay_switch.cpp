@@ -250,10 +250,10 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("usage: maprect-delay-switch --delay-us D <netns>:<device>:<address> (two or more)");
     const std::int64_t delay_ns = parse_delay(argv[2]);
     const unique_fd stop = stop_signals();
-    std::vector<port> ports;
-    for (int a = 3; a < argc; ++a) ports.push_back(make_port(argv[a]));
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     const std::int64_t early_ns = delay_ns > 0 ? timer_lateness_ns(std::min<std::int64_t>(delay_ns, 1000000)) : 0;
+    std::vector<port> ports;
+    for (int a = 3; a < argc; ++a) ports.push_back(make_port(argv[a]));
     std::printf("maprect-delay-switch: %zu hosts, one-way delay %.1f us, timers fire %.1f us late here\n", ports.size(),
                 1e-3 * delay_ns, 1e-3 * early_ns);
     std::fflush(stdout);
