@@ -99,7 +99,8 @@ std::int64_t now_ns() {
 /// Attaches to (or creates) TUN device `device` inside the network namespace at path `netns`, non-blocking,
 /// and returns this thread to the namespace it was in.
 unique_fd open_tun_in(const std::string& netns, const std::string& device) {
-  if (device.empty() || device.size() >= IFNAMSIZ) throw std::invalid_argument("device name '" + device + "': 1 to 15 characters");
+  if (device.empty() || device.size() >= IFNAMSIZ)
+    throw std::invalid_argument("device name '" + device + "': 1 to 15 characters");
   unique_fd home(open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
   unique_fd there(open(netns.c_str(), O_RDONLY | O_CLOEXEC));
   if (home.get() < 0) throw system_error("/proc/self/ns/net");
@@ -226,7 +227,8 @@ void run(std::vector<port>& ports, std::int64_t delay_ns, std::int64_t early_ns,
     }
     if (fds.back().revents != 0) return;
     for (std::size_t i = 0; i < ports.size(); ++i) {
-      if (fds[i].revents & (POLLERR | POLLHUP | POLLNVAL)) throw std::runtime_error("device of " + ports[i].spec + " went away");
+      if (fds[i].revents & (POLLERR | POLLHUP | POLLNVAL))
+        throw std::runtime_error("device of " + ports[i].spec + " went away");
       if (fds[i].revents & POLLIN) read_all(ports[i], ports, delay_ns, buffer);
     }
   }
@@ -265,7 +267,8 @@ int main(int argc, char** argv) {
       written += p.written;
       late_ns += p.late_ns;
     }
-    std::printf("maprect-delay-switch: stopped; %zu packets forwarded, %.2f us after their due time on average; %zu dropped\n",
+    std::printf("maprect-delay-switch: stopped; %zu packets forwarded, %.2f us after their due time on average; "
+                "%zu dropped\n",
                 written, written > 0 ? 1e-3 * static_cast<double>(late_ns) / written : 0.0, dropped);
     return 0;
   } catch (const std::exception& e) {
