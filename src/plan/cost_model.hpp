@@ -62,7 +62,7 @@ struct prediction {
   double broadcast_s = 0;         ///< the request's broadcast (binomial tree)
   double scatter_s = 0;           ///< job parameters out, by the chosen kind
   double gather_s = 0;            ///< blocks back, by the chosen kind
-  double scatter_overlap_s = 0;   ///< the scatter's latency hidden behind the broadcast's (both leave the root back to back)
+  double scatter_overlap_s = 0;   ///< the scatter's latency hidden behind the broadcast's (sent back to back)
   double flat_s = 0;              ///< scatter + gather if flat
   double hierarchical_s = 0;      ///< scatter + gather if hierarchical
   double tree_s = 0;              ///< scatter + gather if by binomial tree
