@@ -14,9 +14,9 @@
 // Waiting is one ppoll over the devices and a signalfd with the time to the next due packet as its timeout:
 // an hrtimer, as precise as clock_nanosleep(TIMER_ABSTIME) under PR_SET_TIMERSLACK 1 (and no slack at all
 // under SCHED_FIFO), but woken by a packet arriving meanwhile, which a sleep would read late. A timer still
-// fires late by the machine's wake-up latency (15-20 us in a virtual machine, which would add that to every
-// delay), so the switch measures that lateness at start and wakes as much early, polling the devices without
-// sleeping for the rest.
+// fires late by the machine's wake-up latency (15-40 us in the virtual machine of docs/cost-model.md, which
+// would add that to every delay), so the switch measures that lateness at start and wakes as much early,
+// polling the devices without sleeping for the rest.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/if.h>
@@ -166,12 +166,13 @@ std::int64_t write_due(std::vector<port>& ports, std::int64_t now) {
   for (port& p : ports) {
     while (!p.queue.empty() && p.queue.front().due_ns <= now) {
       const std::vector<unsigned char>& b = p.queue.front().bytes;
+      const std::int64_t sent_ns = now_ns();
       // A TUN write hands the packet to the host's stack and does not block; a refused one is a lost packet.
       if (write(p.tun.get(), b.data(), b.size()) < 0) {
         ++p.dropped;
       } else {
         ++p.written;
-        p.late_ns += now - p.queue.front().due_ns;
+        p.late_ns += sent_ns - p.queue.front().due_ns;
       }
       p.queue.pop_front();
     }
