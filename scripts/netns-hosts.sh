@@ -4,25 +4,35 @@
 #
 #   scripts/netns-hosts.sh            (stage `multihost` of scripts/test.sh; needs root for `ip netns`)
 #
-# Topology: namespaces mr<pid>h1..h3 (the hosts, UTS host names h1..h3, address $SUBNET.<i>/24 on eth1) joined
-# by a bridge in a fourth namespace mr<pid>sw. Nothing is added to the root namespace, so traffic stays between
-# the namespaces; the per-run names let two runs coexist. mpirun starts in h1 and launches the daemons of h2 and
-# h3 through an rsh agent that enters their namespace.
+# Topology: namespaces mr<pid>h1..h3 (the hosts, UTS host names h1..h3) with two links each:
+#   eth1, $SUBNET.<i>/24: a veth into a bridge in a fourth namespace mr<pid>sw (no added latency);
+#   tun0, $SW_SUBNET.<i>/24 (MTU 9000): a TUN device served by maprect-delay-switch
+#        (test/multihost/delay_switch.cpp), which runs in mr<pid>sw under SCHED_FIFO and hands each packet to
+#        its destination host a fixed one-way delay after it arrived; it runs only while a delay is asked for.
+# Nothing is added to the root namespace, so traffic stays between the namespaces; the per-run names let two
+# runs coexist. mpirun starts in h1 and launches the daemons of h2 and h3 through an rsh agent that enters
+# their namespace. Open MPI's own wire-up (oob) always goes over the bridge; the ranks' messages (btl tcp) go
+# over the one subnet the launcher names: the bridge's, or the switch's where a delay is asked for.
 #
 # Checks: every test binary in MPI_TESTS passes at np=3 with one rank per host; maprect-results-dump (values and
 # gradients of a fixed set of calls as hex floats) writes the same file across the hosts as over shared memory
-# at np=3 and in process (np=1). Namespaces, bridge and any process left in them are removed on exit, also on
-# failure. Where namespaces cannot be created it prints `SKIP: <reason>` and exits 0.
+# at np=3 and in process (np=1). Namespaces, bridge, switch and any process left in them are removed on exit,
+# also on failure. Where namespaces cannot be created it prints `SKIP: <reason>` and exits 0.
 #
-#   scripts/netns-hosts.sh --delay 200us                    the same with a one-way delay on every link
-#   scripts/netns-hosts.sh --plan-validate "0 20us 200us"   then, at each delay, `maprect plan` vs `maprect bench`
-#                                                           at np 2 and 3 across the hosts (scripts/plan-validate.sh)
+#   scripts/netns-hosts.sh --delay 200us                    the same through the switch with a one-way delay
+#   scripts/netns-hosts.sh --plan-validate "0 20us 200us"   then `maprect plan` vs `maprect bench` at np 2 and 3
+#                                                           across the hosts (scripts/plan-validate.sh): over
+#                                                           the bridge, then through the switch at each delay
 #   scripts/netns-hosts.sh --skewed "128x1000"              then the skewed standard model at each JxN and pk2cmt
 #                                                           with stiff subjects (maprect-skewed-bench) on 2 hosts,
 #                                                           one rank each, under MAPRECT_BALANCE=even and =hosts:
 #                                                           speedups printed, bits checked
-# A delay is `tc qdisc netem` on each host's link (egress), so a message between two hosts is delayed once:
-# one way. Where the kernel has no netem qdisc, a delay other than 0 prints `SKIP: netem ...` and is left out.
+# Delays are written 0, 20us, 0.2ms or 20 (microseconds). At each delay d the one-way time of 8-byte MPI round
+# trips between h1 and h2 (maprect-pingpong: 10th percentile of 1000, best of 3 runs) must exceed the switch's
+# own at delay 0 by at least 0.8 d, else FAIL. Delays always go through the switch, never `tc netem`: many
+# kernels (this one) lack the netem qdisc, one mechanism everywhere keeps the figures comparable between
+# machines, and the switch at delay 0 is the baseline over the same path. Without /dev/net/tun the delayed
+# parts print SKIP.
 #   MAPRECT_BUILD_DIR  build with the tests (default: <repo>/build; the needed targets are built if missing)
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=setup.sh
@@ -42,14 +52,19 @@ while [ $# -gt 0 ]; do
   esac
 done
 SUBNET=10.211.0
+SW_SUBNET=10.212.0
 PREFIX=mr$$
 MPI_TESTS=(test_mpi_map_rect test_mpi_errors test_mpi_subcomm)
 DUMP=$MAPRECT_BUILD_DIR/test/multihost/maprect-results-dump
+SWITCH=$MAPRECT_BUILD_DIR/test/multihost/maprect-delay-switch
+PINGPONG=$MAPRECT_BUILD_DIR/test/multihost/maprect-pingpong
+SWITCH_PID=""
 WORK=$(mktemp -d /tmp/maprect-multihost.XXXXXX)
 failures=0
 
 cleanup() {
   local ns pid
+  stop_switch >/dev/null 2>&1 || true
   for ns in "$PREFIX"sw $(seq -f "${PREFIX}h%g" 1 "$N_HOSTS"); do
     ip netns list 2>/dev/null | grep -qw "$ns" || continue
     # Deleting a namespace does not end its processes (a hung rank or daemon): end ours first.
@@ -82,6 +97,12 @@ for i in $(seq 1 "$N_HOSTS"); do
   ip netns exec "$h" ip addr add "$SUBNET.$i/24" dev eth1
   ip netns exec "$h" ip link set eth1 up
   ip netns exec "$h" ip link set lo up
+  # The switch's side: a persistent TUN device (no carrier, so no traffic, until the switch attaches to it).
+  if [ -c /dev/net/tun ]; then
+    ip netns exec "$h" ip tuntap add dev tun0 mode tun
+    ip netns exec "$h" ip link set tun0 mtu 9000 up
+    ip netns exec "$h" ip addr add "$SW_SUBNET.$i/24" dev tun0
+  fi
   echo "$SUBNET.$i slots=1" >>"$WORK/hostfile"
 done
 log "multihost: $N_HOSTS hosts ${PREFIX}h1..h$N_HOSTS on $SUBNET.0/24"
@@ -99,34 +120,118 @@ exec ip netns exec "${PREFIX}h\$i" unshare --uts /bin/sh -c "hostname h\$i; \$*"
 EOF
 chmod +x "$WORK/rsh"
 
-# The launcher across the hosts: "<it> -np N program args", TCP only, on the namespaces' subnet only. Unbound:
-# each host's daemon sees one slot and would bind its rank to core 0, so that every rank shared one core.
-cat >"$WORK/mpirun-hosts" <<EOF
+# The launchers across the hosts: "<it> -np N program args", TCP only, the ranks' messages on one subnet only
+# (mpirun-bridge: the bridge; mpirun-switch: the delay switch). Unbound: each host's daemon sees one slot and
+# would bind its rank to core 0, so that every rank shared one core.
+for link in bridge:$SUBNET switch:$SW_SUBNET; do
+  cat >"$WORK/mpirun-${link%%:*}" <<EOF
 #!/bin/sh
 exec timeout -k 15 180 ip netns exec "${PREFIX}h1" unshare --uts /bin/sh -c 'hostname h1; exec "\$0" "\$@"' \\
   mpirun --hostfile "$WORK/hostfile" --map-by node --bind-to none --mca plm_rsh_agent "$WORK/rsh" --mca btl self,tcp \\
-  --mca btl_tcp_if_include "$SUBNET.0/24" --mca oob_tcp_if_include "$SUBNET.0/24" "\$@"
+  --mca btl_tcp_if_include "${link#*:}.0/24" --mca oob_tcp_if_include "$SUBNET.0/24" "\$@"
 EOF
-chmod +x "$WORK/mpirun-hosts"
+  chmod +x "$WORK/mpirun-${link%%:*}"
+done
 
-# A one-way delay on every host's link ("0": none). Returns 1 where the kernel has no netem qdisc.
-set_delay() {
-  local i err
-  for i in $(seq 1 "$N_HOSTS"); do
-    if [ "$1" = 0 ]; then
-      ip netns exec "${PREFIX}h$i" tc qdisc del dev eth1 root 2>/dev/null || true
-    elif ! err=$(ip netns exec "${PREFIX}h$i" tc qdisc replace dev eth1 root netem delay "$1" 2>&1); then
-      echo "SKIP: netem delay $1 on the links: $err (the kernel needs the sch_netem qdisc)"
-      return 1
-    fi
-  done
-  [ "$1" = 0 ] || log "multihost: one-way delay $1 on every link"
+# --- the delay switch -------------------------------------------------------------------------------------------
+# Microseconds from a delay as written on the command line: 0, 20us, 0.2ms, 20 (microseconds).
+delay_us() {
+  python3 -c "import re, sys
+m = re.fullmatch(r'([0-9]+(?:\.[0-9]*)?)(us|ms)?', sys.argv[1])
+if not m: sys.exit(f'netns-hosts.sh: delay {sys.argv[1]!r}: expected 0, 20us, 0.2ms or 20 (microseconds)')
+print(f'{float(m[1]) * (1000 if m[2] == \"ms\" else 1):g}')" "$1"
 }
-set_delay "$DELAY" || exit 0
+
+# Stops the switch (SIGTERM: it must exit 0) and prints its summary line; nothing where none runs.
+stop_switch() {
+  [ -n "$SWITCH_PID" ] || return 0
+  local rc=0
+  kill -TERM "$SWITCH_PID" 2>/dev/null || true
+  wait "$SWITCH_PID" || rc=$?
+  SWITCH_PID=""
+  tail -1 "$WORK/switch.log"
+  if [ "$rc" -ne 0 ]; then
+    cat "$WORK/switch.log"
+    fail "maprect-delay-switch exited with status $rc on SIGTERM"
+  fi
+}
+
+# (Re)starts the switch with one-way delay $1 between the hosts' tun0 and waits until every device has carrier.
+switch_at() {
+  local us ports=() i
+  us=$(delay_us "$1")
+  stop_switch
+  for i in $(seq 1 "$N_HOSTS"); do ports+=("/var/run/netns/${PREFIX}h$i:tun0:$SW_SUBNET.$i"); done
+  ip netns exec "${PREFIX}sw" chrt -f 10 "$SWITCH" --delay-us "$us" "${ports[@]}" >"$WORK/switch.log" 2>&1 &
+  SWITCH_PID=$!
+  for _ in $(seq 50); do
+    kill -0 "$SWITCH_PID" 2>/dev/null || break
+    [ -s "$WORK/switch.log" ] || { sleep 0.1; continue; }  # its first line follows the attachments
+    for i in $(seq 1 "$N_HOSTS"); do
+      [ "$(ip netns exec "${PREFIX}h$i" cat /sys/class/net/tun0/carrier)" = 1 ] || { sleep 0.1; continue 2; }
+    done
+    log "multihost: $(head -1 "$WORK/switch.log")"
+    return 0
+  done
+  cat "$WORK/switch.log"
+  fail "maprect-delay-switch did not attach to the hosts' devices within 5 s (or exited)"
+  return 1
+}
+
+# "p10 median": the 10th percentile and the median one-way time (us) of 1000 8-byte round trips between h1
+# and h2 over launcher $1 (maprect-pingpong).
+one_way_us() {
+  "$1" -np 2 "$PINGPONG" 1000 >"$WORK/pingpong.log" 2>&1 || { cat "$WORK/pingpong.log" >&2; return 1; }
+  sed -n 's/^one-way us: min [0-9.]* p10 \([0-9.]*\) median \([0-9.]*\)$/\1 \2/p' "$WORK/pingpong.log"
+}
+
+# The one-way time over the bridge, for comparison.
+bridge_latency() {
+  local p10 median
+  read -r p10 median <<<"$(one_way_us "$WORK/mpirun-bridge")"
+  echo "one-way latency h1-h2 over the bridge: $p10 us (10th percentile), $median us (median)"
+}
+
+# The switch really delays: its one-way time at delay $1 exceeds its own at delay 0 by 0.8 $1 or more. Three
+# rounds of the switch at 0, then at $1, each measured by its 10th percentile; the least of the rounds counts:
+# the fast end of each run, and the best of three runs, because a busy machine only ever adds time, to single
+# round trips and (a few us) to whole runs. Leaves the switch running at delay $1.
+check_latency() {
+  local us round d times p10 median fast_0 fast_d added
+  local -A fast=([0]="" [$1]="")
+  us=$(delay_us "$1")
+  [ "$us" != 0 ] || return 0
+  for round in 1 2 3; do
+    for d in 0 "$1"; do
+      switch_at "$d" >/dev/null || return 0
+      if ! times=$(one_way_us "$WORK/mpirun-switch") || [ -z "$times" ]; then
+        fail "one-way latency through the switch at delay $d: maprect-pingpong did not measure it"
+        return 0
+      fi
+      read -r p10 median <<<"$times"
+      echo "one-way latency h1-h2 through the switch at delay $d (round $round): $p10 us (10th percentile)," \
+        "$median us (median)"
+      fast[$d]+=" $p10"
+    done
+  done
+  read -r fast_0 fast_d added < <(python3 -c "import sys
+b, d = (min(map(float, a.split())) for a in sys.argv[1:])
+print(b, d, round(d - b, 1))" "${fast[0]}" "${fast[$1]}")
+  if python3 -c "import sys; sys.exit(float(sys.argv[1]) < 0.8 * float(sys.argv[2]))" "$added" "$us"; then
+    pass "one-way latency through the switch at delay $1: $fast_d us against $fast_0 us at delay 0: $added us" \
+      "added (at least 0.8 x $us us)"
+  else
+    fail "one-way latency through the switch at delay $1: $fast_d us against $fast_0 us at delay 0: only $added us" \
+      "added (less than 0.8 x $us us)"
+  fi
+}
+
+for d in $DELAY $PLAN_DELAYS; do delay_us "$d" >/dev/null || exit 2; done
 
 # --- what to run ----------------------------------------------------------------------------------------------
 targets=(maprect-results-dump "${MPI_TESTS[@]}" test_balance_hosts)
 [ -z "$SKEWED" ] || targets+=(maprect-skewed-bench)
+[ "$(delay_us "$DELAY")" = 0 ] && [ -z "$PLAN_DELAYS" ] || targets+=(maprect-delay-switch maprect-pingpong)
 missing=()
 for t in "${targets[@]}"; do
   [ -x "$(find "$MAPRECT_BUILD_DIR" -name "$t" -type f -perm -u+x -print -quit 2>/dev/null)" ] || missing+=("$t")
@@ -141,9 +246,21 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export OMPI_MCA_mpi_yield_when_idle=1
 unset OMPI_MCA_btl
 
+# The link of the test binaries: the bridge, or the switch at the delay asked for (checked against delay 0).
+LINK=bridge
+NO_TUN="SKIP: delays need /dev/net/tun for maprect-delay-switch (the kernel's tun module)"
+if [ "$(delay_us "$DELAY")" != 0 ]; then
+  [ -c /dev/net/tun ] || { echo "$NO_TUN"; exit 0; }
+  bridge_latency
+  check_latency "$DELAY"
+  switch_at "$DELAY" || exit 1
+  LINK=switch
+fi
+DEVICE=$([ "$LINK" = bridge ] && echo eth1 || echo tun0)
+
 # np=3 across the hosts, one rank each.
 netns_mpirun() {
-  "$WORK/mpirun-hosts" -np "$N_HOSTS" "$@"
+  "$WORK/mpirun-$LINK" -np "$N_HOSTS" "$@"
 }
 # Shared memory on this host, as the CTest tests run.
 shm_mpirun() {
@@ -201,28 +318,40 @@ else
   fail "maprect-results-dump did not run to the end"
 fi
 
-# The ranks really talked over the bridge: bytes received by every host's interface.
+# The ranks really talked over their link: bytes received by every host's interface.
 rx=()
 for i in $(seq 1 "$N_HOSTS"); do
-  rx+=("h$i $(ip netns exec "${PREFIX}h$i" cat /sys/class/net/eth1/statistics/rx_bytes) B")
+  rx+=("h$i $(ip netns exec "${PREFIX}h$i" cat "/sys/class/net/$DEVICE/statistics/rx_bytes") B")
 done
-echo "traffic received over the bridge: ${rx[*]}"
+echo "traffic received over the $LINK ($DEVICE): ${rx[*]}"
 
 # --- the cost model against measurements across the hosts, at each delay (printed, not asserted) -----------------
+# One block of scripts/plan-validate.sh rows, labelled $1, over launcher $2.
+plan_rows() {
+  local start=$SECONDS
+  if MAPRECT_PLAN_MPIRUN=$2 MAPRECT_PLAN_NPS="2 3" MAPRECT_PLAN_SIZES=64x100 MAPRECT_PLAN_REPEAT=50 \
+    MAPRECT_PLAN_LABEL=$1 MAPRECT_PLAN_HEADER=$plan_header scripts/plan-validate.sh; then
+    plan_header=0
+    log "multihost: plan vs bench, $1, in $((SECONDS - start)) s"
+  else
+    fail "plan-validate across the hosts, $1"
+  fi
+}
+
 if [ -n "$PLAN_DELAYS" ]; then
-  header=1
-  for d in $PLAN_DELAYS; do
-    set_delay "$d" || continue
-    start=$SECONDS
-    if MAPRECT_PLAN_MPIRUN="$WORK/mpirun-hosts" MAPRECT_PLAN_NPS="2 3" MAPRECT_PLAN_SIZES=64x100 \
-      MAPRECT_PLAN_LABEL="tcp $d" MAPRECT_PLAN_HEADER=$header scripts/plan-validate.sh; then
-      header=0
-      log "multihost: plan vs bench at delay $d in $((SECONDS - start)) s"
-    else
-      fail "plan-validate across the hosts at delay $d"
-    fi
-  done
-  set_delay 0
+  plan_header=1
+  plan_rows bridge "$WORK/mpirun-bridge"
+  if [ -c /dev/net/tun ]; then
+    bridge_latency
+    for d in $PLAN_DELAYS; do
+      check_latency "$d"
+      switch_at "$d" || break
+      plan_rows "switch $d" "$WORK/mpirun-switch"
+    done
+    if [ "$LINK" = switch ]; then switch_at "$DELAY" || exit 1; else stop_switch; fi
+  else
+    echo "$NO_TUN"
+  fi
 fi
 
 # --- the skewed standard model on 2 hosts: a static split against claims across hosts (printed; bits checked) --
@@ -238,7 +367,7 @@ if [ -n "$SKEWED" ]; then
   for run in "${runs[@]}"; do
     for balance in even hosts; do
       # shellcheck disable=SC2086 # the run's words are its arguments
-      if "$WORK/mpirun-hosts" -np 2 -x MAPRECT_BALANCE=$balance sh -c "$pin" "$skewed_bin" $run \
+      if "$WORK/mpirun-$LINK" -np 2 -x MAPRECT_BALANCE=$balance sh -c "$pin" "$skewed_bin" $run \
         >"$WORK/skewed.log" 2>&1; then
         pass "$(grep '^skewed' "$WORK/skewed.log") across 2 hosts over TCP"
       else
@@ -249,6 +378,7 @@ if [ -n "$SKEWED" ]; then
   done
 fi
 
+stop_switch
 if [ "$failures" -gt 0 ]; then
   echo "multihost: $failures check(s) FAILED"
   exit 1

@@ -140,6 +140,7 @@ json plan_json(const site_figures& f, const chosen_links& l, const link_report& 
                    {"us_per_gradient_flat", 1e6 * p.total_flat_s},
                    {"efficiency", p.efficiency}, {"root_us", 1e6 * p.root_s}, {"broadcast_us", 1e6 * p.broadcast_s},
                    {"scatter_us", 1e6 * p.scatter_s}, {"gather_us", 1e6 * p.gather_s},
+                   {"scatter_overlap_us", 1e6 * p.scatter_overlap_s},
                    {"messages_us", 1e6 * p.messages_s},
                    {"flat_us", 1e6 * p.flat_s}, {"hierarchical_us", 1e6 * p.hierarchical_s},
                    {"tree_us", 1e6 * p.tree_s},

@@ -132,10 +132,11 @@ prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
     if (p.tree_s < std::min(p.flat_s, p.hierarchical_s)) p.gather = gather_kind::tree;
     p.scatter_s = collective_seconds(in, ranks, out, p.gather);
     p.gather_s = collective_seconds(in, ranks, back, p.gather);
+    p.scatter_overlap_s = scatter_overlap_seconds(in, ranks);
   }
-  p.messages_s = p.broadcast_s + p.scatter_s + p.gather_s;
+  p.messages_s = p.broadcast_s + p.scatter_s + p.gather_s - p.scatter_overlap_s;
   p.total_s = p.root_s + p.messages_s + p.compute_s;
-  p.total_flat_s = p.root_s + p.broadcast_s + p.flat_s + p.compute_s;
+  p.total_flat_s = p.root_s + p.broadcast_s + p.flat_s - p.scatter_overlap_s + p.compute_s;
   p.bound = limiting_bound(in, p);
   return p;
 }
@@ -195,6 +196,14 @@ double collective_seconds(const cost_inputs& in, int ranks, double bytes_per_job
     case gather_kind::tree: return tree_seconds(in, ranks, bytes_per_job);
   }
   return 0;
+}
+
+double scatter_overlap_seconds(const cost_inputs& in, int ranks) {
+  require_at_least("ranks", ranks, 1);
+  if (ranks == 1) return 0;
+  // Every kind of scatter, like the broadcast, pays at least one latency of the link to the farthest ranks.
+  const link_figures& l = host_split(in, ranks).second > 1 ? in.remote : in.local;
+  return std::max(0.0, l.alpha_s - l.overhead_s);
 }
 
 prediction predict(const cost_inputs& in, int ranks, int threads) {

@@ -62,11 +62,12 @@ struct prediction {
   double broadcast_s = 0;         ///< the request's broadcast (binomial tree)
   double scatter_s = 0;           ///< job parameters out, by the chosen kind
   double gather_s = 0;            ///< blocks back, by the chosen kind
+  double scatter_overlap_s = 0;   ///< the scatter's latency hidden behind the broadcast's (sent back to back)
   double flat_s = 0;              ///< scatter + gather if flat
   double hierarchical_s = 0;      ///< scatter + gather if hierarchical
   double tree_s = 0;              ///< scatter + gather if by binomial tree
   gather_kind gather = gather_kind::flat;  ///< the cheapest (flat, then hierarchical, when equal)
-  double messages_s = 0;          ///< broadcast + scatter + gather
+  double messages_s = 0;          ///< broadcast + scatter + gather - scatter_overlap
   double total_s = 0;             ///< root + messages + compute
   double total_flat_s = 0;        ///< the same with flat collectives, as the runtime's gathers run today
   double efficiency = 1;          ///< time at 1 x 1 / (P T total)
@@ -85,6 +86,11 @@ double gather_bytes_per_job(const cost_inputs& in);
 /// The time of one collective that moves `bytes_per_job` for every job outside the root between the root
 /// and the other P - 1 ranks, by `kind` (docs/cost-model.md).
 double collective_seconds(const cost_inputs& in, int ranks, double bytes_per_job, gather_kind kind);
+
+/// The latency a scatter saves by following the request's broadcast on the same path at `ranks`: its first
+/// message waits behind the request instead of a latency of its own, so it costs alpha - o of the link to the
+/// farthest ranks (between hosts where there are several), and nothing when o >= alpha or on one rank.
+double scatter_overlap_seconds(const cost_inputs& in, int ranks);
 
 /// The predicted time per gradient at `ranks` x `threads`. Throws std::invalid_argument for bad inputs,
 /// ranks < 1 or threads < 1.

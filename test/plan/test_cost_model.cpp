@@ -171,10 +171,43 @@ TEST_CASE("cost model: many hosts of many ranks with TCP-like links avoid flat",
   // The broadcast: a binomial tree over the 32 hosts, then over the 32 ranks of each host.
   const double bytes = 8.0 * 2;
   CHECK(p.broadcast_s == Approx(5 * (20e-6 + bytes / 1e9) + 5 * (0.5e-6 + bytes / 10e9)).epsilon(1e-12));
-  CHECK(p.messages_s == Approx(p.broadcast_s + p.scatter_s + p.gather_s));
+  // The scatter follows the request across hosts: alpha_r - o_r of its latency is hidden.
+  CHECK(p.scatter_overlap_s == Approx(20e-6 - 5e-6).epsilon(1e-12));
+  CHECK(p.messages_s == Approx(p.broadcast_s + p.scatter_s + p.gather_s - 15e-6));
   CHECK(p.total_s == Approx(p.root_s + p.messages_s + p.compute_s));
-  CHECK(p.total_flat_s == Approx(p.root_s + p.broadcast_s + p.flat_s + p.compute_s));
+  CHECK(p.total_flat_s == Approx(p.root_s + p.broadcast_s + p.flat_s - 15e-6 + p.compute_s));
   CHECK(p.total_flat_s > p.total_s);
+}
+
+TEST_CASE("cost model: the scatter follows the request without a latency of its own", "[plan]") {
+  // Two hosts of one rank over a 200 us link: the request and the job parameters leave the root back to
+  // back and arrive together, the blocks come back one latency later: 2 alpha + o, not 3 alpha.
+  cost_inputs in = free_links(64, 0);
+  in.ranks_per_host = 1;
+  in.remote = {200e-6, 1e9, 5e-6};
+  const auto p = predict(in, 2, 1);
+  const double request = 8.0 * 2 / 1e9, params = 8.0 * 2 * 32 / 1e9, blocks = 8.0 * 5 * 32 / 1e9;
+  CHECK(p.broadcast_s == Approx(200e-6 + request).epsilon(1e-12));
+  CHECK(p.scatter_s == Approx(200e-6 + params).epsilon(1e-12));
+  CHECK(p.gather_s == Approx(200e-6 + blocks).epsilon(1e-12));
+  CHECK(p.scatter_overlap_s == Approx(195e-6).epsilon(1e-12));
+  CHECK(p.messages_s == Approx(2 * 200e-6 + 5e-6 + request + params + blocks).epsilon(1e-12));
+  CHECK(p.total_flat_s == Approx(p.messages_s).epsilon(1e-12));  // no jobs, no root work: messages only
+
+  // Three hosts: the request takes two rounds, the second worker's parameters one more message at the root.
+  const auto q = predict(in, 3, 1);
+  CHECK(q.broadcast_s == Approx(2 * (200e-6 + request)).epsilon(1e-12));
+  CHECK(q.messages_s == Approx(q.broadcast_s + q.scatter_s + q.gather_s - 195e-6).epsilon(1e-12));
+
+  // On one host the local link's latency is the one hidden; none where a message costs the root a latency.
+  in.ranks_per_host = 4;
+  in.local = {2e-6, 1e9, 0.5e-6};
+  CHECK(maprect::plan::scatter_overlap_seconds(in, 4) == Approx(1.5e-6).epsilon(1e-12));
+  CHECK(maprect::plan::scatter_overlap_seconds(in, 8) == Approx(195e-6).epsilon(1e-12));
+  CHECK(maprect::plan::scatter_overlap_seconds(in, 1) == 0);
+  in.local.overhead_s = 3e-6;
+  CHECK(maprect::plan::scatter_overlap_seconds(in, 4) == 0);
+  CHECK_THROWS_WITH(maprect::plan::scatter_overlap_seconds(in, 0), "cost model: ranks = 0, must be >= 1");
 }
 
 TEST_CASE("cost model: rank counts are powers of two with the measured ones merged in", "[plan]") {
