@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "src/chunk_plan.hpp"
+#include "src/collectives.hpp"
 #include "src/wait.hpp"
 
 namespace maprect::detail {
@@ -56,6 +57,7 @@ struct endpoint {
   int rank = 0;                             ///< this rank
   int size = 1;                             ///< ranks in the cluster
   wait_policy policy = wait_policy::spin;   ///< how this rank waits inside collectives
+  collective_hosts* hosts = nullptr;        ///< the hosts of tree and hierarchical collectives, and their buffers
   bool is_root() const { return rank == 0; }
 };
 
@@ -126,17 +128,29 @@ void exchange_gained(const endpoint& e, gained_rows& g);
 void exchange_payload(const endpoint& e, std::string& payload, int bytes);
 
 /// Step 3 by message: the root scatters the job parameters `all` by `layout` (keeping its own part); a
-/// worker receives its part into `mine` (`count` values).
-void post_parameters(const endpoint& e, const double* all, const rank_layout& layout, double* mine, int count);
+/// worker receives its part into `mine` (`count` values). `how`: the kind the request's header names, and
+/// the largest worker's part.
+void post_parameters(const endpoint& e, const collective& how, const double* all, const rank_layout& layout,
+                     double* mine, int count);
 
 /// Step 5 by message: a worker sends `count` values of `type` from `mine`; the root receives rank r's into
-/// `all` at displs[r] (its own part stays in place). With a `deadline`, the root gives up waiting then and
-/// returns false, leaving the gather in `pending` (the workers always complete theirs).
-bool collect_answers(const endpoint& e, MPI_Datatype type, const void* mine, int count, void* all, const int* counts,
-                     const int* displs, std::chrono::steady_clock::time_point deadline, MPI_Request& pending);
+/// `all` at displs[r] (its own part stays in place). `how`: the kind the request's header names, and the
+/// largest worker's answer. With a `deadline` (flat only), the root gives up waiting then and returns
+/// false, leaving the gather in `pending` (the workers always complete theirs).
+bool collect_answers(const endpoint& e, const collective& how, MPI_Datatype type, const void* mine, int count,
+                     void* all, const int* counts, const int* displs, std::chrono::steady_clock::time_point deadline,
+                     MPI_Request& pending);
 
-/// Step 5 of a first call: the root's go (1) or no-go (0) for the blocks, broadcast to every worker.
-int exchange_go(const endpoint& e, int go);
+/// Step 5 by message, flat: as above with collective{} (the status gather under MAPRECT_BALANCE=hosts).
+inline bool collect_answers(const endpoint& e, MPI_Datatype type, const void* mine, int count, void* all,
+                            const int* counts, const int* displs, std::chrono::steady_clock::time_point deadline,
+                            MPI_Request& pending) {
+  return collect_answers(e, collective{}, type, mine, count, all, counts, displs, deadline, pending);
+}
+
+/// Step 5 of a first call: the root's go (1) or no-go (0) for the blocks, broadcast to every worker with the
+/// largest worker's blocks (`chunk`, in values; a worker receives it there).
+int exchange_go(const endpoint& e, int go, int& chunk);
 
 /// Step 6: rank `from` sends its `error` to the root, which receives it into `error`; other ranks do nothing.
 void exchange_error(const endpoint& e, int from, job_error& error);

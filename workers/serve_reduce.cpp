@@ -46,14 +46,15 @@ void load_payload(cluster_state& s, reduce_worker_site& site, int bytes) {
 
 /// Step 3 on a worker: the values of its slices' terms, at their places as on the root: from the start of its
 /// host slot, or by message.
-void receive_values(cluster_state& s, reduce_worker_site& site, int first, int last, bool via_slots) {
+void receive_values(cluster_state& s, reduce_worker_site& site, int first, int last, bool via_slots,
+                    const collective& how) {
   const reduce_layout& layout = site.layout;
   site.sliced.resize(layout.n_sliced());
   if (layout.n_sliced() == 0) return;
   const std::size_t at = layout.slice_values_at(first);
   const int count = static_cast<int>(layout.slice_values_at(last) - at);
   if (via_slots) std::copy_n(s.host.slots.slot(s.rank), count, site.sliced.data() + at);
-  else post_parameters(s.ends(), nullptr, {}, site.sliced.data() + at, count);
+  else post_parameters(s.ends(), how, nullptr, {}, site.sliced.data() + at, count);
 }
 
 /// Doubles this rank's slot needs for its slices [first, last): their values, then its status and blocks.
@@ -112,7 +113,8 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
   const reduce_split split{site.layout.plan().n_slices(), s.size};
   const int first = split.first(s.rank), last = split.first(s.rank + 1);
   if (h.via_slots) s.host.slots.sync();
-  receive_values(s, site, first, last, h.via_slots);
+  const auto kind = static_cast<collective_kind>(v.collective);
+  receive_values(s, site, first, last, h.via_slots, {kind, v.chunk_out});
   double* answer = nullptr;
   if (h.via_slots) {
     answer = s.host.slots.slot(s.rank) + (site.layout.slice_values_at(last) - site.layout.slice_values_at(first));
@@ -136,7 +138,8 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
                                   : wire::status_doubles +
                                         static_cast<int>(site.layout.block_at(end) - site.layout.block_at(first));
   if (h.via_slots) s.host.slots.sync();
-  collect_answers(s.ends(), MPI_DOUBLE, answer, doubles, nullptr, nullptr, nullptr,
+  collect_answers(s.ends(), {kind, h.via_slots ? wire::status_doubles : v.chunk_back}, MPI_DOUBLE, answer, doubles,
+                  nullptr, nullptr, nullptr,
                   std::chrono::steady_clock::time_point::max(), unused);
   if (s.settings.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
   // After a new payload the slots grow to what this rank's values and answer need, for the next calls.

@@ -61,6 +61,11 @@ class cluster {
     std::uint64_t sent = 0;            ///< bytes sent by the root
     std::uint64_t received = 0;        ///< bytes received by the root
     std::uint64_t through_memory = 0;  ///< of sent and received, the bytes that went through shared memory
+    const char* collective = "";       ///< kind of the call's last gather by message: "flat", "tree" or
+                                       ///< "hierarchical" (MAPRECT_COLLECTIVES); "" when none
+    int gather_peers = 0;              ///< ranks that gather sent to the root directly (flat, tree: every
+                                       ///< worker, MPI_Gather running its own tree; hierarchical: the root's
+                                       ///< host's other ranks and the other hosts' leaders)
   };
   /// Traffic of the root's last map_rect or reduce_sum call over the cluster.
   traffic last_call_traffic() const;
