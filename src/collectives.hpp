@@ -57,9 +57,8 @@ class collective_hosts {
   std::vector<double> staging;                   ///< padded parts on their way (root, leaders, short parts)
   std::vector<int> leader_counts, leader_displs;  ///< root: each host's padded parts in `staging`
   collective_kind gathered = collective_kind::flat;  ///< root: the kind of its last gather, as it ran
-  int gathered_from = 0;  ///< root: the ranks that sent their part of that gather to it directly (flat,
-                          ///< tree: every worker, MPI_Gather running its own tree; hierarchical: the other
-                          ///< ranks of its host and the other hosts' leaders)
+  int gathered_from = 0;  ///< root: the ranks whose parts that gather's stages collected (flat, tree: every
+                          ///< worker; hierarchical: the other ranks of its host, then the other hosts' leaders)
 
  private:
   mpi_comm host_, leaders_;

@@ -20,6 +20,13 @@
 //                              job_error (Boost.Serialization) and the root rethrows it: same type and message.
 //  7. release   every rank     a request with command release: the workers leave serve().
 //
+// Every scatter of step 3 and gather of step 5 runs as the kind the request's header names (s_collective,
+// src/collectives.hpp): flat (MPI_Scatterv/MPI_Gatherv), tree (fixed-size MPI_Scatter/MPI_Gather, each
+// worker's part padded to the header's s_chunk_out or s_chunk_back) or hierarchical (the same padded parts
+// through one leader per host). The root picks the kind per call site when its layout changes
+// (MAPRECT_COLLECTIVES; auto asks the cost model); a first call's blocks learn their chunk from the go
+// broadcast. Flat under a timeout, and for the status gather under MAPRECT_BALANCE=hosts.
+//
 // A reduce_sum call (request command reduce) runs the same steps with its own buffers (src/reduce_root.cpp,
 // workers/serve_reduce.cpp); each rank runs a contiguous range of the call's slices (reduce_split):
 //  1. request   every rank     as above; the shared parameters are the values of the shared arguments' vars.
@@ -31,7 +38,7 @@
 //  3. post      every call     the values of the sliced argument's vars, scattered by slice range.
 //  4. run       every rank     its slices on its team, into per-slice blocks (no communication); with
 //                              take-over, claimed as a map_rect call's jobs are.
-//  5. collect   every rank     one message per worker, gathered: its status (code, first failing slice,
+//  5. collect   every rank     one part per worker, gathered: its status (code, first failing slice,
 //                              seconds) and the blocks of the slices it ran. The root folds all blocks in
 //                              slice order.
 //  6. error     on a failure   as above, for the first worker in rank order whose slices failed (the root's
