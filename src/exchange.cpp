@@ -37,6 +37,11 @@ MPI_Datatype datatype_of<int>() {
 }
 
 
+/// memcpy of `bytes` bytes that copies nothing (and reads no pointer, null included) when there are none.
+void copy_bytes(void* to, const void* from, std::size_t bytes) {
+  if (bytes > 0) std::memcpy(to, from, bytes);
+}
+
 /// Bytes of one value of `type`.
 std::size_t size_of(MPI_Datatype type) {
   int bytes = 0;
@@ -93,7 +98,7 @@ void scatter_padded(const endpoint& e, const collective& how, MPI_Datatype type,
     char* parts = staging(e, type, static_cast<long long>(how.chunk) * e.size);
     for (int p = 1; p < e.size; ++p) {
       const int r = rank_at(e, how.kind, p);
-      std::memcpy(parts + p * chunk_bytes, static_cast<const char*>(all) + size * displs[r], size * counts[r]);
+      copy_bytes(parts + p * chunk_bytes, static_cast<const char*>(all) + size * displs[r], size * counts[r]);
     }
     if (tree) return scatter(parts, how.chunk, type, MPI_IN_PLACE, e.comm, e.policy);
     lay_out_hosts(e, how.chunk);
@@ -113,7 +118,7 @@ void scatter_padded(const endpoint& e, const collective& how, MPI_Datatype type,
   } else {
     scatter(nullptr, how.chunk, type, part, h.host(), e.policy);
   }
-  if (part != mine) std::memcpy(mine, part, size * static_cast<std::size_t>(count));
+  if (part != mine) copy_bytes(mine, part, size * static_cast<std::size_t>(count));
 }
 
 /// Gather of padded parts (tree, hierarchical): every worker sends its `count` values padded to how.chunk;
@@ -143,7 +148,7 @@ void gather_padded(const endpoint& e, const collective& how, MPI_Datatype type, 
     }
     for (int p = 1; p < e.size; ++p) {
       const int r = rank_at(e, how.kind, p);
-      std::memcpy(static_cast<char*>(all) + size * displs[r], parts + p * chunk_bytes, size * counts[r]);
+      copy_bytes(static_cast<char*>(all) + size * displs[r], parts + p * chunk_bytes, size * counts[r]);
     }
     return;
   }
@@ -151,7 +156,7 @@ void gather_padded(const endpoint& e, const collective& how, MPI_Datatype type, 
   const void* part = mine;
   if (count != how.chunk || leader) {  // short parts are padded (with what the buffer holds: never read)
     char* padded = staging(e, type, static_cast<long long>(how.chunk) * h.host_size());
-    std::memcpy(padded, mine, size * static_cast<std::size_t>(count));
+    copy_bytes(padded, mine, size * static_cast<std::size_t>(count));
     part = padded;
   }
   if (tree) {
