@@ -156,7 +156,7 @@ inline bool collect_answers(const endpoint& e, MPI_Datatype type, const void* mi
 }
 
 /// Step 5 of a first call: the root's go (1) or no-go (0) for the blocks, broadcast to every worker with the
-/// largest worker's blocks (`chunk`, in values; a worker receives it there).
+/// largest worker's blocks (`chunk`, in values, or -1 for a flat gather; a worker receives it there).
 int exchange_go(const endpoint& e, int go, int& chunk);
 
 /// Step 6: rank `from` sends its `error` to the root, which receives it into `error`; other ranks do nothing.

@@ -338,14 +338,14 @@ int largest_worker_part(const std::vector<int>& counts) {
 }
 
 /// Picks how the call site's scatter and gathers run (MAPRECT_COLLECTIVES, or the cost model under auto),
-/// when its layout changes: from its job parameters and the `back_doubles` its workers answer per call.
-/// Sets chunk_out and an estimate of chunk_back (lay_out_results sets the real one).
-void choose_site_collectives(const cluster_state& s, root_site& site, long long back_doubles) {
+/// when its layout changes: from its job parameters, the `back_doubles` its workers answer per call and the
+/// largest worker's answer `chunk_back` (a first call's: an estimate). Sets chunk_out and chunk_back.
+void choose_site_collectives(const cluster_state& s, root_site& site, long long back_doubles, int chunk_back) {
   const chunk_plan& plan = site.plan;
   int most_jobs = 0;
   for (int r = 1; r < s.size; ++r) most_jobs = std::max(most_jobs, plan.jobs(r));
   site.chunk_out = most_jobs * site.n_job_params;
-  site.chunk_back = static_cast<int>(std::min<long long>(int_max, (back_doubles + s.size - 2) / std::max(1, s.size - 1)));
+  site.chunk_back = chunk_back;
   const double out_bytes = sizeof(double) * static_cast<double>(site.n_job_params) * (plan.n_jobs - plan.root_jobs);
   const long long largest = std::max<long long>({site.chunk_out, site.chunk_back, most_jobs + 2LL});
   site.collective = choose_collective(s.settings.collectives, s.settings.timeout > 0, s.collectives, s.size,
@@ -378,8 +378,7 @@ void lay_out_results(cluster_state& s, root_site& site) {
     at += site.results.counts[r];
     if (r > 0) site.slot_doubles = std::max(site.slot_doubles, slot_doubles(site.n_job_params, jobs, site.results.counts[r]));
   }
-  choose_site_collectives(s, site, at - site.results.counts[0]);
-  site.chunk_back = largest_worker_part(site.results.counts);
+  choose_site_collectives(s, site, at - site.results.counts[0], largest_worker_part(site.results.counts));
   s.host.reserve(site.slot_doubles, s.comm);
 }
 
@@ -472,7 +471,11 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   const int R = s.size;
   plan_site(site, req, row_real, row_int, root_jobs, R);
   s.root.mid_call = true;
-  choose_site_collectives(s, site, static_cast<long long>(site.rows) * (req.n_jobs - root_jobs));
+  // Before the output counts are known: one output per job.
+  int most_jobs = 0;
+  for (int r = 1; r < R; ++r) most_jobs = std::max(most_jobs, site.plan.jobs(r));
+  choose_site_collectives(s, site, static_cast<long long>(site.rows) * (req.n_jobs - root_jobs),
+                          static_cast<int>(std::min<long long>(int_max, static_cast<long long>(site.rows) * most_jobs)));
   wire::request header = header_of(command::first_call, req, row_real, row_int);
   header.root_jobs = root_jobs;
   put_collectives(header, site);
@@ -491,7 +494,9 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
                                   [](const rank_status& st) { return st.code == wire::status::ok; });
   const bool too_large = total > int_max;
   // Go or no-go for the blocks: only worth sending when every job succeeded and they fit one call.
+  // The largest worker's blocks pad the others'; -1: padded parts would not fit one MPI count, so flat.
   int blocks_chunk = largest_worker_part(blocks.counts);
+  if (static_cast<long long>(blocks_chunk) * R > int_max) blocks_chunk = -1;
   exchange_go(s.ends(), all_ok && !too_large ? 1 : 0, blocks_chunk);
   s.root.mid_call = false;  // every rank has joined every collective so far; with go = 0 they all stop here
   if (root_status.code != wire::status::ok) throw_job_error(root_error, root_status.job, 0);
@@ -507,7 +512,8 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   double* buffer = s.call.answers.data();
   if (req.session == nullptr) std::copy_n(s.call.own_out.data(), blocks.counts[0], buffer + blocks.displs[0]);
   MPI_Request unused;
-  collect_answers(s.ends(), {site.collective, blocks_chunk}, MPI_DOUBLE, nullptr, 0, buffer, blocks.counts.data(),
+  const collective blocks_how = blocks_chunk < 0 ? collective{} : collective{site.collective, blocks_chunk};
+  collect_answers(s.ends(), blocks_how, MPI_DOUBLE, nullptr, 0, buffer, blocks.counts.data(),
                   blocks.displs.data(), std::chrono::steady_clock::time_point::max(), unused);
   note_gather(s);
   s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - blocks.counts[0] - wire::status_doubles * R);

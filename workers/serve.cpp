@@ -143,7 +143,8 @@ void serve_first_call(cluster_state& s, const wire::request& v, const double* sh
   finish_done(s, done);
   int blocks_chunk = 0;
   if (!exchange_go(s.ends(), 0, blocks_chunk)) return;
-  collect_answers(s.ends(), named(v, blocks_chunk), MPI_DOUBLE, site.out.data(), static_cast<int>(site.out.size()),
+  // A negative chunk: the root gathers these blocks flat (padded, they would not fit one MPI count).
+  collect_answers(s.ends(), blocks_chunk < 0 ? collective{} : named(v, blocks_chunk), MPI_DOUBLE, site.out.data(), static_cast<int>(site.out.size()),
                   nullptr, nullptr, nullptr, never, unused);
   site.counts = site.run_counts;
   lay_out_site(s, site, v);
