@@ -42,6 +42,9 @@ struct root_site {
   rank_layout results;      ///< status + blocks per rank (doubles)
   std::vector<int> block_at;  ///< per job: where its blocks start in its rank's blocks (doubles)
   long long slot_doubles = 0;  ///< the most doubles a worker's parameters and answer take in its host slot
+  collective_kind collective = collective_kind::flat;  ///< how its scatter and gathers run (chosen per layout)
+  int chunk_out = 0;        ///< the largest worker's job parameters (doubles)
+  int chunk_back = 0;       ///< the largest worker's status and blocks (doubles)
   share_tuner tuner;        ///< proposes a better root share from the steady-state calls
   int next_root_jobs = -1;  ///< a root share to plan at the next call, or -1
   double move_seconds = 0;  ///< what the last move of the root share took with its call (0: none yet)
@@ -122,6 +125,8 @@ class cluster_state {
   team_chunks chunks;      ///< runs this rank's chunks on the team
   thread_team* previous_team = nullptr;  ///< root: the team installed on its thread before the cluster's
   host_memory host;        ///< the claims (root and workers of its host) and the slots (all on one host)
+  /// The hosts of tree and hierarchical collectives. Mutable: their buffers change in any call's collectives.
+  mutable collective_hosts collectives;
   std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
   double request[wire::request_doubles] = {};  ///< the opening broadcast of the current request
   root_state root;
@@ -129,7 +134,7 @@ class cluster_state {
   call_scratch call;
 
   /// This rank's end of the protocol.
-  endpoint ends() const { return {comm, rank, size, settings.policy}; }
+  endpoint ends() const { return {comm, rank, size, settings.policy, &collectives}; }
 };
 
 /// Tag of the empty message a worker sends when its jobs of a call are done (only with a timeout): the

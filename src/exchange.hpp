@@ -20,6 +20,13 @@
 //                              job_error (Boost.Serialization) and the root rethrows it: same type and message.
 //  7. release   every rank     a request with command release: the workers leave serve().
 //
+// Every scatter of step 3 and gather of step 5 runs as the kind the request's header names (s_collective,
+// src/collectives.hpp): flat (MPI_Scatterv/MPI_Gatherv), tree (fixed-size MPI_Scatter/MPI_Gather, each
+// worker's part padded to the header's s_chunk_out or s_chunk_back) or hierarchical (the same padded parts
+// through one leader per host). The root picks the kind per call site when its layout changes
+// (MAPRECT_COLLECTIVES; auto asks the cost model); a first call's blocks learn their chunk from the go
+// broadcast. Flat under a timeout, and for the status gather under MAPRECT_BALANCE=hosts.
+//
 // A reduce_sum call (request command reduce) runs the same steps with its own buffers (src/reduce_root.cpp,
 // workers/serve_reduce.cpp); each rank runs a contiguous range of the call's slices (reduce_split):
 //  1. request   every rank     as above; the shared parameters are the values of the shared arguments' vars.
@@ -31,7 +38,7 @@
 //  3. post      every call     the values of the sliced argument's vars, scattered by slice range.
 //  4. run       every rank     its slices on its team, into per-slice blocks (no communication); with
 //                              take-over, claimed as a map_rect call's jobs are.
-//  5. collect   every rank     one message per worker, gathered: its status (code, first failing slice,
+//  5. collect   every rank     one part per worker, gathered: its status (code, first failing slice,
 //                              seconds) and the blocks of the slices it ran. The root folds all blocks in
 //                              slice order.
 //  6. error     on a failure   as above, for the first worker in rank order whose slices failed (the root's
@@ -46,6 +53,7 @@
 #include <vector>
 
 #include "src/chunk_plan.hpp"
+#include "src/collectives.hpp"
 #include "src/wait.hpp"
 
 namespace maprect::detail {
@@ -56,6 +64,7 @@ struct endpoint {
   int rank = 0;                             ///< this rank
   int size = 1;                             ///< ranks in the cluster
   wait_policy policy = wait_policy::spin;   ///< how this rank waits inside collectives
+  collective_hosts* hosts = nullptr;        ///< the hosts of tree and hierarchical collectives, and their buffers
   bool is_root() const { return rank == 0; }
 };
 
@@ -126,17 +135,29 @@ void exchange_gained(const endpoint& e, gained_rows& g);
 void exchange_payload(const endpoint& e, std::string& payload, int bytes);
 
 /// Step 3 by message: the root scatters the job parameters `all` by `layout` (keeping its own part); a
-/// worker receives its part into `mine` (`count` values).
-void post_parameters(const endpoint& e, const double* all, const rank_layout& layout, double* mine, int count);
+/// worker receives its part into `mine` (`count` values). `how`: the kind the request's header names, and
+/// the largest worker's part.
+void post_parameters(const endpoint& e, const collective& how, const double* all, const rank_layout& layout,
+                     double* mine, int count);
 
 /// Step 5 by message: a worker sends `count` values of `type` from `mine`; the root receives rank r's into
-/// `all` at displs[r] (its own part stays in place). With a `deadline`, the root gives up waiting then and
-/// returns false, leaving the gather in `pending` (the workers always complete theirs).
-bool collect_answers(const endpoint& e, MPI_Datatype type, const void* mine, int count, void* all, const int* counts,
-                     const int* displs, std::chrono::steady_clock::time_point deadline, MPI_Request& pending);
+/// `all` at displs[r] (its own part stays in place). `how`: the kind the request's header names, and the
+/// largest worker's answer. With a `deadline` (flat only), the root gives up waiting then and returns
+/// false, leaving the gather in `pending` (the workers always complete theirs).
+bool collect_answers(const endpoint& e, const collective& how, MPI_Datatype type, const void* mine, int count,
+                     void* all, const int* counts, const int* displs, std::chrono::steady_clock::time_point deadline,
+                     MPI_Request& pending);
 
-/// Step 5 of a first call: the root's go (1) or no-go (0) for the blocks, broadcast to every worker.
-int exchange_go(const endpoint& e, int go);
+/// Step 5 by message, flat: as above with collective{} (the status gather under MAPRECT_BALANCE=hosts).
+inline bool collect_answers(const endpoint& e, MPI_Datatype type, const void* mine, int count, void* all,
+                            const int* counts, const int* displs, std::chrono::steady_clock::time_point deadline,
+                            MPI_Request& pending) {
+  return collect_answers(e, collective{}, type, mine, count, all, counts, displs, deadline, pending);
+}
+
+/// Step 5 of a first call: the root's go (1) or no-go (0) for the blocks, broadcast to every worker with the
+/// largest worker's blocks (`chunk`, in values, or -1 for a flat gather; a worker receives it there).
+int exchange_go(const endpoint& e, int go, int& chunk);
 
 /// Step 6: rank `from` sends its `error` to the root, which receives it into `error`; other ranks do nothing.
 void exchange_error(const endpoint& e, int from, job_error& error);

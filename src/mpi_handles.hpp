@@ -25,6 +25,12 @@ class mpi_comm {
     MPI_Comm_dup(comm, &c.h_);
     return c;
   }
+  /// Owns `comm` (MPI_COMM_NULL: none).
+  static mpi_comm adopt(MPI_Comm comm) {
+    mpi_comm c;
+    c.h_ = comm;
+    return c;
+  }
   /// The ranks of `comm` that share memory with this one, keyed by rank in `comm` (collective over it).
   static mpi_comm host_of(MPI_Comm comm) {
     int rank = 0;

@@ -66,7 +66,8 @@ std::chrono::steady_clock::time_point start_deadline(cluster_state& s) {
 void gather_answers(cluster_state& s, int call_id, std::chrono::steady_clock::time_point deadline) {
   reduce_root_buffers& b = s.root.reduce;
   MPI_Request pending = MPI_REQUEST_NULL;
-  if (!collect_answers(s.ends(), MPI_DOUBLE, nullptr, 0, b.received.data(), b.answers.counts.data(),
+  const collective how{b.collective, b.via_slots ? wire::status_doubles : b.chunk_back};
+  if (!collect_answers(s.ends(), how, MPI_DOUBLE, nullptr, 0, b.received.data(), b.answers.counts.data(),
                        b.answers.displs.data(), deadline, pending)) {
     std::vector<int> late;
     for (int q = 1; q < s.size; ++q) {
@@ -77,6 +78,8 @@ void gather_answers(cluster_state& s, int call_id, std::chrono::steady_clock::ti
     if (!late.empty()) abort_late(s, call_id, late);
     wait(pending, s.settings.policy);
   }
+  s.root.last_traffic.collective = plan::gather_name(s.collectives.gathered);
+  s.root.last_traffic.gather_peers = s.collectives.gathered_from;
   if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
 }
 
@@ -113,6 +116,24 @@ void send_request(cluster_state& s, wire::request h, const double* shared) {
   s.root.last_traffic.sent += request_bytes(s.ends(), shared != nullptr ? h.n_shared : 0);
 }
 
+/// How the call's scatter and gather run, chosen again only when its layout changes (MAPRECT_COLLECTIVES,
+/// or the cost model under auto), for `answers` doubles of the workers' status and blocks.
+void choose_collectives(cluster_state& s, const reduce_layout& layout, const reduce_split& split, long long answers) {
+  reduce_root_buffers& b = s.root.reduce;
+  b.chunk_out = b.chunk_back = 0;
+  for (int r = 1; r < s.size; ++r) {
+    b.chunk_out = std::max(b.chunk_out, b.values.counts[r]);
+    b.chunk_back = std::max(b.chunk_back, b.answers.counts[r]);
+  }
+  const std::size_t key[3] = {static_cast<std::size_t>(split.n_slices), layout.n_sliced(), layout.block_doubles()};
+  if (std::equal(key, key + 3, b.chosen_for) && b.chosen_for[0] != 0) return;
+  std::copy(key, key + 3, b.chosen_for);
+  const double out_bytes = sizeof(double) * static_cast<double>(layout.n_sliced() - b.values.counts[0]);
+  b.collective = choose_collective(s.settings.collectives, s.settings.timeout > 0, s.collectives, s.size,
+                                   split.n_slices, out_bytes, sizeof(double) * static_cast<double>(answers),
+                                   2LL * std::max(b.chunk_out, b.chunk_back));
+}
+
 /// Lays out who receives which sliced values and where each worker's status and blocks land. Throws, before
 /// any message, when a message would not fit.
 void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_split& split) {
@@ -139,6 +160,7 @@ void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_spli
     at += answer;
   }
   b.received.resize(static_cast<std::size_t>(at));
+  choose_collectives(s, layout, split, at);
   b.own.resize(layout.block_at(split.first(1)));
   if (s.settings.take_over) b.taken.resize(layout.block_doubles());
 }
@@ -210,7 +232,11 @@ void post_call(cluster_state& s, const reduce_request& req, const std::string* p
                               layout.plan().n_terms, layout.plan().grainsize,
                               bytes,              b.route,
                               split.root_slices,  ship || reserve};
-  send_request(s, h.to_request(), req.shared);
+  wire::request request = h.to_request();
+  request.collective = static_cast<int>(b.collective);
+  request.chunk_out = b.chunk_out;
+  request.chunk_back = b.chunk_back;
+  send_request(s, request, req.shared);
   if (ship) {
     site.shipped = false;  // until the workers hold it
     site.payload = *payload;
@@ -225,7 +251,7 @@ void post_call(cluster_state& s, const reduce_request& req, const std::string* p
   const std::uint64_t values_out = sizeof(double) * (layout.n_sliced() - static_cast<std::size_t>(b.values.counts[0]));
   s.root.last_traffic.sent += values_out;
   if (b.via_slots) s.root.last_traffic.through_memory += values_out;
-  else post_parameters(s.ends(), req.sliced, b.values, nullptr, 0);
+  else post_parameters(s.ends(), {b.collective, b.chunk_out}, req.sliced, b.values, nullptr, 0);
 }
 
 /// The first failing slice of the call that the root ran, and its exception.

@@ -10,6 +10,7 @@
 
 #include "src/balance.hpp"
 #include "src/chunk_plan.hpp"
+#include "src/collectives.hpp"
 
 namespace maprect::detail {
 
@@ -106,6 +107,10 @@ struct reduce_root_buffers {
   std::vector<double> received; ///< the workers' status and blocks, at answers.displs
   std::vector<int> ends;        ///< per worker, where the slices it ran end (the root took over the rest)
   call_timing timing;           ///< the last steady call's timings, for its call site's share tuner
+  collective_kind collective = collective_kind::flat;  ///< how the call's scatter and gather run
+  int chunk_out = 0;            ///< the largest worker's values
+  int chunk_back = 0;           ///< the largest worker's planned status and blocks
+  std::size_t chosen_for[3] = {0, 0, 0};  ///< slices, sliced values and blocks the kind was chosen for
 };
 
 /// A worker's copy of a call site: the runner of its argument types with the data and shapes loaded, the

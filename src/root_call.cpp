@@ -99,13 +99,19 @@ void start_timeout(cluster_state& s, bool done_messages = true) {
   std::abort();  // MPI_Abort does not return
 }
 
+/// Records in the call's traffic how its last gather ran.
+void note_gather(cluster_state& s) {
+  s.root.last_traffic.collective = plan::gather_name(s.collectives.gathered);
+  s.root.last_traffic.gather_peers = s.collectives.gathered_from;
+}
+
 /// The gather that carries a call's answers (root 0, in place). With a timeout, at the deadline the ranks
 /// whose "done" message has not come are named and the job is aborted.
-void gather_answers(cluster_state& s, const call_request& req, MPI_Datatype type, void* recvbuf, const int* counts,
-                    const int* displs) {
+void gather_answers(cluster_state& s, const call_request& req, const collective& how, MPI_Datatype type, void* recvbuf,
+                    const int* counts, const int* displs) {
   MPI_Request pending = MPI_REQUEST_NULL;
   const auto deadline = s.settings.timeout > 0 ? s.call.deadline : std::chrono::steady_clock::time_point::max();
-  if (!collect_answers(s.ends(), type, nullptr, 0, recvbuf, counts, displs, deadline, pending)) {
+  if (!collect_answers(s.ends(), how, type, nullptr, 0, recvbuf, counts, displs, deadline, pending)) {
     std::vector<int> late;
     for (int q = 1; q < s.size; ++q) {
       int answered = 0;
@@ -115,6 +121,7 @@ void gather_answers(cluster_state& s, const call_request& req, MPI_Datatype type
     if (!late.empty()) abort_late(s, req, late);
     wait(pending, s.settings.policy);  // every worker has answered (the root's own jobs were the slow part)
   }
+  note_gather(s);
   if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
 }
 
@@ -150,7 +157,8 @@ void place_own(cluster_state& s, const root_site& site, const call_request& req)
 /// workers' status doubles come by message, into `buffer`. The blocks stay in the slots until the next call.
 void gather_through_slots(cluster_state& s, const root_site& site, const call_request& req, double* buffer) {
   s.call.status_counts.assign(static_cast<std::size_t>(s.size), wire::status_doubles);
-  gather_answers(s, req, MPI_DOUBLE, buffer, s.call.status_counts.data(), site.results.displs.data());
+  gather_answers(s, req, {site.collective, wire::status_doubles}, MPI_DOUBLE, buffer, s.call.status_counts.data(),
+                 site.results.displs.data());
   s.host.slots.sync();
   for (int r = 1; r < s.size; ++r) {
     const int blocks = s.call.answer_counts[r] - wire::status_doubles;
@@ -182,7 +190,7 @@ void collect_reports(cluster_state& s, const call_request& req, double* buffer, 
 
 void scatter_own(cluster_state& s, const root_site& site, const call_request& req) {
   if (static_cast<long long>(req.n_job_params) * req.n_jobs == 0) return;
-  post_parameters(s.ends(), req.job_params, site.param_layout, nullptr, 0);
+  post_parameters(s.ends(), {site.collective, site.chunk_out}, req.job_params, site.param_layout, nullptr, 0);
   s.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(static_cast<long long>(req.n_job_params) * req.n_jobs -
                                                                      site.param_layout.counts[0]);
 }
@@ -315,6 +323,34 @@ void drop_rows_copy(root_site& site) {
   std::vector<int>().swap(site.x_i);
 }
 
+/// The largest part of any worker (rank 1 on) in a layout's counts.
+int largest_worker_part(const std::vector<int>& counts) {
+  return counts.size() > 1 ? *std::max_element(counts.begin() + 1, counts.end()) : 0;
+}
+
+/// Picks how the call site's scatter and gathers run (MAPRECT_COLLECTIVES, or the cost model under auto),
+/// when its layout changes: from its job parameters, the `back_doubles` its workers answer per call and the
+/// largest worker's answer `chunk_back` (a first call's: an estimate). Sets chunk_out and chunk_back.
+void choose_site_collectives(const cluster_state& s, root_site& site, long long back_doubles, int chunk_back) {
+  const chunk_plan& plan = site.plan;
+  int most_jobs = 0;
+  for (int r = 1; r < s.size; ++r) most_jobs = std::max(most_jobs, plan.jobs(r));
+  site.chunk_out = most_jobs * site.n_job_params;
+  site.chunk_back = chunk_back;
+  const double out_bytes = sizeof(double) * static_cast<double>(site.n_job_params) * (plan.n_jobs - plan.root_jobs);
+  const long long largest = std::max<long long>({site.chunk_out, site.chunk_back, most_jobs + 2LL});
+  site.collective = choose_collective(s.settings.collectives, s.settings.timeout > 0, s.collectives, s.size,
+                                      plan.n_jobs, out_bytes, sizeof(double) * static_cast<double>(back_doubles),
+                                      2 * largest);
+}
+
+/// Names the call site's collectives in a request's header, for the workers to run the same.
+void put_collectives(wire::request& h, const root_site& site) {
+  h.collective = static_cast<int>(site.collective);
+  h.chunk_out = site.chunk_out;
+  h.chunk_back = site.chunk_back;
+}
+
 /// The steady-state layout of a call site from its plan and output counts: each rank's status and blocks in
 /// the answer buffer, where each job's blocks start, and the host slots' size. Collective (the slots grow).
 void lay_out_results(cluster_state& s, root_site& site) {
@@ -333,6 +369,7 @@ void lay_out_results(cluster_state& s, root_site& site) {
     at += site.results.counts[r];
     if (r > 0) site.slot_doubles = std::max(site.slot_doubles, slot_doubles(site.n_job_params, jobs, site.results.counts[r]));
   }
+  choose_site_collectives(s, site, at - site.results.counts[0], largest_worker_part(site.results.counts));
   s.host.reserve(site.slot_doubles, s.comm);
 }
 
@@ -390,7 +427,8 @@ rank_layout collect_counts(cluster_state& s, root_site& site, const call_request
   gathered[0] = static_cast<int>(root_status.code);
   gathered[1] = root_status.job;
   std::copy(s.call.own_counts.begin(), s.call.own_counts.end(), gathered.begin() + 2);
-  gather_answers(s, req, MPI_INT, gathered.data(), reports.counts.data(), reports.displs.data());
+  gather_answers(s, req, {site.collective, largest_worker_part(reports.counts)}, MPI_INT, gathered.data(),
+                 reports.counts.data(), reports.displs.data());
   s.root.last_traffic.received += sizeof(int) * static_cast<std::uint64_t>(gathered.size() - reports.counts[0]);
 
   site.counts.resize(static_cast<std::size_t>(req.n_jobs));
@@ -424,8 +462,14 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   const int R = s.size;
   plan_site(site, req, row_real, row_int, root_jobs, R);
   s.root.mid_call = true;
+  // Before the output counts are known: one output per job.
+  int most_jobs = 0;
+  for (int r = 1; r < R; ++r) most_jobs = std::max(most_jobs, site.plan.jobs(r));
+  choose_site_collectives(s, site, static_cast<long long>(site.rows) * (req.n_jobs - root_jobs),
+                          static_cast<int>(std::min<long long>(int_max, static_cast<long long>(site.rows) * most_jobs)));
   wire::request header = header_of(command::first_call, req, row_real, row_int);
   header.root_jobs = root_jobs;
+  put_collectives(header, site);
   send_request(s, header, req.shared);
   start_timeout(s);
   ship_rows(s, site);
@@ -441,7 +485,10 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
                                   [](const rank_status& st) { return st.code == wire::status::ok; });
   const bool too_large = total > int_max;
   // Go or no-go for the blocks: only worth sending when every job succeeded and they fit one call.
-  exchange_go(s.ends(), all_ok && !too_large ? 1 : 0);
+  // The largest worker's blocks pad the others'; -1: padded parts would not fit one MPI count, so flat.
+  int blocks_chunk = largest_worker_part(blocks.counts);
+  if (static_cast<long long>(blocks_chunk) * R > int_max) blocks_chunk = -1;
+  exchange_go(s.ends(), all_ok && !too_large ? 1 : 0, blocks_chunk);
   s.root.mid_call = false;  // every rank has joined every collective so far; with go = 0 they all stop here
   if (root_status.code != wire::status::ok) throw_job_error(root_error, root_status.job, 0);
   for (int r = 1; r < R; ++r)
@@ -456,8 +503,10 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   double* buffer = s.call.answers.data();
   if (req.session == nullptr) std::copy_n(s.call.own_out.data(), blocks.counts[0], buffer + blocks.displs[0]);
   MPI_Request unused;
-  collect_answers(s.ends(), MPI_DOUBLE, nullptr, 0, buffer, blocks.counts.data(), blocks.displs.data(),
-                  std::chrono::steady_clock::time_point::max(), unused);
+  const collective blocks_how = blocks_chunk < 0 ? collective{} : collective{site.collective, blocks_chunk};
+  collect_answers(s.ends(), blocks_how, MPI_DOUBLE, nullptr, 0, buffer, blocks.counts.data(),
+                  blocks.displs.data(), std::chrono::steady_clock::time_point::max(), unused);
+  note_gather(s);
   s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - blocks.counts[0] - wire::status_doubles * R);
 
   lay_out_results(s, site);
@@ -689,6 +738,7 @@ wire::call_route post_steady_call(cluster_state& s, const root_site& site, const
   if (route != wire::call_route::messages) place_own(s, site, req);
   wire::request header = header_of(command::call, req, site.row_real, site.row_int);
   header.arg = static_cast<int>(route);
+  put_collectives(header, site);
   send_request(s, header, req.shared);
   start_timeout(s, route != wire::call_route::memory);
   if (route == wire::call_route::messages) scatter_own(s, site, req);
@@ -756,7 +806,8 @@ void collect_steady_answers(cluster_state& s, const root_site& site, const call_
                             wire::call_route route, stolen_failure& stolen) {
   if (s.settings.steal) {  // the statuses by gather, then each worker's blocks by message
     s.call.status_counts.assign(static_cast<std::size_t>(s.size), wire::status_doubles);
-    gather_answers(s, req, MPI_DOUBLE, buffer, s.call.status_counts.data(), site.results.displs.data());
+    // Flat: the workers' side of this gather is src/steal_worker.cpp's.
+    gather_answers(s, req, collective{}, MPI_DOUBLE, buffer, s.call.status_counts.data(), site.results.displs.data());
     const long long blocks = receive_worker_blocks(s, site, buffer, stolen);
     const long long statuses = static_cast<long long>(wire::status_doubles) * (s.size - 1);
     s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(blocks + statuses);
@@ -771,7 +822,9 @@ void collect_steady_answers(cluster_state& s, const root_site& site, const call_
   }
   if (route == wire::call_route::memory) collect_reports(s, req, buffer, site.results.displs.data());
   else if (route == wire::call_route::slots) gather_through_slots(s, site, req, buffer);
-  else gather_answers(s, req, MPI_DOUBLE, buffer, s.call.answer_counts.data(), site.results.displs.data());
+  else
+    gather_answers(s, req, {site.collective, site.chunk_back}, MPI_DOUBLE, buffer, s.call.answer_counts.data(),
+                   site.results.displs.data());
   s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answered);
 }
 
@@ -1052,6 +1105,7 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   // Ranks that share cores (the sleep policy) time their jobs with the scheduler's noise: even split.
   s.settings.tune_shares = s.settings.tune_shares && s.settings.policy != wait_policy::sleep;
   if (s.size > 1) s.host.open(s.comm, s.settings.take_over, s.settings.host_transport);
+  if (s.size > 1) s.collectives.open(s.comm, s.settings.test_host_ranks);
   s.settings.take_over = s.host.claims.in_use();
   if (s.rank == 0 && s.size > 1) {
     if (s.settings.timeout > 0) s.root.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
@@ -1079,6 +1133,7 @@ void finish_cluster(cluster_state& s) {
   MPI_Finalized(&finalized);  // an application that owns MPI may have finalised it already
   if (s.comm == MPI_COMM_NULL || finalized) return;
   s.host.close();
+  s.collectives.close();
   MPI_Comm_free(&s.comm);
 }
 

@@ -2,6 +2,7 @@
 #include "src/settings.hpp"
 
 #include "src/mpi_handles.hpp"
+#include "src/plan/cost_model.hpp"
 
 #include <maprect/detail/thread_count.hpp>
 #include <cstdio>
@@ -28,6 +29,8 @@ struct environment_reading {
   int balance = 2;  // 0: even, 1: static, 2: auto, 3: hosts
   bool host_transport = true;  // MAPRECT_TRANSPORT=auto
   int threads = 1;             // threads_auto, or a count
+  int collectives = collectives_auto;
+  int test_host_ranks = 0;
   std::string error;
 };
 
@@ -50,6 +53,25 @@ int read_threads(int asked, int rank, std::string& error) {
     if (error.size() >= suffix.size() && error.compare(error.size() - suffix.size(), suffix.size(), suffix) == 0)
       error.erase(error.size() - suffix.size());
     return 1;
+  }
+}
+
+/// MAPRECT_COLLECTIVES and MAPRECT_TEST_HOST_RANKS into `e`.
+void read_collectives(environment_reading& e) {
+  if (const char* v = std::getenv("MAPRECT_COLLECTIVES"); v != nullptr && v[0] != '\0') {
+    if (std::strcmp(v, "flat") == 0) e.collectives = static_cast<int>(plan::gather_kind::flat);
+    else if (std::strcmp(v, "tree") == 0) e.collectives = static_cast<int>(plan::gather_kind::tree);
+    else if (std::strcmp(v, "hierarchical") == 0) e.collectives = static_cast<int>(plan::gather_kind::hierarchical);
+    else if (std::strcmp(v, "auto") != 0)
+      e.error = std::string("MAPRECT_COLLECTIVES must be auto, flat, tree or hierarchical, not '") + v + "'";
+  }
+  if (const char* v = std::getenv("MAPRECT_TEST_HOST_RANKS"); v != nullptr && v[0] != '\0') {
+    char* end = nullptr;
+    const long k = std::strtol(v, &end, 10);
+    if (*end != '\0' || k < 1 || k > 1000000)
+      e.error = std::string("MAPRECT_TEST_HOST_RANKS must be a rank count of at least 1, not '") + v + "'";
+    else
+      e.test_host_ranks = static_cast<int>(k);
   }
 }
 
@@ -82,6 +104,7 @@ environment_reading read_environment(int threads_asked, int rank) {
     else if (std::strcmp(v, "auto") != 0)
       e.error = std::string("MAPRECT_TRANSPORT must be auto or messages, not '") + v + "'";
   }
+  read_collectives(e);
   std::string threads_error;
   e.threads = read_threads(threads_asked, rank, threads_error);
   if (!threads_error.empty()) e.error = threads_error;
@@ -186,9 +209,10 @@ cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked) {
   // only with non-blocking ones: with a timeout every rank polls.
   if (e.timeout > 0 && policy == wait_policy::spin) policy = wait_policy::poll;
   // The root's settings decide, so that every rank agrees even if environments differ.
-  double agreed[4] = {static_cast<double>(policy), e.timeout, static_cast<double>(e.balance),
-                      e.host_transport ? 1.0 : 0.0};
-  MPI_Bcast(agreed, 4, MPI_DOUBLE, 0, comm);
+  double agreed[6] = {static_cast<double>(policy), e.timeout, static_cast<double>(e.balance),
+                      e.host_transport ? 1.0 : 0.0, static_cast<double>(e.collectives),
+                      static_cast<double>(e.test_host_ranks)};
+  MPI_Bcast(agreed, 6, MPI_DOUBLE, 0, comm);
   // hosts: claims by message between any two ranks replace the root's take-over on its host. auto: the
   // take-over through host memory where every rank shares the root's host; where they span hosts, the
   // claims for map_rect calls (the take-over would reach only the root's host), and the take-over still
@@ -196,7 +220,7 @@ cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked) {
   const int balance = static_cast<int>(agreed[2]);
   const bool claims = balance == 3 || (balance == 2 && spans_hosts(comm));
   return {static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1], balance >= 1, balance == 2,
-          agreed[3] != 0, claims, threads};
+          agreed[3] != 0, claims, threads, static_cast<int>(agreed[4]), static_cast<int>(agreed[5])};
 }
 
 }  // namespace maprect::detail

@@ -6,6 +6,9 @@
 
 namespace maprect::detail {
 
+/// MAPRECT_COLLECTIVES=auto: the cost model picks each call site's kind.
+constexpr int collectives_auto = -1;
+
 /// How a cluster's ranks wait and plan, agreed by all of them at start-up.
 struct cluster_settings {
   wait_policy policy = wait_policy::spin;  ///< how collectives wait
@@ -16,6 +19,9 @@ struct cluster_settings {
   bool steal = false;                      ///< map_rect: any rank out of jobs takes unstarted jobs of slower workers, on any
                                            ///< host (then in place of take_over, which serves reduce_sum only)
   int threads = 1;                         ///< threads this rank runs its jobs on (MAPRECT_THREADS, resolved here)
+  int collectives = collectives_auto;      ///< MAPRECT_COLLECTIVES: collectives_auto, or a plan::gather_kind forced
+  int test_host_ranks = 0;                 ///< MAPRECT_TEST_HOST_RANKS (tests only): the collectives' hosts hold
+                                           ///< this many ranks each; 0: the real hosts
 };
 
 /// What a program asks of MAPRECT_THREADS in code (cluster::options::threads): 0 leaves it to the
@@ -25,7 +31,8 @@ constexpr int threads_auto = -1;
 
 /// The settings from the environment as the root has it: MAPRECT_WAIT (spin | sleep | auto; default auto:
 /// sleep when some host runs more ranks, or threads of their teams, than the CPUs they may use), MAPRECT_TIMEOUT (seconds) and
-/// MAPRECT_BALANCE (auto | static | even | hosts), MAPRECT_TRANSPORT (auto | messages) and MAPRECT_THREADS
+/// MAPRECT_BALANCE (auto | static | even | hosts), MAPRECT_TRANSPORT (auto | messages), MAPRECT_COLLECTIVES
+/// (auto | flat | tree | hierarchical), MAPRECT_TEST_HOST_RANKS (a rank count, tests only) and MAPRECT_THREADS
 /// (1 | N | auto; `threads_asked` other than threads_from_environment replaces it). Collective over comm:
 /// every rank returns the same settings (but for `threads`, which auto resolves per rank), or every rank
 /// throws std::invalid_argument with the message of the first rank whose value is invalid (the variable,

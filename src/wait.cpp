@@ -102,4 +102,24 @@ void gatherv(const void* sendbuf, int sendcount, MPI_Datatype type, void* recvbu
   wait(r, policy);
 }
 
+void scatter(const void* sendbuf, int count, MPI_Datatype type, void* recvbuf, MPI_Comm comm, wait_policy policy) {
+  if (policy == wait_policy::spin) {
+    MPI_Scatter(sendbuf, count, type, recvbuf, count, type, 0, comm);
+    return;
+  }
+  MPI_Request r;
+  MPI_Iscatter(sendbuf, count, type, recvbuf, count, type, 0, comm, &r);
+  wait(r, policy);
+}
+
+void gather(const void* sendbuf, int count, MPI_Datatype type, void* recvbuf, MPI_Comm comm, wait_policy policy) {
+  if (policy == wait_policy::spin) {
+    MPI_Gather(sendbuf, count, type, recvbuf, count, type, 0, comm);
+    return;
+  }
+  MPI_Request r;
+  MPI_Igather(sendbuf, count, type, recvbuf, count, type, 0, comm, &r);
+  wait(r, policy);
+}
+
 }  // namespace maprect::detail

@@ -40,4 +40,10 @@ void scatterv_typed(const void* sendbuf, const int* counts, const int* displs, M
 void gatherv(const void* sendbuf, int sendcount, MPI_Datatype type, void* recvbuf, const int* counts,
              const int* displs, MPI_Comm comm, wait_policy policy);
 
+/// MPI_Scatter under the policy (root 0; the root passes MPI_IN_PLACE as recvbuf when it keeps its part).
+void scatter(const void* sendbuf, int count, MPI_Datatype type, void* recvbuf, MPI_Comm comm, wait_policy policy);
+
+/// MPI_Gather under the policy (root 0; the root passes MPI_IN_PLACE as sendbuf when its part is in place).
+void gather(const void* sendbuf, int count, MPI_Datatype type, void* recvbuf, MPI_Comm comm, wait_policy policy);
+
 }  // namespace maprect::detail

@@ -46,14 +46,15 @@ void load_payload(cluster_state& s, reduce_worker_site& site, int bytes) {
 
 /// Step 3 on a worker: the values of its slices' terms, at their places as on the root: from the start of its
 /// host slot, or by message.
-void receive_values(cluster_state& s, reduce_worker_site& site, int first, int last, bool via_slots) {
+void receive_values(cluster_state& s, reduce_worker_site& site, int first, int last, bool via_slots,
+                    const collective& how) {
   const reduce_layout& layout = site.layout;
   site.sliced.resize(layout.n_sliced());
   if (layout.n_sliced() == 0) return;
   const std::size_t at = layout.slice_values_at(first);
   const int count = static_cast<int>(layout.slice_values_at(last) - at);
   if (via_slots) std::copy_n(s.host.slots.slot(s.rank), count, site.sliced.data() + at);
-  else post_parameters(s.ends(), nullptr, {}, site.sliced.data() + at, count);
+  else post_parameters(s.ends(), how, nullptr, {}, site.sliced.data() + at, count);
 }
 
 /// Doubles this rank's slot needs for its slices [first, last): their values, then its status and blocks.
@@ -104,7 +105,7 @@ int run_slices(cluster_state& s, reduce_worker_site& site, const double* shared,
 /// Step 5 by message: the status and the blocks of slices [first, end) this rank ran, as the root expects
 /// once the claims are made; through the slot, the status alone tells the root that the blocks are there.
 void send_answer(cluster_state& s, const reduce_worker_site& site, const double* answer, int first, int end,
-                 bool via_slots) {
+                 const collective& how, bool via_slots) {
   // With a timeout the root learns that this rank is done, so that it can name the ranks that are not.
   MPI_Request done = MPI_REQUEST_NULL;
   if (s.settings.timeout > 0) MPI_Isend(nullptr, 0, MPI_BYTE, 0, done_tag, s.comm, &done);
@@ -113,7 +114,7 @@ void send_answer(cluster_state& s, const reduce_worker_site& site, const double*
                                       static_cast<int>(site.layout.block_at(end) - site.layout.block_at(first));
   if (via_slots) s.host.slots.sync();
   MPI_Request unused = MPI_REQUEST_NULL;
-  collect_answers(s.ends(), MPI_DOUBLE, answer, doubles, nullptr, nullptr, nullptr,
+  collect_answers(s.ends(), how, MPI_DOUBLE, answer, doubles, nullptr, nullptr, nullptr,
                   std::chrono::steady_clock::time_point::max(), unused);
   if (s.settings.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
 }
@@ -130,7 +131,8 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
   const int first = split.first(s.rank), last = split.first(s.rank + 1);
   const bool via_slots = h.route != wire::call_route::messages;
   if (via_slots) s.host.slots.sync();
-  receive_values(s, site, first, last, via_slots);
+  const auto kind = static_cast<collective_kind>(v.collective);
+  receive_values(s, site, first, last, via_slots, {kind, v.chunk_out});
   double* answer = nullptr;
   if (via_slots) {
     answer = s.host.slots.slot(s.rank) + (site.layout.slice_values_at(last) - site.layout.slice_values_at(first));
@@ -148,7 +150,7 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
     // The status and blocks are in the slot; the root reads them once it sees this rank finished.
     s.host.claims.finish({static_cast<int>(answer[0]), static_cast<int>(answer[1]), answer[2], 0.0, 0.0});
   } else {
-    send_answer(s, site, answer, first, end, via_slots);
+    send_answer(s, site, answer, first, end, {kind, via_slots ? wire::status_doubles : v.chunk_back}, via_slots);
   }
   // After a new payload or split the slots grow to what this rank's values and answer need, for the next calls.
   if (h.reserve_slots) s.host.reserve(slot_need(site.layout, first, last), s.comm);

@@ -61,6 +61,12 @@ class cluster {
     std::uint64_t sent = 0;            ///< bytes sent by the root
     std::uint64_t received = 0;        ///< bytes received by the root
     std::uint64_t through_memory = 0;  ///< of sent and received, the bytes that went through shared memory
+    const char* collective = "";       ///< kind of the call's last gather by message: "flat", "tree" or
+                                       ///< "hierarchical" (MAPRECT_COLLECTIVES); "" when none
+    int gather_peers = 0;              ///< ranks whose parts that gather's stages collected at the root:
+                                       ///< flat, tree: every worker in one MPI_Gather(v); hierarchical: the
+                                       ///< other ranks of its host in one, the other hosts' leaders in another
+                                       ///< (inside each, MPI may relay parts down a tree)
   };
   /// Traffic of the root's last map_rect or reduce_sum call over the cluster.
   traffic last_call_traffic() const;

@@ -12,6 +12,8 @@
 #include "plan_commands.hpp"
 #include "plan_measure.hpp"
 #include "spmd.hpp"
+#include <maprect/detail/wire.hpp>
+
 #include "src/plan/cost_model.hpp"
 
 namespace maprect::cli {
@@ -19,9 +21,9 @@ namespace maprect::cli {
 namespace {
 
 /// Shared memory between ranks of a host where none were launched there to measure: a typical figure.
-constexpr plan::link_figures assumed_local{0.5e-6, 5e9, 0.2e-6};
+constexpr plan::link_figures assumed_local = plan::assumed_local_link;
 /// InfiniBand-like figures between hosts where none were launched or given.
-constexpr plan::link_figures assumed_remote{1.5e-6, 12e9, 1.5e-6};
+constexpr plan::link_figures assumed_remote = plan::assumed_remote_link;
 
 /// Every rank meets here; ranks other than 0 wait while rank 0 measures alone, sleeping rather than polling
 /// the cores away.
@@ -82,7 +84,7 @@ plan::cost_inputs make_inputs(const site_figures& f, const chosen_links& l) {
   in.remote = l.remote;
   in.ranks_per_host = l.ranks_per_host;
   in.cores_per_host = l.cores_per_host;
-  in.request_bytes = 8 * 11;  // the request's header slots (wire::header_slots)
+  in.request_bytes = 8 * detail::wire::header_slots;  // the request's header
   return in;
 }
 

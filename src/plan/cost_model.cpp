@@ -107,6 +107,13 @@ bound_kind limiting_bound(const cost_inputs& in, const prediction& p) {
   return p.compute_s >= balance_threshold * mean_share ? bound_kind::balance : bound_kind::compute;
 }
 
+/// The kind of the least time; flat, then hierarchical, when equal.
+gather_kind cheapest_of(double flat_s, double hierarchical_s, double tree_s) {
+  gather_kind k = hierarchical_s < flat_s ? gather_kind::hierarchical : gather_kind::flat;
+  if (tree_s < std::min(flat_s, hierarchical_s)) k = gather_kind::tree;
+  return k;
+}
+
 /// Everything but the efficiency.
 prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
   prediction p;
@@ -128,8 +135,7 @@ prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
     p.flat_s = flat_seconds(in, ranks, out) + flat_seconds(in, ranks, back);
     p.hierarchical_s = hierarchical_seconds(in, ranks, out) + hierarchical_seconds(in, ranks, back);
     p.tree_s = tree_seconds(in, ranks, out) + tree_seconds(in, ranks, back);
-    p.gather = p.hierarchical_s < p.flat_s ? gather_kind::hierarchical : gather_kind::flat;
-    if (p.tree_s < std::min(p.flat_s, p.hierarchical_s)) p.gather = gather_kind::tree;
+    p.gather = cheapest_of(p.flat_s, p.hierarchical_s, p.tree_s);
     p.scatter_s = collective_seconds(in, ranks, out, p.gather);
     p.gather_s = collective_seconds(in, ranks, back, p.gather);
     p.scatter_overlap_s = scatter_overlap_seconds(in, ranks);
@@ -204,6 +210,25 @@ double scatter_overlap_seconds(const cost_inputs& in, int ranks) {
   // Every kind of scatter, like the broadcast, pays at least one latency of the link to the farthest ranks.
   const link_figures& l = host_split(in, ranks).second > 1 ? in.remote : in.local;
   return std::max(0.0, l.alpha_s - l.overhead_s);
+}
+
+gather_kind cheapest_collective(const cost_inputs& in, int ranks, double out_bytes_per_job, double back_bytes_per_job) {
+  require_at_least("ranks", ranks, 1);
+  require_at_least("out_bytes_per_job", out_bytes_per_job, 0);
+  require_at_least("back_bytes_per_job", back_bytes_per_job, 0);
+  if (ranks == 1) return gather_kind::flat;
+  auto both = [&](gather_kind k) {
+    return collective_seconds(in, ranks, out_bytes_per_job, k) + collective_seconds(in, ranks, back_bytes_per_job, k);
+  };
+  return cheapest_of(both(gather_kind::flat), both(gather_kind::hierarchical), both(gather_kind::tree));
+}
+
+gather_kind auto_collective(const cost_inputs& in, int ranks, int hosts, double out_bytes_per_job,
+                            double back_bytes_per_job) {
+  validate(in);
+  require_at_least("hosts", hosts, 1);
+  if (hosts == 1) return gather_kind::flat;
+  return cheapest_collective(in, ranks, out_bytes_per_job, back_bytes_per_job);
 }
 
 prediction predict(const cost_inputs& in, int ranks, int threads) {

@@ -92,6 +92,20 @@ double collective_seconds(const cost_inputs& in, int ranks, double bytes_per_job
 /// farthest ranks (between hosts where there are several), and nothing when o >= alpha or on one rank.
 double scatter_overlap_seconds(const cost_inputs& in, int ranks);
 
+/// The kind of collective with the least X + G for `ranks` ranks moving `out_bytes_per_job` out and
+/// `back_bytes_per_job` back for each of in.jobs jobs (flat, then hierarchical, then tree, when equal).
+gather_kind cheapest_collective(const cost_inputs& in, int ranks, double out_bytes_per_job, double back_bytes_per_job);
+
+/// The runtime's choice under MAPRECT_COLLECTIVES=auto: flat where all `ranks` share one host (`hosts` = 1),
+/// else the cheapest_collective. Throws std::invalid_argument for bad inputs, ranks < 1 or hosts < 1.
+gather_kind auto_collective(const cost_inputs& in, int ranks, int hosts, double out_bytes_per_job,
+                            double back_bytes_per_job);
+
+/// The link between ranks of one host when none was measured: 0.5 us, 5 GB/s, 0.2 us per message.
+constexpr link_figures assumed_local_link{0.5e-6, 5e9, 0.2e-6};
+/// The link between hosts when none was measured: InfiniBand-like, 1.5 us, 12 GB/s, a latency per message.
+constexpr link_figures assumed_remote_link{1.5e-6, 12e9, 1.5e-6};
+
 /// The predicted time per gradient at `ranks` x `threads`. Throws std::invalid_argument for bad inputs,
 /// ranks < 1 or threads < 1.
 prediction predict(const cost_inputs& in, int ranks, int threads);

@@ -210,6 +210,44 @@ TEST_CASE("cost model: the scatter follows the request without a latency of its 
   CHECK_THROWS_WITH(maprect::plan::scatter_overlap_seconds(in, 0), "cost model: ranks = 0, must be >= 1");
 }
 
+TEST_CASE("cost model: MAPRECT_COLLECTIVES=auto takes the cheapest kind, flat on one host", "[plan]") {
+  using maprect::plan::auto_collective;
+  using maprect::plan::cheapest_collective;
+  // Two hosts of 4 ranks, 8 ranks, o = alpha: the tree (as predict() finds for 8 doubles out, 5 back per job).
+  cost_inputs in = two_hosts();
+  CHECK(cheapest_collective(in, 8, 8.0 * 2, 8.0 * 5) == gather_kind::tree);
+  CHECK(auto_collective(in, 8, 2, 8.0 * 2, 8.0 * 5) == gather_kind::tree);
+  // The same ranks all on one host: flat, whatever the links.
+  CHECK(auto_collective(in, 8, 1, 8.0 * 2, 8.0 * 5) == gather_kind::flat);
+  // Messages within a host cheap for the root: through the hosts' leaders.
+  in.local.overhead_s = 0.2e-6;
+  CHECK(auto_collective(in, 8, 2, 8.0 * 10, 8.0 * 13) == gather_kind::hierarchical);
+  // Free messages after the first, dear latency: flat.
+  in.remote.overhead_s = 0;
+  in.local.overhead_s = 0;
+  in.local.alpha_s = 2e-6;
+  CHECK(auto_collective(in, 8, 2, 8.0 * 10, 8.0 * 13) == gather_kind::flat);
+  // A slow link between hosts: the tree's padding (J = 64 jobs over 6 ranks padded to 11 each) costs more
+  // bytes there than its rounds save; the leaders forward only the real parts.
+  cost_inputs wide = two_hosts();
+  wide.remote = {1e-6, 1e6, 1e-6};
+  wide.local.overhead_s = 0.2e-6;
+  CHECK(cheapest_collective(wide, 6, 8.0, 8000.0) == gather_kind::hierarchical);
+  CHECK(maprect::plan::collective_seconds(wide, 6, 8000.0, gather_kind::tree) >
+        maprect::plan::collective_seconds(wide, 6, 8000.0, gather_kind::hierarchical));
+  // One rank: nothing to scatter or gather.
+  CHECK(cheapest_collective(in, 1, 8.0, 8.0) == gather_kind::flat);
+  // The assumed links the runtime uses: at hundreds of ranks on many hosts of 32, not flat.
+  cost_inputs assumed = free_links(4096, 1e-3);
+  assumed.ranks_per_host = 32;
+  assumed.local = maprect::plan::assumed_local_link;
+  assumed.remote = maprect::plan::assumed_remote_link;
+  CHECK(auto_collective(assumed, 512, 16, 8.0 * 2, 8.0 * 5) != gather_kind::flat);
+  CHECK(auto_collective(assumed, 32, 1, 8.0 * 2, 8.0 * 5) == gather_kind::flat);
+  CHECK_THROWS_WITH(auto_collective(in, 8, 0, 8.0, 8.0), "cost model: hosts = 0, must be >= 1");
+  CHECK_THROWS_WITH(cheapest_collective(in, 8, -1.0, 8.0), "cost model: out_bytes_per_job = -1, must be >= 0");
+}
+
 TEST_CASE("cost model: rank counts are powers of two with the measured ones merged in", "[plan]") {
   const auto ps = maprect::plan::rank_counts(1024, {3, 4, 1});
   const std::vector<int> expected = {1, 2, 3, 4, 8, 16, 32, 64, 128, 256, 512, 1024};

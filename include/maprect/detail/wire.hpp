@@ -17,8 +17,8 @@ enum class command : int {
 
 /// Fixed-size broadcast that opens every request: a header, then the shared parameters when they fit.
 /// Fixed so that workers can post the broadcast before they know the sizes.
-constexpr int header_slots = 11;
-constexpr int inline_shared = 21;                                 ///< shared parameters carried inline
+constexpr int header_slots = 14;
+constexpr int inline_shared = 18;                                 ///< shared parameters carried inline
 constexpr int request_doubles = header_slots + inline_shared;     ///< doubles in the opening broadcast
 
 /// Header slots (doubles holding exact integers).
@@ -34,6 +34,9 @@ enum slot : int {
   s_arg,          ///< command argument (fetch_error: the rank; call, reduce: a call_route)
   s_sequence,     ///< call number, checked by workers
   s_root_jobs,    ///< first_call, move_share: how many jobs the root keeps (the workers split the rest evenly)
+  s_collective,   ///< how this request's scatter and gathers run (plan::gather_kind: flat, hierarchical, tree)
+  s_chunk_out,    ///< the largest worker's part of the scatter: every part is padded to it (tree, hierarchical)
+  s_chunk_back,   ///< the largest worker's answer, in values: every answer is padded to it (tree, hierarchical)
 };
 
 /// The header of a request as values: written into the opening broadcast by the root and read back from
@@ -50,6 +53,9 @@ struct request {
   int arg = 0;                  ///< command argument (fetch_error: the rank; call: a call_route)
   std::uint64_t sequence = 0;   ///< call number, checked by workers
   int root_jobs = 0;            ///< first_call, move_share: how many jobs the root keeps
+  int collective = 0;           ///< how the scatter and gathers run (plan::gather_kind)
+  int chunk_out = 0;            ///< the largest worker's part of the scatter, in values
+  int chunk_back = 0;           ///< the largest worker's answer, in values
 
   /// Writes the header into the first header_slots doubles of `h`.
   void write(double* h) const {
@@ -64,13 +70,16 @@ struct request {
     h[s_arg] = arg;
     h[s_sequence] = static_cast<double>(sequence);
     h[s_root_jobs] = root_jobs;
+    h[s_collective] = collective;
+    h[s_chunk_out] = chunk_out;
+    h[s_chunk_back] = chunk_back;
   }
   /// The header held in the first header_slots doubles of `h`.
   static request read(const double* h) {
     auto at = [h](slot s) { return static_cast<int>(h[s]); };
     return {static_cast<command>(at(s_command)), at(s_call_id), at(s_kinds), at(s_n_shared), at(s_n_job),
             at(s_n_jobs), at(s_row_real), at(s_row_int), at(s_arg), static_cast<std::uint64_t>(h[s_sequence]),
-            at(s_root_jobs)};
+            at(s_root_jobs), at(s_collective), at(s_chunk_out), at(s_chunk_back)};
   }
 };
 
