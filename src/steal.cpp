@@ -60,9 +60,9 @@ void run_batch_on_root(cluster_state& s, const root_site& site, const call_reque
   std::copy_n(s.call.taken_out.data(), s.call.taken_out.size(), region + site.block_at[j0]);
 }
 
-void root_ask::post(cluster_state& s, int r, bool want, int held) {
-  const int ask = ask_message(want, held);
-  MPI_Send(&ask, 1, MPI_INT, r, steal_tag::ask, s.comm);
+void root_ask::post(cluster_state& s, int r, bool want, int held_jobs, double held_seconds) {
+  ask_ = {want ? 1.0 : 0.0, static_cast<double>(held_jobs), held_seconds};
+  MPI_Send(&ask_, 3, MPI_DOUBLE, r, steal_tag::ask, s.comm);
   MPI_Irecv(range_, 2, MPI_INT, r, steal_tag::grant, s.comm, &reply_);
   posted_ = true;
 }
@@ -75,9 +75,11 @@ bool root_ask::wait(cluster_state& s) {
 void early_ask::poll() {
   polls_ += 1;
   // A session polls before its jobs 7, 15, 23, ...: 8 k - 1 jobs are done at the k-th poll.
-  const int own_left = n_ - (8 * polls_ - 1);
-  if (first.posted() || own_left > 8 || s_.size < 2) return;
-  first.post(s_, 1, true, std::max(0, own_left));  // the root's own jobs still to run count as held
+  const int done = 8 * polls_ - 1, own_left = n_ - done;
+  if (first.posted() || own_left > 2 * 8 || s_.size < 2) return;  // two polls ahead: a dear job may delay the answer
+  // The root's own jobs still to run, at their mean time so far.
+  const double so_far = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  first.post(s_, 1, true, 0, std::max(0, own_left) * so_far / std::max(1, done));
 }
 
 int steal_as_root(cluster_state& s, const root_site& site, const call_request& req, double* buffer, bool want,

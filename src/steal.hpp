@@ -26,7 +26,7 @@ namespace maprect::detail {
 
 /// Message tags of the claims between ranks.
 namespace steal_tag {
-constexpr int ask = 10;         ///< thief -> owner: one int, 1 for a batch, 0 for none
+constexpr int ask = 10;         ///< thief -> owner: an ask_message
 constexpr int grant = 11;       ///< owner -> thief: the owner's local jobs [begin, end) granted (empty: none left)
 constexpr int grant_reals = 12; ///< owner -> worker thief: the batch's job parameters, then its x_r rows
 constexpr int grant_ints = 13;  ///< owner -> worker thief: the batch's planned output counts, then its x_i rows
@@ -46,9 +46,9 @@ class unstarted_jobs {
   }
   /// The next batch the worker runs: a sixteenth of what is left, so that it answers asks often.
   job_range take_front();
-  /// A batch for a thief that still holds `held` jobs of this worker's (the batch it runs while this ask
-  /// travels), from the back: half of what is left beyond them, so that both end about together; at least
-  /// one job to a thief that holds none. Returns later_grant() when the thief holds enough for now.
+  /// A batch for a thief that still holds work worth `held` of this worker's jobs (the batch it runs while
+  /// this ask travels), from the back: half of what is left beyond them, so that both end about together; at
+  /// least one job to a thief that holds none. Returns later_grant() when the thief holds enough for now.
   job_range grant_back(int held);
   /// The worker runs no more of its jobs (one failed or changed its output count): none are left to grant.
   void drop_rest() { front_ = back_; }
@@ -66,8 +66,15 @@ inline job_range later_grant() { return {-1, -1}; }
 /// Whether a grant is later_grant().
 inline bool is_later(job_range g) { return g.begin < 0; }
 
-/// The ask's message: 0 for no batch, else 1 + the jobs of the owner's that the thief still holds.
-inline int ask_message(bool want, int held) { return want ? 1 + held : 0; }
+/// What a thief tells the owner it asks: whether it wants a batch, and what it still has to run before it
+/// could start one: `held_jobs` jobs of this owner's (granted earlier) and `held_seconds` of other work (the
+/// root's own jobs, by their mean time so far). Jobs differ in cost between owners and within a chunk, so
+/// the owner turns seconds into jobs at its own latest time per job.
+struct ask_message {
+  double want = 0;          ///< 1: a batch, 0: none
+  double held_jobs = 0;     ///< the owner's jobs the thief still holds
+  double held_seconds = 0;  ///< other work the thief still holds
+};
 
 /// What a worker tells the root about a batch it ran for another worker.
 struct batch_head {
@@ -104,9 +111,9 @@ void run_batch_on_root(cluster_state& s, const root_site& site, const call_reque
 /// Root: its ask to one worker, whose answer is awaited.
 class root_ask {
  public:
-  /// Asks worker r for a batch (`want`; the root still holds `held` of its jobs), or tells it that the root
-  /// wants none.
-  void post(cluster_state& s, int r, bool want, int held = 0);
+  /// Asks worker r for a batch (`want`; the root still holds `held_jobs` of r's jobs and `held_seconds` of
+  /// its own), or tells it that the root wants none.
+  void post(cluster_state& s, int r, bool want, int held_jobs = 0, double held_seconds = 0);
   /// Waits for the answer until the call's deadline: false if it passed.
   bool wait(cluster_state& s);
   /// Whether an ask is on its way and not yet waited for.
@@ -116,6 +123,7 @@ class root_ask {
 
  private:
   int range_[2] = {0, 0};
+  ask_message ask_;
   MPI_Request reply_ = MPI_REQUEST_NULL;
   bool posted_ = false;
 };
@@ -124,7 +132,7 @@ class root_ask {
 /// the answer (given between the worker's batches) is there when they are done.
 class early_ask final : public job_poller {
  public:
-  early_ask(cluster_state& s, int n) : s_(s), n_(n) {}
+  early_ask(cluster_state& s, int n) : s_(s), n_(n), start_(std::chrono::steady_clock::now()) {}
   void poll() override;
   root_ask first;  ///< the ask to worker 1, once posted
 
@@ -132,6 +140,7 @@ class early_ask final : public job_poller {
   cluster_state& s_;
   int n_;
   int polls_ = 0;
+  std::chrono::steady_clock::time_point start_;  ///< when the root's own jobs began
 };
 
 /// Root, once its own jobs are done: asks each worker in turn for batches of its unstarted jobs until it has

@@ -49,7 +49,7 @@ class worker_claims {
 
  private:
   void serve_asks();
-  void grant(int thief, int ask);
+  void grant(int thief, const ask_message& ask);
   void post_ask(int owner, bool want, int held = 0);
   job_range await_grant();
   void receive_rows(int owner, job_range got);
@@ -64,6 +64,7 @@ class worker_claims {
   unstarted_jobs jobs_;
   wire::status code_ = wire::status::ok;
   int told_none_ = 0;  ///< ranks told that this rank has no jobs left
+  double job_seconds_ = 0;  ///< seconds per job of its latest batch of its own
   std::vector<stolen_batch> stolen_;
   std::deque<granted_rows> sent_;  ///< rows on their way to thieves (a deque: their addresses stay)
   int grant_[2] = {0, 0};          ///< the answer to this rank's pending ask
@@ -72,8 +73,12 @@ class worker_claims {
   std::vector<int> grant_ints_;      ///< their planned output counts, then x_i rows
 };
 
-void worker_claims::grant(int thief, int ask) {
-  const job_range g = ask > 0 ? jobs_.grant_back(ask - 1) : job_range{};
+void worker_claims::grant(int thief, const ask_message& ask) {
+  // The thief's other work in this worker's jobs, at this worker's latest time per job (none timed yet: as
+  // many jobs as it holds of its own).
+  const double other = job_seconds_ > 0 ? ask.held_seconds / job_seconds_ : 0.0;
+  const int held = static_cast<int>(ask.held_jobs + other);
+  const job_range g = ask.want != 0 ? jobs_.grant_back(held) : job_range{};
   const int range[2] = {g.begin, g.end};
   MPI_Send(range, 2, MPI_INT, thief, steal_tag::grant, s_.comm);
   if (is_later(g)) return;
@@ -101,8 +106,8 @@ void worker_claims::serve_asks() {
   int pending = 0;
   MPI_Status st;
   while (MPI_Iprobe(MPI_ANY_SOURCE, steal_tag::ask, s_.comm, &pending, &st), pending) {
-    int ask = 0;
-    MPI_Recv(&ask, 1, MPI_INT, st.MPI_SOURCE, steal_tag::ask, s_.comm, MPI_STATUS_IGNORE);
+    ask_message ask;
+    MPI_Recv(&ask, 3, MPI_DOUBLE, st.MPI_SOURCE, steal_tag::ask, s_.comm, MPI_STATUS_IGNORE);
     grant(st.MPI_SOURCE, ask);
   }
 }
@@ -117,6 +122,7 @@ int worker_claims::run_own() {
                                   std::to_string(s_.rank));
     for (job_range got = jobs_.take_front(); !got.empty(); got = jobs_.take_front()) {
       begin = got.begin;
+      const auto batch_start = std::chrono::steady_clock::now();
       const chunk_input in{shared_, v_.n_shared, job_params_ + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job,
                            v_.n_job, site_.x_r.data() + got.begin, site_.x_i.data() + got.begin, got.size(),
                            nullptr};
@@ -127,6 +133,8 @@ int worker_claims::run_own() {
         jobs_.drop_rest();
         return -1;
       }
+      job_seconds_ =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_start).count() / got.size();
       serve_asks();
     }
   } catch (...) {
@@ -139,8 +147,8 @@ int worker_claims::run_own() {
 }
 
 void worker_claims::post_ask(int owner, bool want, int held) {
-  const int asked = ask_message(want, held);
-  MPI_Send(&asked, 1, MPI_INT, owner, steal_tag::ask, s_.comm);
+  const ask_message asked{want ? 1.0 : 0.0, static_cast<double>(held), 0.0};
+  MPI_Send(&asked, 3, MPI_DOUBLE, owner, steal_tag::ask, s_.comm);
   MPI_Irecv(grant_, 2, MPI_INT, owner, steal_tag::grant, s_.comm, &grant_request_);
 }
 
