@@ -28,19 +28,24 @@
 // broadcast. Flat under a timeout, and for the status gather under MAPRECT_BALANCE=hosts.
 //
 // A reduce_sum call (request command reduce) runs the same steps with its own buffers (src/reduce_root.cpp,
-// workers/serve_reduce.cpp); each rank runs a contiguous range of the call's slices (reduce_split):
+// workers/serve_reduce.cpp); each rank runs a contiguous range of the call's slices (reduce_split, the
+// root's share in the header's s_root_jobs):
 //  1. request   every rank     as above; the shared parameters are the values of the shared arguments' vars.
 //  2. ship      new payload    broadcast of the call site's payload (exchange_payload): the runner's key,
 //                              the term offsets, the data arguments and the parameters' shapes, as
 //                              Boost.Serialization writes them; a worker keeps it until the next one. With
 //                              an unchanged layout the root checks the data during step 4 instead, and
 //                              runs the call again with a new payload if they changed.
-//  3. post      every call     the values of the sliced argument's vars, scattered by slice range.
+//  3. post      every call     the values of the sliced argument's vars, scattered by slice range, or
+//                              written into each worker's host slot.
 //  4. run       every rank     its slices on its team, into per-slice blocks (no communication); with
 //                              take-over, claimed as a map_rect call's jobs are.
 //  5. collect   every rank     one part per worker, gathered: its status (code, first failing slice,
-//                              seconds) and the blocks of the slices it ran. The root folds all blocks in
-//                              slice order.
+//                              seconds) and the blocks of the slices it ran; through the slots the status
+//                              alone, and with take-over on one host nothing (the status in the slot,
+//                              flagged beside the claim word). The root folds all blocks in slice order.
+//                              A call that ships a payload or moves the root's share then sizes every
+//                              rank's host slot (collective).
 //  6. error     on a failure   as above, for the first worker in rank order whose slices failed (the root's
 //                              own failure comes first: its slices come first).
 #include <mpi.h>
