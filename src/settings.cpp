@@ -167,15 +167,6 @@ int resolve_threads(MPI_Comm comm, int rank, int asked) {
   return 1;
 }
 
-/// Whether the ranks of `comm` run on more than one host. Collective.
-bool spans_hosts(MPI_Comm comm) {
-  int ranks = 0;
-  MPI_Comm_size(comm, &ranks);
-  int on_host = mpi_comm::host_of(comm).size(), fewest = 0;
-  MPI_Allreduce(&on_host, &fewest, 1, MPI_INT, MPI_MIN, comm);
-  return fewest < ranks;
-}
-
 /// Every rank learns of the first rank with an invalid value, and all of them throw alike: that rank with
 /// its message, the others naming it and repeating its message.
 void agree_on_errors(MPI_Comm comm, int rank, const std::string& error) {
@@ -213,12 +204,11 @@ cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked) {
                       e.host_transport ? 1.0 : 0.0, static_cast<double>(e.collectives),
                       static_cast<double>(e.test_host_ranks)};
   MPI_Bcast(agreed, 6, MPI_DOUBLE, 0, comm);
-  // hosts: claims by message between any two ranks replace the root's take-over on its host. auto: the
-  // take-over through host memory where every rank shares the root's host; where they span hosts, the
-  // claims for map_rect calls (the take-over would reach only the root's host), and the take-over still
-  // for reduce_sum's slices on the root's host.
+  // hosts: claims by message between any two ranks replace the root's take-over on its host. Not under auto
+  // where the ranks span hosts: the claims cost a steady call round trips between every pair of ranks,
+  // which doubled a 64x100 call across two TCP hosts (docs/balancing.md).
   const int balance = static_cast<int>(agreed[2]);
-  const bool claims = balance == 3 || (balance == 2 && spans_hosts(comm));
+  const bool claims = balance == 3;
   return {static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1], balance >= 1, balance == 2,
           agreed[3] != 0, claims, threads, static_cast<int>(agreed[4]), static_cast<int>(agreed[5])};
 }

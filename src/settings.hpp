@@ -16,8 +16,7 @@ struct cluster_settings {
   bool tune_shares = true;                 ///< the root tunes its share of each call site's jobs
   bool take_over = true;                   ///< the root runs jobs of host-local workers it finishes before
   bool host_transport = true;              ///< steady calls' data go through host memory when they can
-  bool steal = false;                      ///< map_rect: any rank out of jobs takes unstarted jobs of slower workers, on any
-                                           ///< host (then in place of take_over, which serves reduce_sum only)
+  bool steal = false;                      ///< any rank out of jobs takes unstarted jobs of slower workers, on any host
   int threads = 1;                         ///< threads this rank runs its jobs on (MAPRECT_THREADS, resolved here)
   int collectives = collectives_auto;      ///< MAPRECT_COLLECTIVES: collectives_auto, or a plan::gather_kind forced
   int test_host_ranks = 0;                 ///< MAPRECT_TEST_HOST_RANKS (tests only): the collectives' hosts hold

@@ -1,5 +1,5 @@
-// Dynamic balancing across hosts (MAPRECT_BALANCE=hosts, which this test's CTest entries set, or auto on ranks
-// that span hosts, as scripts/netns-hosts.sh runs it): any rank
+// Dynamic balancing across hosts (MAPRECT_BALANCE=hosts, which this test's CTest entries and
+// scripts/netns-hosts.sh set): any rank
 // out of jobs takes batches of a slower worker's unstarted jobs. The results stay bit-equal to in process
 // whoever runs a job, a slow rank's jobs are run by the others, and a failing job keeps the error rules
 // (the failing job of lowest index decides, wherever it ran).
@@ -46,12 +46,9 @@ struct slowed_data {
   }
 };
 
-/// MAPRECT_BALANCE=hosts, or auto (the default) on ranks that span more than one host.
 bool balancing_across_hosts() {
   const char* v = std::getenv("MAPRECT_BALANCE");
-  if (v != nullptr && std::strcmp(v, "hosts") == 0) return true;
-  const bool automatic = v == nullptr || v[0] == '\0' || std::strcmp(v, "auto") == 0;
-  return automatic && !test::one_node;
+  return v != nullptr && std::strcmp(v, "hosts") == 0;
 }
 
 int sum(const std::vector<int>& v, std::size_t from) {
@@ -62,7 +59,7 @@ int sum(const std::vector<int>& v, std::size_t from) {
 
 }  // namespace
 
-TEST_CASE("runs under MAPRECT_BALANCE=hosts, or auto across hosts; the runtime balances across hosts then") {
+TEST_CASE("runs under MAPRECT_BALANCE=hosts, and the runtime balances across hosts then") {
   REQUIRE(balancing_across_hosts());
   const slowed_data d(12, 10);
   const auto serial =
