@@ -65,14 +65,27 @@ void wait(MPI_Request& request, wait_policy policy) {
   wait_until(request, policy, std::chrono::steady_clock::time_point::max());
 }
 
-void bcast(void* buffer, int count, MPI_Datatype type, MPI_Comm comm, wait_policy policy) {
+namespace {
+
+/// Runs a collective as the policy says: `blocking` under spin; else `post`, which starts its non-blocking
+/// form into a request, then waits for it (polled under poll and sleep).
+template <class Blocking, class Post>
+void under_policy(wait_policy policy, Blocking&& blocking, Post&& post) {
   if (policy == wait_policy::spin) {
-    MPI_Bcast(buffer, count, type, 0, comm);
+    blocking();
     return;
   }
   MPI_Request r;
-  MPI_Ibcast(buffer, count, type, 0, comm, &r);
+  post(&r);
   wait(r, policy);
+}
+
+}  // namespace
+
+void bcast(void* buffer, int count, MPI_Datatype type, MPI_Comm comm, wait_policy policy) {
+  under_policy(
+      policy, [&] { MPI_Bcast(buffer, count, type, 0, comm); },
+      [&](MPI_Request* r) { MPI_Ibcast(buffer, count, type, 0, comm, r); });
 }
 
 void scatterv(const void* sendbuf, const int* counts, const int* displs, MPI_Datatype type, void* recvbuf,
@@ -82,44 +95,30 @@ void scatterv(const void* sendbuf, const int* counts, const int* displs, MPI_Dat
 
 void scatterv_typed(const void* sendbuf, const int* counts, const int* displs, MPI_Datatype send_type, void* recvbuf,
                     int recvcount, MPI_Datatype recv_type, MPI_Comm comm, wait_policy policy) {
-  if (policy == wait_policy::spin) {
-    MPI_Scatterv(sendbuf, counts, displs, send_type, recvbuf, recvcount, recv_type, 0, comm);
-    return;
-  }
-  MPI_Request r;
-  MPI_Iscatterv(sendbuf, counts, displs, send_type, recvbuf, recvcount, recv_type, 0, comm, &r);
-  wait(r, policy);
+  under_policy(
+      policy, [&] { MPI_Scatterv(sendbuf, counts, displs, send_type, recvbuf, recvcount, recv_type, 0, comm); },
+      [&](MPI_Request* r) {
+        MPI_Iscatterv(sendbuf, counts, displs, send_type, recvbuf, recvcount, recv_type, 0, comm, r);
+      });
 }
 
 void gatherv(const void* sendbuf, int sendcount, MPI_Datatype type, void* recvbuf, const int* counts,
              const int* displs, MPI_Comm comm, wait_policy policy) {
-  if (policy == wait_policy::spin) {
-    MPI_Gatherv(sendbuf, sendcount, type, recvbuf, counts, displs, type, 0, comm);
-    return;
-  }
-  MPI_Request r;
-  MPI_Igatherv(sendbuf, sendcount, type, recvbuf, counts, displs, type, 0, comm, &r);
-  wait(r, policy);
+  under_policy(
+      policy, [&] { MPI_Gatherv(sendbuf, sendcount, type, recvbuf, counts, displs, type, 0, comm); },
+      [&](MPI_Request* r) { MPI_Igatherv(sendbuf, sendcount, type, recvbuf, counts, displs, type, 0, comm, r); });
 }
 
 void scatter(const void* sendbuf, int count, MPI_Datatype type, void* recvbuf, MPI_Comm comm, wait_policy policy) {
-  if (policy == wait_policy::spin) {
-    MPI_Scatter(sendbuf, count, type, recvbuf, count, type, 0, comm);
-    return;
-  }
-  MPI_Request r;
-  MPI_Iscatter(sendbuf, count, type, recvbuf, count, type, 0, comm, &r);
-  wait(r, policy);
+  under_policy(
+      policy, [&] { MPI_Scatter(sendbuf, count, type, recvbuf, count, type, 0, comm); },
+      [&](MPI_Request* r) { MPI_Iscatter(sendbuf, count, type, recvbuf, count, type, 0, comm, r); });
 }
 
 void gather(const void* sendbuf, int count, MPI_Datatype type, void* recvbuf, MPI_Comm comm, wait_policy policy) {
-  if (policy == wait_policy::spin) {
-    MPI_Gather(sendbuf, count, type, recvbuf, count, type, 0, comm);
-    return;
-  }
-  MPI_Request r;
-  MPI_Igather(sendbuf, count, type, recvbuf, count, type, 0, comm, &r);
-  wait(r, policy);
+  under_policy(
+      policy, [&] { MPI_Gather(sendbuf, count, type, recvbuf, count, type, 0, comm); },
+      [&](MPI_Request* r) { MPI_Igather(sendbuf, count, type, recvbuf, count, type, 0, comm, r); });
 }
 
 }  // namespace maprect::detail
