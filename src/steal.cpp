@@ -60,10 +60,13 @@ void run_batch_on_root(cluster_state& s, const root_site& site, const call_reque
   std::copy_n(s.call.taken_out.data(), s.call.taken_out.size(), region + site.block_at[j0]);
 }
 
+void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int (&range)[2], MPI_Request& reply) {
+  MPI_Send(&ask, 3, MPI_DOUBLE, owner, steal_tag::ask, comm);
+  MPI_Irecv(range, 2, MPI_INT, owner, steal_tag::grant, comm, &reply);
+}
+
 void root_ask::post(cluster_state& s, int r, bool want, int held_jobs, double held_seconds) {
-  ask_ = {want ? 1.0 : 0.0, static_cast<double>(held_jobs), held_seconds};
-  MPI_Send(&ask_, 3, MPI_DOUBLE, r, steal_tag::ask, s.comm);
-  MPI_Irecv(range_, 2, MPI_INT, r, steal_tag::grant, s.comm, &reply_);
+  post_ask(s.comm, r, {want ? 1.0 : 0.0, static_cast<double>(held_jobs), held_seconds}, range_, reply_);
   posted_ = true;
 }
 

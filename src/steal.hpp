@@ -76,6 +76,9 @@ struct ask_message {
   double held_seconds = 0;  ///< other work the thief still holds
 };
 
+/// Sends `ask` to `owner` and posts the receive of its grant into `range` (`reply` completes with it).
+void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int (&range)[2], MPI_Request& reply);
+
 /// What a worker tells the root about a batch it ran for another worker.
 struct batch_head {
   int owner = 0;   ///< whose chunk
@@ -123,7 +126,6 @@ class root_ask {
 
  private:
   int range_[2] = {0, 0};
-  ask_message ask_;
   MPI_Request reply_ = MPI_REQUEST_NULL;
   bool posted_ = false;
 };

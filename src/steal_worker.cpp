@@ -74,8 +74,8 @@ class worker_claims {
 };
 
 void worker_claims::grant(int thief, const ask_message& ask) {
-  // The thief's other work in this worker's jobs, at this worker's latest time per job (none timed yet: as
-  // many jobs as it holds of its own).
+  // The thief's other work in this worker's jobs, at this worker's latest time per job (none timed yet: the
+  // seconds count for nothing).
   const double other = job_seconds_ > 0 ? ask.held_seconds / job_seconds_ : 0.0;
   const int held = static_cast<int>(ask.held_jobs + other);
   const job_range g = ask.want != 0 ? jobs_.grant_back(held) : job_range{};
@@ -147,9 +147,7 @@ int worker_claims::run_own() {
 }
 
 void worker_claims::post_ask(int owner, bool want, int held) {
-  const ask_message asked{want ? 1.0 : 0.0, static_cast<double>(held), 0.0};
-  MPI_Send(&asked, 3, MPI_DOUBLE, owner, steal_tag::ask, s_.comm);
-  MPI_Irecv(grant_, 2, MPI_INT, owner, steal_tag::grant, s_.comm, &grant_request_);
+  detail::post_ask(s_.comm, owner, {want ? 1.0 : 0.0, static_cast<double>(held), 0.0}, grant_, grant_request_);
 }
 
 job_range worker_claims::await_grant() {
