@@ -27,6 +27,12 @@ struct chunk_plan {
   }
   /// Jobs of rank r.
   int jobs(int r) const { return first(r + 1) - first(r); }
+  /// Jobs of the busiest worker (rank 1 on; 0 without workers).
+  int most_worker_jobs() const {
+    int most = 0;
+    for (int r = 1; r < ranks; ++r) most = std::max(most, jobs(r));
+    return most;
+  }
 };
 
 /// Jobs [begin, end), by global or local index.
@@ -96,6 +102,10 @@ struct rank_layout {
       displs[r] = static_cast<int>(plan.first(r) * per_job);
       counts[r] = static_cast<int>(plan.jobs(r) * per_job);
     }
+  }
+  /// The largest part of any worker (rank 1 on; 0 without workers).
+  int largest_worker_part() const {
+    return counts.size() > 1 ? *std::max_element(counts.begin() + 1, counts.end()) : 0;
   }
   /// The workers' part only, as a buffer that starts at the first worker job (the root's count is 0).
   void assign_workers(const chunk_plan& plan, long long per_job) {

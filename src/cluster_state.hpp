@@ -160,6 +160,12 @@ cluster_state* live_cluster_root();
 /// Workers: steps 2 to 5 of a reduce request (workers/serve_reduce.cpp).
 void serve_reduce(cluster_state& s, const wire::request& v, const double* shared);
 
+/// Root: records in the call's traffic how its last gather ran.
+inline void note_gather(cluster_state& s) {
+  s.root.last_traffic.collective = plan::gather_name(s.collectives.gathered);
+  s.root.last_traffic.gather_peers = s.collectives.gathered_from;
+}
+
 /// The call's jobs [first, first + n) as a chunk the root runs, reading the caller's parameters and rows.
 inline chunk_input root_jobs_input(const call_request& req, int first, int n) {
   return {req.shared,

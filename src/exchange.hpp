@@ -73,6 +73,19 @@ struct endpoint {
   bool is_root() const { return rank == 0; }
 };
 
+/// Root: names a call's collectives in its request's header (kind, and the largest worker's part out and
+/// back), for the workers to run the same.
+inline void name_collectives(wire::request& header, collective_kind kind, int chunk_out, int chunk_back) {
+  header.collective = static_cast<int>(kind);
+  header.chunk_out = chunk_out;
+  header.chunk_back = chunk_back;
+}
+
+/// Worker: the collective a request's header names, with `chunk` values per worker.
+inline collective named_collective(const wire::request& header, int chunk) {
+  return {static_cast<collective_kind>(header.collective), chunk};
+}
+
 /// Step 1. The root writes `header` and the shared parameters `shared` into `slots` (request_doubles) and
 /// broadcasts them; a worker receives them and reads `header` back. Shared parameters beyond the inline ones
 /// go in a second broadcast (a worker receives them into `rest`). Returns where this rank reads the shared

@@ -93,4 +93,11 @@ bool await_finished(const job_claims& claims, int r, wait_policy policy,
   return wait_until(&finished_test::ready, &test, policy, deadline);
 }
 
+std::vector<int> unfinished(const job_claims& claims, int ranks) {
+  std::vector<int> late;
+  for (int r = 1; r < ranks; ++r)
+    if (!claims.progress(r).finished) late.push_back(r);
+  return late;
+}
+
 }  // namespace maprect::detail

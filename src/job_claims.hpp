@@ -109,4 +109,7 @@ class job_claims {
 bool await_finished(const job_claims& claims, int r, wait_policy policy,
                     std::chrono::steady_clock::time_point deadline);
 
+/// Root: the workers (of 1 to ranks - 1) that have not finished their part of the call.
+std::vector<int> unfinished(const job_claims& claims, int ranks);
+
 }  // namespace maprect::detail

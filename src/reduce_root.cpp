@@ -66,7 +66,7 @@ std::chrono::steady_clock::time_point start_deadline(cluster_state& s) {
 void gather_answers(cluster_state& s, int call_id, std::chrono::steady_clock::time_point deadline) {
   reduce_root_buffers& b = s.root.reduce;
   MPI_Request pending = MPI_REQUEST_NULL;
-  const collective how{b.collective, b.via_slots ? wire::status_doubles : b.chunk_back};
+  const collective how{b.collective, b.via_slots() ? wire::status_doubles : b.chunk_back};
   if (!collect_answers(s.ends(), how, MPI_DOUBLE, nullptr, 0, b.received.data(), b.answers.counts.data(),
                        b.answers.displs.data(), deadline, pending)) {
     std::vector<int> late;
@@ -78,21 +78,16 @@ void gather_answers(cluster_state& s, int call_id, std::chrono::steady_clock::ti
     if (!late.empty()) abort_late(s, call_id, late);
     wait(pending, s.settings.policy);
   }
-  s.root.last_traffic.collective = plan::gather_name(s.collectives.gathered);
-  s.root.last_traffic.gather_peers = s.collectives.gathered_from;
+  note_gather(s);
   if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
 }
 
 /// Step 5 through host memory: waits until every worker has finished (its status and blocks are in its slot
 /// then); past the deadline names those that have not, and aborts.
 void await_reports(cluster_state& s, int call_id, std::chrono::steady_clock::time_point deadline) {
-  for (int r = 1; r < s.size; ++r) {
-    if (await_finished(s.host.claims, r, s.settings.policy, deadline)) continue;
-    std::vector<int> late;
-    for (int q = r; q < s.size; ++q)
-      if (!s.host.claims.progress(q).finished) late.push_back(q);
-    abort_late(s, call_id, late);
-  }
+  for (int r = 1; r < s.size; ++r)
+    if (!await_finished(s.host.claims, r, s.settings.policy, deadline))
+      abort_late(s, call_id, unfinished(s.host.claims, s.size));
 }
 
 /// Runs `step` (messages the workers take part in) and aborts the job if the root fails inside it.
@@ -120,11 +115,8 @@ void send_request(cluster_state& s, wire::request h, const double* shared) {
 /// or the cost model under auto), for `answers` doubles of the workers' status and blocks.
 void choose_collectives(cluster_state& s, const reduce_layout& layout, const reduce_split& split, long long answers) {
   reduce_root_buffers& b = s.root.reduce;
-  b.chunk_out = b.chunk_back = 0;
-  for (int r = 1; r < s.size; ++r) {
-    b.chunk_out = std::max(b.chunk_out, b.values.counts[r]);
-    b.chunk_back = std::max(b.chunk_back, b.answers.counts[r]);
-  }
+  b.chunk_out = b.values.largest_worker_part();
+  b.chunk_back = b.answers.largest_worker_part();
   const std::size_t key[3] = {static_cast<std::size_t>(split.n_slices), layout.n_sliced(), layout.block_doubles()};
   if (std::equal(key, key + 3, b.chosen_for) && b.chosen_for[0] != 0) return;
   std::copy(key, key + 3, b.chosen_for);
@@ -196,7 +188,7 @@ void place_values(cluster_state& s, const double* sliced) {
 /// or where the gather put it.
 const double* answer_of(const cluster_state& s, int r) {
   const reduce_root_buffers& b = s.root.reduce;
-  return b.via_slots ? s.host.slots.slot(r) + b.values.counts[r] : b.received.data() + b.answers.displs[r];
+  return b.via_slots() ? s.host.slots.slot(r) + b.values.counts[r] : b.received.data() + b.answers.displs[r];
 }
 
 /// The call's payload, written now, if it differs from what the workers hold; else null.
@@ -221,21 +213,19 @@ void post_call(cluster_state& s, const reduce_request& req, const std::string* p
   const int bytes = ship ? static_cast<int>(payload->size()) : 0;
   const reduce_split& split = site.split;
   reduce_root_buffers& b = s.root.reduce;
-  b.via_slots = !ship && !reserve && fits_slots(s);  // a call that grows the slots moves them
+  const bool via_slots = !ship && !reserve && fits_slots(s);  // a call that grows the slots moves them
   // With every worker's claim words in the root's memory the status goes there too: no gather at all.
-  b.route = !b.via_slots                                            ? wire::call_route::messages
+  b.route = !via_slots                                              ? wire::call_route::messages
             : s.settings.take_over && s.host.claims.shared_with_all() ? wire::call_route::memory
                                                                       : wire::call_route::slots;
   reset_claims(s, split);
-  if (b.via_slots) place_values(s, req.sliced);
+  if (b.via_slots()) place_values(s, req.sliced);
   const wire::reduce_header h{req.call_id,        static_cast<int>(layout.n_shared()),
                               layout.plan().n_terms, layout.plan().grainsize,
                               bytes,              b.route,
                               split.root_slices,  ship || reserve};
   wire::request request = h.to_request();
-  request.collective = static_cast<int>(b.collective);
-  request.chunk_out = b.chunk_out;
-  request.chunk_back = b.chunk_back;
+  name_collectives(request, b.collective, b.chunk_out, b.chunk_back);
   send_request(s, request, req.shared);
   if (ship) {
     site.shipped = false;  // until the workers hold it
@@ -250,7 +240,7 @@ void post_call(cluster_state& s, const reduce_request& req, const std::string* p
   if (layout.n_sliced() == 0) return;
   const std::uint64_t values_out = sizeof(double) * (layout.n_sliced() - static_cast<std::size_t>(b.values.counts[0]));
   s.root.last_traffic.sent += values_out;
-  if (b.via_slots) s.root.last_traffic.through_memory += values_out;
+  if (b.via_slots()) s.root.last_traffic.through_memory += values_out;
   else post_parameters(s.ends(), {b.collective, b.chunk_out}, req.sliced, b.values, nullptr, 0);
 }
 
@@ -291,18 +281,18 @@ void lay_out_answers(cluster_state& s, const reduce_layout& layout, const reduce
   reduce_root_buffers& b = s.root.reduce;
   int at = 0;  // at most the planned answers, which lay_out_call checked
   b.ends.assign(static_cast<std::size_t>(s.size), 0);
+  const bool status_in_memory = b.route == wire::call_route::memory;
   for (int r = 1; r < s.size; ++r) {
     b.ends[r] = worker_end(s, split, r);
     const int answer = wire::status_doubles +
                        static_cast<int>(layout.block_at(b.ends[r]) - layout.block_at(split.first(r)));
     const int blocks = answer - wire::status_doubles;
-    const bool status_in_memory = b.route == wire::call_route::memory;
     s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answer);
-    if (b.via_slots)
+    if (b.via_slots())
       s.root.last_traffic.through_memory +=
           sizeof(double) * static_cast<std::uint64_t>(status_in_memory ? answer : blocks);
     b.answers.displs[r] = at;
-    b.answers.counts[r] = !b.via_slots ? answer : status_in_memory ? 0 : wire::status_doubles;
+    b.answers.counts[r] = !b.via_slots() ? answer : status_in_memory ? 0 : wire::status_doubles;
     at += b.answers.counts[r];
   }
 }
@@ -333,7 +323,7 @@ root_failure run_and_collect(cluster_state& s, const reduce_request& req, const 
   if (b.route == wire::call_route::memory) await_reports(s, req.call_id, deadline);
   else gather_answers(s, req.call_id, deadline);
   clock.gathered = std::chrono::steady_clock::now();
-  if (b.via_slots) s.host.slots.sync();
+  if (b.via_slots()) s.host.slots.sync();
   return failure;
 }
 

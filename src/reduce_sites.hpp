@@ -101,7 +101,6 @@ struct reduce_root_buffers {
   rank_layout answers;          ///< each rank's status and blocks by message (through the slots: the status
                                 ///< alone, or nothing through host memory)
   wire::call_route route = wire::call_route::messages;  ///< how this call's values, blocks and status travel
-  bool via_slots = false;       ///< this call's values and blocks go through the host slots
   std::vector<double> own;      ///< the root's own blocks
   std::vector<double> taken;    ///< blocks of the workers' slices the root took over, at layout.block_at
   std::vector<double> received; ///< the workers' status and blocks, at answers.displs
@@ -111,6 +110,9 @@ struct reduce_root_buffers {
   int chunk_out = 0;            ///< the largest worker's values
   int chunk_back = 0;           ///< the largest worker's planned status and blocks
   std::size_t chosen_for[3] = {0, 0, 0};  ///< slices, sliced values and blocks the kind was chosen for
+
+  /// Whether this call's values and blocks go through the host slots.
+  bool via_slots() const { return route != wire::call_route::messages; }
 };
 
 /// A worker's copy of a call site: the runner of its argument types with the data and shapes loaded, the

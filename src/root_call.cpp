@@ -99,12 +99,6 @@ void start_timeout(cluster_state& s, bool done_messages = true) {
   std::abort();  // MPI_Abort does not return
 }
 
-/// Records in the call's traffic how its last gather ran.
-void note_gather(cluster_state& s) {
-  s.root.last_traffic.collective = plan::gather_name(s.collectives.gathered);
-  s.root.last_traffic.gather_peers = s.collectives.gathered_from;
-}
-
 /// The gather that carries a call's answers (root 0, in place). With a timeout, at the deadline the ranks
 /// whose "done" message has not come are named and the job is aborted.
 void gather_answers(cluster_state& s, const call_request& req, const collective& how, MPI_Datatype type, void* recvbuf,
@@ -171,12 +165,8 @@ void gather_through_slots(cluster_state& s, const root_site& site, const call_re
 /// in the slots until the next call. Past the call's deadline, names the late workers and aborts.
 void collect_reports(cluster_state& s, const call_request& req, double* buffer, const int* displs) {
   for (int r = 1; r < s.size; ++r) {
-    if (!await_finished(s.host.claims, r, s.settings.policy, s.call.deadline)) {
-      std::vector<int> late;
-      for (int q = r; q < s.size; ++q)
-        if (!s.host.claims.progress(q).finished) late.push_back(q);
-      abort_late(s, req, late);
-    }
+    if (!await_finished(s.host.claims, r, s.settings.policy, s.call.deadline))
+      abort_late(s, req, unfinished(s.host.claims, s.size));
     const worker_report report = s.host.claims.report(r);
     double* status = buffer + displs[r];
     status[0] = report.code;
@@ -323,18 +313,12 @@ void drop_rows_copy(root_site& site) {
   std::vector<int>().swap(site.x_i);
 }
 
-/// The largest part of any worker (rank 1 on) in a layout's counts.
-int largest_worker_part(const std::vector<int>& counts) {
-  return counts.size() > 1 ? *std::max_element(counts.begin() + 1, counts.end()) : 0;
-}
-
 /// Picks how the call site's scatter and gathers run (MAPRECT_COLLECTIVES, or the cost model under auto),
 /// when its layout changes: from its job parameters, the `back_doubles` its workers answer per call and the
 /// largest worker's answer `chunk_back` (a first call's: an estimate). Sets chunk_out and chunk_back.
 void choose_site_collectives(const cluster_state& s, root_site& site, long long back_doubles, int chunk_back) {
   const chunk_plan& plan = site.plan;
-  int most_jobs = 0;
-  for (int r = 1; r < s.size; ++r) most_jobs = std::max(most_jobs, plan.jobs(r));
+  const int most_jobs = plan.most_worker_jobs();
   site.chunk_out = most_jobs * site.n_job_params;
   site.chunk_back = chunk_back;
   const double out_bytes = sizeof(double) * static_cast<double>(site.n_job_params) * (plan.n_jobs - plan.root_jobs);
@@ -342,13 +326,6 @@ void choose_site_collectives(const cluster_state& s, root_site& site, long long 
   site.collective = choose_collective(s.settings.collectives, s.settings.timeout > 0, s.collectives, s.size,
                                       plan.n_jobs, out_bytes, sizeof(double) * static_cast<double>(back_doubles),
                                       2 * largest);
-}
-
-/// Names the call site's collectives in a request's header, for the workers to run the same.
-void put_collectives(wire::request& h, const root_site& site) {
-  h.collective = static_cast<int>(site.collective);
-  h.chunk_out = site.chunk_out;
-  h.chunk_back = site.chunk_back;
 }
 
 /// The steady-state layout of a call site from its plan and output counts: each rank's status and blocks in
@@ -369,7 +346,7 @@ void lay_out_results(cluster_state& s, root_site& site) {
     at += site.results.counts[r];
     if (r > 0) site.slot_doubles = std::max(site.slot_doubles, slot_doubles(site.n_job_params, jobs, site.results.counts[r]));
   }
-  choose_site_collectives(s, site, at - site.results.counts[0], largest_worker_part(site.results.counts));
+  choose_site_collectives(s, site, at - site.results.counts[0], site.results.largest_worker_part());
   s.host.reserve(site.slot_doubles, s.comm);
 }
 
@@ -427,7 +404,7 @@ rank_layout collect_counts(cluster_state& s, root_site& site, const call_request
   gathered[0] = static_cast<int>(root_status.code);
   gathered[1] = root_status.job;
   std::copy(s.call.own_counts.begin(), s.call.own_counts.end(), gathered.begin() + 2);
-  gather_answers(s, req, {site.collective, largest_worker_part(reports.counts)}, MPI_INT, gathered.data(),
+  gather_answers(s, req, {site.collective, reports.largest_worker_part()}, MPI_INT, gathered.data(),
                  reports.counts.data(), reports.displs.data());
   s.root.last_traffic.received += sizeof(int) * static_cast<std::uint64_t>(gathered.size() - reports.counts[0]);
 
@@ -463,13 +440,12 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   plan_site(site, req, row_real, row_int, root_jobs, R);
   s.root.mid_call = true;
   // Before the output counts are known: one output per job.
-  int most_jobs = 0;
-  for (int r = 1; r < R; ++r) most_jobs = std::max(most_jobs, site.plan.jobs(r));
+  const long long most_rows = static_cast<long long>(site.rows) * site.plan.most_worker_jobs();
   choose_site_collectives(s, site, static_cast<long long>(site.rows) * (req.n_jobs - root_jobs),
-                          static_cast<int>(std::min<long long>(int_max, static_cast<long long>(site.rows) * most_jobs)));
+                          static_cast<int>(std::min<long long>(int_max, most_rows)));
   wire::request header = header_of(command::first_call, req, row_real, row_int);
   header.root_jobs = root_jobs;
-  put_collectives(header, site);
+  name_collectives(header, site.collective, site.chunk_out, site.chunk_back);
   send_request(s, header, req.shared);
   start_timeout(s);
   ship_rows(s, site);
@@ -486,7 +462,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   const bool too_large = total > int_max;
   // Go or no-go for the blocks: only worth sending when every job succeeded and they fit one call.
   // The largest worker's blocks pad the others'; -1: padded parts would not fit one MPI count, so flat.
-  int blocks_chunk = largest_worker_part(blocks.counts);
+  int blocks_chunk = blocks.largest_worker_part();
   if (static_cast<long long>(blocks_chunk) * R > int_max) blocks_chunk = -1;
   exchange_go(s.ends(), all_ok && !too_large ? 1 : 0, blocks_chunk);
   s.root.mid_call = false;  // every rank has joined every collective so far; with go = 0 they all stop here
@@ -738,7 +714,7 @@ wire::call_route post_steady_call(cluster_state& s, const root_site& site, const
   if (route != wire::call_route::messages) place_own(s, site, req);
   wire::request header = header_of(command::call, req, site.row_real, site.row_int);
   header.arg = static_cast<int>(route);
-  put_collectives(header, site);
+  name_collectives(header, site.collective, site.chunk_out, site.chunk_back);
   send_request(s, header, req.shared);
   start_timeout(s, route != wire::call_route::memory);
   if (route == wire::call_route::messages) scatter_own(s, site, req);

@@ -208,9 +208,8 @@ cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked) {
   // where the ranks span hosts: the claims cost a steady call round trips between every pair of ranks,
   // which doubled a 64x100 call across two TCP hosts (docs/balancing.md).
   const int balance = static_cast<int>(agreed[2]);
-  const bool claims = balance == 3;
   return {static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1], balance >= 1, balance == 2,
-          agreed[3] != 0, claims, threads, static_cast<int>(agreed[4]), static_cast<int>(agreed[5])};
+          agreed[3] != 0, balance == 3, threads, static_cast<int>(agreed[4]), static_cast<int>(agreed[5])};
 }
 
 }  // namespace maprect::detail

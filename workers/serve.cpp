@@ -19,14 +19,11 @@ namespace {
 
 using wire::command;
 
-/// The collective a request's header names, with `chunk` values per worker.
-collective named(const wire::request& v, int chunk) { return {static_cast<collective_kind>(v.collective), chunk}; }
-
 /// Step 3 by message: this rank's job parameters.
 void receive_job_parameters(cluster_state& s, worker_site& site, const wire::request& v) {
   site.job_params.resize(static_cast<std::size_t>(v.n_job) * site.n_jobs);
   if (static_cast<long long>(v.n_job) * v.n_jobs == 0) return;
-  post_parameters(s.ends(), named(v, v.chunk_out), nullptr, {}, site.job_params.data(),
+  post_parameters(s.ends(), named_collective(v, v.chunk_out), nullptr, {}, site.job_params.data(),
                   static_cast<int>(site.job_params.size()));
 }
 
@@ -137,15 +134,15 @@ void serve_first_call(cluster_state& s, const wire::request& v, const double* sh
   std::copy(site.run_counts.begin(), site.run_counts.end(), report.begin() + 2);
   MPI_Request unused;
   const auto never = std::chrono::steady_clock::time_point::max();
-  const int largest_report = *std::max_element(reports.counts.begin() + 1, reports.counts.end());
-  collect_answers(s.ends(), named(v, largest_report), MPI_INT, report.data(), static_cast<int>(report.size()), nullptr,
-                  nullptr, nullptr, never, unused);
+  collect_answers(s.ends(), named_collective(v, reports.largest_worker_part()), MPI_INT, report.data(),
+                  static_cast<int>(report.size()), nullptr, nullptr, nullptr, never, unused);
   finish_done(s, done);
   int blocks_chunk = 0;
   if (!exchange_go(s.ends(), 0, blocks_chunk)) return;
   // A negative chunk: the root gathers these blocks flat (padded, they would not fit one MPI count).
-  collect_answers(s.ends(), blocks_chunk < 0 ? collective{} : named(v, blocks_chunk), MPI_DOUBLE, site.out.data(), static_cast<int>(site.out.size()),
-                  nullptr, nullptr, nullptr, never, unused);
+  const collective blocks_how = blocks_chunk < 0 ? collective{} : named_collective(v, blocks_chunk);
+  collect_answers(s.ends(), blocks_how, MPI_DOUBLE, site.out.data(), static_cast<int>(site.out.size()), nullptr,
+                  nullptr, nullptr, never, unused);
   site.counts = site.run_counts;
   lay_out_site(s, site, v);
 }
@@ -235,7 +232,7 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
     s.host.slots.sync();
   }
   MPI_Request unused;
-  collect_answers(s.ends(), named(v, slots ? wire::status_doubles : v.chunk_back), MPI_DOUBLE, site.out.data(),
+  collect_answers(s.ends(), named_collective(v, slots ? wire::status_doubles : v.chunk_back), MPI_DOUBLE, site.out.data(),
                   slots ? wire::status_doubles : doubles, nullptr, nullptr, nullptr,
                   std::chrono::steady_clock::time_point::max(), unused);
   finish_done(s, done);

@@ -131,8 +131,7 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
   const int first = split.first(s.rank), last = split.first(s.rank + 1);
   const bool via_slots = h.route != wire::call_route::messages;
   if (via_slots) s.host.slots.sync();
-  const auto kind = static_cast<collective_kind>(v.collective);
-  receive_values(s, site, first, last, via_slots, {kind, v.chunk_out});
+  receive_values(s, site, first, last, via_slots, named_collective(v, v.chunk_out));
   double* answer = nullptr;
   if (via_slots) {
     answer = s.host.slots.slot(s.rank) + (site.layout.slice_values_at(last) - site.layout.slice_values_at(first));
@@ -150,7 +149,8 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
     // The status and blocks are in the slot; the root reads them once it sees this rank finished.
     s.host.claims.finish({static_cast<int>(answer[0]), static_cast<int>(answer[1]), answer[2], 0.0, 0.0});
   } else {
-    send_answer(s, site, answer, first, end, {kind, via_slots ? wire::status_doubles : v.chunk_back}, via_slots);
+    send_answer(s, site, answer, first, end, named_collective(v, via_slots ? wire::status_doubles : v.chunk_back),
+                via_slots);
   }
   // After a new payload or split the slots grow to what this rank's values and answer need, for the next calls.
   if (h.reserve_slots) s.host.reserve(slot_need(site.layout, first, last), s.comm);
