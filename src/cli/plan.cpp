@@ -73,6 +73,11 @@ plan::cost_inputs make_inputs(const site_figures& f, const chosen_links& l) {
   plan::cost_inputs in;
   in.job_s = f.job_s;
   in.job_spread_s = f.job_spread_s;
+  // Each job alone runs warmer than among the others: the times keep their shape at the chunk runner's mean.
+  double alone = 0;
+  for (double t : f.job_times_s) alone += t;
+  if (alone > 0 && static_cast<int>(f.job_times_s.size()) == f.jobs)
+    for (double t : f.job_times_s) in.job_times_s.push_back(t * f.job_s * f.jobs / alone);
   in.jobs = f.jobs;
   in.outputs_per_job = f.outputs_per_job;
   in.shared_params = f.shared_params;
@@ -109,15 +114,18 @@ void print_inputs(const site_figures& f, const chosen_links& l, const link_repor
 }
 
 void print_table(const std::vector<plan::prediction>& rows, int measured_ranks) {
-  std::printf("%6s %3s %5s %6s %12s %8s %11s %11s %11s %13s %9s %9s\n", "ranks", "T", "hosts", "jobs",
-              "us/gradient", "effic.", "root us", "messages us", "compute us", "gather", "bound", "flat us");
+  std::printf("%6s %3s %5s %6s %12s %8s %11s %11s %11s %13s %9s %9s %10s\n", "ranks", "T", "hosts", "jobs",
+              "us/gradient", "effic.", "root us", "messages us", "compute us", "gather", "bound", "flat us",
+              "claims us");
   for (const auto& p : rows)
-    std::printf("%5d%s %3d %5d %6d %12.1f %7.1f%% %11.1f %11.1f %11.1f %13s %9s %9.1f\n", p.ranks,
+    std::printf("%5d%s %3d %5d %6d %12.1f %7.1f%% %11.1f %11.1f %11.1f %13s %9s %9.1f %10.1f\n", p.ranks,
                 p.ranks == measured_ranks ? "*" : " ", p.threads, p.hosts, p.jobs_on_slowest, 1e6 * p.total_s,
                 100 * p.efficiency, 1e6 * p.root_s, 1e6 * p.messages_s, 1e6 * p.compute_s,
-                p.ranks == 1 ? "-" : plan::gather_name(p.gather), plan::bound_name(p.bound), 1e6 * p.total_flat_s);
+                p.ranks == 1 ? "-" : plan::gather_name(p.gather), plan::bound_name(p.bound), 1e6 * p.total_flat_s,
+                1e6 * p.total_claims_s);
   std::printf("(* the rank count of this run; jobs: on the slowest thread; gather: the cheapest kind;\n"
-              " flat us: the time with flat collectives, as maprect's gathers run today)\n");
+              " flat us: the time with flat collectives, as maprect's gathers run today;\n"
+              " claims us: flat, with every rank claiming unstarted jobs of the others, MAPRECT_BALANCE=hosts)\n");
 }
 
 json link_json(const plan::link_figures& l, const std::string& source) {
@@ -147,6 +155,8 @@ json plan_json(const site_figures& f, const chosen_links& l, const link_report& 
                    {"flat_us", 1e6 * p.flat_s}, {"hierarchical_us", 1e6 * p.hierarchical_s},
                    {"tree_us", 1e6 * p.tree_s},
                    {"compute_us", 1e6 * p.compute_s}, {"core_sharing", p.core_sharing},
+                   {"compute_claims_us", 1e6 * p.compute_claims_s}, {"claims_us", 1e6 * p.claims_s},
+                   {"us_per_gradient_claims", 1e6 * p.total_claims_s},
                    {"gather", plan::gather_name(p.gather)},
                    {"bound", plan::bound_name(p.bound)}});
   doc["predictions"] = out;

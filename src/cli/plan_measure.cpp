@@ -132,16 +132,22 @@ void in_process_gradient(const site_data& d, int n) {
 }
 
 /// Each job alone, the fastest of a few runs (a busy machine only ever adds time, and a spread made of that
-/// noise would be charged as imbalance): the spread of the per-job time over the jobs.
+/// noise would be charged as imbalance), in job order.
 template <class F>
-double job_spread(chunk_timer<F>& chunks, int J) {
-  if (J < 2) return 0;
+std::vector<double> job_times(chunk_timer<F>& chunks, int J) {
   std::vector<double> per_job(static_cast<std::size_t>(J));
   for (int j = 0; j < J; ++j) {
     std::vector<double> runs;
     for (int r = 0; r < 5; ++r) runs.push_back(seconds_per_run([&] { chunks.run(j, 1); }, 1));
     per_job[j] = *std::min_element(runs.begin(), runs.end());
   }
+  return per_job;
+}
+
+/// The standard deviation of the per-job times over the jobs.
+double spread_of(const std::vector<double>& per_job) {
+  const auto J = static_cast<double>(per_job.size());
+  if (per_job.size() < 2) return 0;
   double mean = 0, sq = 0;
   for (double t : per_job) mean += t / J;
   for (double t : per_job) sq += (t - mean) * (t - mean);
@@ -212,7 +218,8 @@ site_figures measure_figures(const site_data& d, int repeat) {
                                                       [&] { cheap.run(0, 1); }, repeat).overhead_s);
   f.root_output_s = J > 1 ? std::max(0.0, (all - one) / ((J - 1.0) * f.outputs_per_job)) : 0.0;
   f.root_call_s = std::max(0.0, all - J * f.outputs_per_job * f.root_output_s);
-  f.job_spread_s = job_spread(chunks, J);
+  f.job_times_s = job_times(chunks, J);
+  f.job_spread_s = spread_of(f.job_times_s);
   f.root_check_s_per_job = check_seconds_per_job(d, repeat);
   return f;
 }

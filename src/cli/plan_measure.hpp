@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <vector>
 
 #include "src/plan/cost_model.hpp"
 
@@ -22,6 +23,7 @@ struct plan_site {
 struct site_figures {
   int jobs = 0, outputs_per_job = 1, shared_params = 0, job_params = 0;
   double job_s = 0, job_spread_s = 0;           ///< per job: the chunk runner alone
+  std::vector<double> job_times_s;              ///< each job alone (the fastest of 5 runs), in job order
   double root_output_s = 0, root_call_s = 0;    ///< the in-process gradient minus its jobs, at J and at 1 job
   double root_check_s_per_job = 0;              ///< comparing one job's rows with a copy (the data check)
   double in_process_s = 0;                      ///< one in-process gradient at J (median)

@@ -92,6 +92,36 @@ double broadcast_seconds(const cost_inputs& in, int ranks) {
          ceil_log2(on_root_host) * (in.local.alpha_s + bytes / in.local.beta_bytes_per_s);
 }
 
+/// The job times the model uses: the measured ones, or J of the mean time.
+double job_time_sum(const cost_inputs& in, int begin, int end) {
+  if (in.job_times_s.empty()) return (end - begin) * in.job_s;
+  double t = 0;
+  for (int j = begin; j < end; ++j) t += in.job_times_s[static_cast<std::size_t>(j)];
+  return t;
+}
+
+double dearest_job(const cost_inputs& in, int begin, int end) {
+  if (begin >= end) return 0;
+  if (in.job_times_s.empty()) return in.job_s;
+  return *std::max_element(in.job_times_s.begin() + begin, in.job_times_s.begin() + end);
+}
+
+/// First job of rank r under the runtime's even split (src/chunk_plan.hpp).
+int even_first(int jobs, int ranks, int r) {
+  if (r <= 0) return 0;
+  if (r >= ranks) return jobs;
+  const int root = jobs / ranks;
+  return root + static_cast<int>(static_cast<long long>(jobs - root) * (r - 1) / (ranks - 1));
+}
+
+/// Round trips a thief makes, one after another, at the end of a call under claims: one ask to each other
+/// rank, answered "none" (the latency of the link to the farthest ranks, both ways, and the owner's handling).
+double claims_round_trips(const cost_inputs& in, int ranks) {
+  if (ranks == 1) return 0;
+  const link_figures& l = host_split(in, ranks).second > 1 ? in.remote : in.local;
+  return (ranks - 1) * 2 * (l.alpha_s + l.overhead_s);
+}
+
 double compute_seconds(const cost_inputs& in, int jobs_on_slowest, int threads_in_all) {
   double t = jobs_on_slowest * in.job_s;
   // Expected largest of P T sums of n jobs with independent times: n mean + sd sqrt(n) sqrt(2 ln(P T)).
@@ -125,7 +155,10 @@ prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
   if (in.cores_per_host > 0 && threads_on_host > in.cores_per_host)
     p.core_sharing = static_cast<double>(threads_on_host) / in.cores_per_host;
   // More threads than cores: they take turns, and the slowest thread's jobs take that much longer.
-  p.compute_s = p.core_sharing * compute_seconds(in, p.jobs_on_slowest, ranks * threads);
+  p.compute_s = p.core_sharing * (in.job_times_s.empty() ? compute_seconds(in, p.jobs_on_slowest, ranks * threads)
+                                                         : static_compute_seconds(in, ranks, threads));
+  p.compute_claims_s = p.core_sharing * claimed_compute_seconds(in, ranks, threads);
+  p.claims_s = claims_round_trips(in, ranks);
   const double worker_jobs = in.jobs * (ranks - 1.0) / ranks;
   p.root_s = in.root_call_s + static_cast<double>(in.jobs) * in.outputs_per_job * in.root_output_s +
              worker_jobs * in.root_check_s_per_job;
@@ -143,6 +176,8 @@ prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
   p.messages_s = p.broadcast_s + p.scatter_s + p.gather_s - p.scatter_overlap_s;
   p.total_s = p.root_s + p.messages_s + p.compute_s;
   p.total_flat_s = p.root_s + p.broadcast_s + p.flat_s - p.scatter_overlap_s + p.compute_s;
+  // The claims answer by message to the root, one worker after another: as flat as the gather.
+  p.total_claims_s = p.root_s + p.broadcast_s + p.flat_s - p.scatter_overlap_s + p.claims_s + p.compute_claims_s;
   p.bound = limiting_bound(in, p);
   return p;
 }
@@ -183,6 +218,31 @@ void validate(const cost_inputs& in) {
   require_at_least("ranks_per_host", in.ranks_per_host, 1);
   require_at_least("cores_per_host", in.cores_per_host, 0);
   require_at_least("request_bytes", in.request_bytes, 0);
+  if (!in.job_times_s.empty() && static_cast<int>(in.job_times_s.size()) != in.jobs) {
+    std::ostringstream msg;
+    msg << "cost model: job_times_s holds " << in.job_times_s.size() << " times, must be empty or jobs = " << in.jobs;
+    throw std::invalid_argument(msg.str());
+  }
+  for (std::size_t j = 0; j < in.job_times_s.size(); ++j)
+    require_at_least(("job_times_s[" + std::to_string(j) + "]").c_str(), in.job_times_s[j], 0);
+}
+
+double static_compute_seconds(const cost_inputs& in, int ranks, int threads) {
+  require_at_least("ranks", ranks, 1);
+  require_at_least("threads", threads, 1);
+  double slowest = 0;
+  for (int r = 0; r < ranks; ++r) {
+    const int begin = even_first(in.jobs, ranks, r), end = even_first(in.jobs, ranks, r + 1);
+    slowest = std::max(slowest, std::max(job_time_sum(in, begin, end) / threads, dearest_job(in, begin, end)));
+  }
+  return slowest;
+}
+
+double claimed_compute_seconds(const cost_inputs& in, int ranks, int threads) {
+  require_at_least("ranks", ranks, 1);
+  require_at_least("threads", threads, 1);
+  const double all = static_cast<double>(ranks) * threads;
+  return std::max(job_time_sum(in, 0, in.jobs) / all, dearest_job(in, 0, in.jobs));
 }
 
 double scatter_bytes_per_job(const cost_inputs& in) { return bytes_per_double * in.job_params; }

@@ -18,6 +18,7 @@ struct link_figures {
 struct cost_inputs {
   double job_s = 0;             ///< mean time of one job (its functor, nested AD, its block), seconds
   double job_spread_s = 0;      ///< standard deviation of the per-job time over the jobs, seconds
+  std::vector<double> job_times_s;  ///< each job's time alone, in job order (J of them); empty: job_s and job_spread_s stand for them
   int jobs = 1;                 ///< J
   int outputs_per_job = 1;      ///< K
   int shared_params = 0;        ///< S, var shared parameters (broadcast, and S partials per output)
@@ -58,6 +59,8 @@ struct prediction {
   int jobs_on_slowest = 0;        ///< ceil(J / (P T)) jobs for the slowest thread
   double core_sharing = 1;        ///< threads of rank 0's host per core, when more than its cores (else 1)
   double compute_s = 0;           ///< the slowest thread's jobs, with the imbalance of uneven jobs
+  double compute_claims_s = 0;    ///< the same when ranks out of jobs claim others' unstarted ones (MAPRECT_BALANCE=hosts)
+  double claims_s = 0;            ///< the claims' round trips: every rank asks every other until it hears "none"
   double root_s = 0;              ///< root's serial work
   double broadcast_s = 0;         ///< the request's broadcast (binomial tree)
   double scatter_s = 0;           ///< job parameters out, by the chosen kind
@@ -70,6 +73,7 @@ struct prediction {
   double messages_s = 0;          ///< broadcast + scatter + gather - scatter_overlap
   double total_s = 0;             ///< root + messages + compute
   double total_flat_s = 0;        ///< the same with flat collectives, as the runtime's gathers run today
+  double total_claims_s = 0;      ///< root + flat messages + claims + compute_claims: the call under MAPRECT_BALANCE=hosts
   double efficiency = 1;          ///< time at 1 x 1 / (P T total)
   bound_kind bound = bound_kind::compute;
 };
@@ -105,6 +109,15 @@ gather_kind auto_collective(const cost_inputs& in, int ranks, int hosts, double 
 constexpr link_figures assumed_local_link{0.5e-6, 5e9, 0.2e-6};
 /// The link between hosts when none was measured: InfiniBand-like, 1.5 us, 12 GB/s, a latency per message.
 constexpr link_figures assumed_remote_link{1.5e-6, 12e9, 1.5e-6};
+
+/// The slowest rank's jobs under a static split of `in.job_times_s` at `ranks` x `threads`: the root J / P
+/// jobs (rounded down), the workers the rest evenly, as the runtime's even split; within a rank the team's
+/// threads claim jobs one by one, so a rank takes the larger of its jobs' sum / T and its dearest job.
+double static_compute_seconds(const cost_inputs& in, int ranks, int threads);
+
+/// The same when every thread of every rank may claim any unstarted job: the larger of the jobs' sum / (P T)
+/// and the dearest job (the least time of any schedule, which claims in batches approach).
+double claimed_compute_seconds(const cost_inputs& in, int ranks, int threads);
 
 /// The predicted time per gradient at `ranks` x `threads`. Throws std::invalid_argument for bad inputs,
 /// ranks < 1 or threads < 1.

@@ -27,11 +27,16 @@ def main():
     check(one["messages_us"] == 0, "messages at 1 rank")
     check(math.isclose(one["us_per_gradient"], one["root_us"] + one["compute_us"], rel_tol=1e-12), "P = 1 sum")
     check(math.isclose(one["compute_us"], 8 * inputs["job_us"], rel_tol=1e-12), "P = 1 compute is 8 jobs")
+    check(math.isclose(one["us_per_gradient_claims"], one["us_per_gradient"], rel_tol=1e-12), "P = 1 claims")
     for r in rows:
         total = r["root_us"] + r["messages_us"] + r["compute_us"]
         check(math.isclose(r["us_per_gradient"], total, rel_tol=1e-9), f"P = {r['ranks']} sum")
         check(r["us_per_gradient_flat"] >= r["us_per_gradient"] * (1 - 1e-12), f"P = {r['ranks']} flat")
         check(r["jobs_on_slowest"] == -(-8 // r["ranks"]), f"P = {r['ranks']} jobs {r['jobs_on_slowest']}")
+        # Claims: the least compute any schedule reaches, so never above the static split's; the round trips
+        # on top grow with the ranks.
+        check(r["compute_claims_us"] <= r["compute_us"] * (1 + 1e-9), f"P = {r['ranks']} claims compute")
+        check(r["claims_us"] >= 0 and (r["ranks"] > 1 or r["claims_us"] == 0), f"P = {r['ranks']} claims")
         check(r["bound"] in ("compute", "balance", "messages", "root"), f"bound {r['bound']}")
     local_source = inputs["local"]["source"]
     check(local_source == ("measured" if np_ > 1 else "assumed (no two ranks on one host)"), f"local {local_source}")

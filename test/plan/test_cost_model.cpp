@@ -274,3 +274,62 @@ TEST_CASE("cost model: bad inputs name the value", "[plan]") {
   in.jobs = 0;
   CHECK_THROWS_WITH(predict(in, 1, 1), Catch::Contains("jobs = 0, must be >= 1"));
 }
+
+namespace {
+
+/// The skewed standard model's job times: J jobs of one unit, the last tenth (10 j >= 9 J) ten units.
+cost_inputs skewed(int jobs) {
+  cost_inputs in = free_links(jobs, 0);
+  double sum = 0;
+  for (int j = 0; j < jobs; ++j) {
+    in.job_times_s.push_back(10 * j >= 9 * jobs ? 10e-6 : 1e-6);
+    sum += in.job_times_s.back();
+  }
+  in.job_s = sum / jobs;
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("cost model: measured job times give the static split's slowest chunk and the claims' bound", "[plan]") {
+  // 128 jobs, 12 dear ones (116..127): 236 units. Even split at 2 ranks: the root 0..63 (64 units), the
+  // worker 64..127 (52 + 120 = 172 units).
+  const cost_inputs in = skewed(128);
+  CHECK(maprect::plan::static_compute_seconds(in, 2, 1) == Approx(172e-6).epsilon(1e-12));
+  CHECK(maprect::plan::claimed_compute_seconds(in, 2, 1) == Approx(118e-6).epsilon(1e-12));
+  const auto p = predict(in, 2, 1);
+  CHECK(p.compute_s == Approx(172e-6).epsilon(1e-12));
+  CHECK(p.compute_claims_s == Approx(118e-6).epsilon(1e-12));
+  CHECK(p.bound == bound_kind::balance);  // 172 against a mean share of 118
+  CHECK(p.claims_s == 0);                 // free links
+  CHECK(p.total_claims_s == Approx(118e-6).epsilon(1e-12));
+  // 2 threads in a rank claim the rank's jobs one by one: the worker's 172 units over 2 threads.
+  CHECK(maprect::plan::static_compute_seconds(in, 2, 2) == Approx(86e-6).epsilon(1e-12));
+  // 128 ranks: a job each, the dearest sets the pace either way.
+  CHECK(maprect::plan::static_compute_seconds(in, 128, 1) == Approx(10e-6).epsilon(1e-12));
+  CHECK(maprect::plan::claimed_compute_seconds(in, 128, 1) == Approx(10e-6).epsilon(1e-12));
+}
+
+TEST_CASE("cost model: the claims' last round of asks grows with the ranks", "[plan]") {
+  cost_inputs in = skewed(128);
+  in.ranks_per_host = 4;
+  in.local = {1e-6, 1e300, 0.5e-6};
+  in.remote = {10e-6, 1e300, 2e-6};
+  // One host: 3 asks of 2 (1 + 0.5) us each. Four hosts: 15 asks of 2 (10 + 2) us.
+  CHECK(predict(in, 4, 1).claims_s == Approx(3 * 2 * 1.5e-6).epsilon(1e-12));
+  const auto p = predict(in, 16, 1);
+  CHECK(p.claims_s == Approx(15 * 2 * 12e-6).epsilon(1e-12));
+  CHECK(p.total_claims_s == Approx(p.root_s + p.broadcast_s + p.flat_s - p.scatter_overlap_s + p.claims_s +
+                                   p.compute_claims_s)
+                                .epsilon(1e-12));
+  // So many ranks that the round trips cost more than the balance saves.
+  CHECK(predict(in, 128, 1).total_claims_s > predict(in, 128, 1).total_flat_s);
+}
+
+TEST_CASE("cost model: job times must be one per job, none negative", "[plan]") {
+  cost_inputs in = skewed(8);
+  in.job_times_s.pop_back();
+  CHECK_THROWS_WITH(predict(in, 1, 1), Catch::Contains("job_times_s holds 7 times, must be empty or jobs = 8"));
+  in.job_times_s.push_back(-1e-6);
+  CHECK_THROWS_WITH(predict(in, 1, 1), Catch::Contains("job_times_s[7] = -1e-06, must be >= 0"));
+}
