@@ -357,6 +357,27 @@ if [ -n "$PLAN_DELAYS" ]; then
 fi
 
 # --- the skewed standard model on 2 hosts: a static split against claims across hosts (printed; bits checked) --
+# What the cost model predicts for `logreg J N`, measured by `maprect plan` across the same 2 hosts: speedups of a
+# static split and of claims over one rank (printed beside the measured ones, not asserted).
+skewed_prediction() {
+  if "$WORK/mpirun-$LINK" -np 2 sh -c "$pin" "$MAPRECT_BUILD_DIR/bin/maprect" plan --jobs "$2" --points "$3" \
+    --skew 10 --job-data --ranks-max 2 --repeat 5 --json "$WORK/skewed-plan.json" >"$WORK/skewed-plan.log" 2>&1; then
+    python3 - "$WORK/skewed-plan.json" "$2x$3" <<'PY'
+import json
+import sys
+
+doc = json.load(open(sys.argv[1]))
+one, two = (next(r for r in doc["predictions"] if r["ranks"] == p) for p in (1, 2))
+print(f"predicted skewed logreg {sys.argv[2]} at 2 ranks (maprect plan --skew 10 --job-data): static split "
+      f"{one['us_per_gradient'] / two['us_per_gradient_flat']:.2f}x, claims "
+      f"{one['us_per_gradient'] / two['us_per_gradient_claims']:.2f}x")
+PY
+  else
+    cat "$WORK/skewed-plan.log"
+    fail "maprect plan --skew 10 $2x$3 across 2 hosts"
+  fi
+}
+
 if [ -n "$SKEWED" ]; then
   skewed_bin=$(find "$MAPRECT_BUILD_DIR/test" -name maprect-skewed-bench -type f -print -quit)
   # Each run: model J N repeats (the logreg sizes asked, then pk2cmt with its stiff tenth of subjects).
@@ -366,7 +387,10 @@ if [ -n "$SKEWED" ]; then
   runs=()
   for size in $SKEWED; do runs+=("logreg ${size%x*} ${size#*x} 31"); done
   runs+=("pk2cmt 64 1000 11")
+  [ -x "$MAPRECT_BUILD_DIR/bin/maprect" ] || cmake --build "$MAPRECT_BUILD_DIR" -j2 --target maprect-cli
   for run in "${runs[@]}"; do
+    # shellcheck disable=SC2086 # the run's words are its arguments
+    [ "${run%% *}" != logreg ] || skewed_prediction $run
     for balance in even hosts; do
       # shellcheck disable=SC2086 # the run's words are its arguments
       if "$WORK/mpirun-$LINK" -np 2 -x MAPRECT_BALANCE=$balance sh -c "$pin" "$skewed_bin" $run \

@@ -69,7 +69,7 @@ chosen_links choose_links(const plan_options& o, const link_report& m) {
   return c;
 }
 
-plan::cost_inputs make_inputs(const site_figures& f, const chosen_links& l) {
+plan::cost_inputs make_inputs(const site_figures& f, const chosen_links& l, bool job_data) {
   plan::cost_inputs in;
   in.job_s = f.job_s;
   in.job_spread_s = f.job_spread_s;
@@ -84,7 +84,7 @@ plan::cost_inputs make_inputs(const site_figures& f, const chosen_links& l) {
   in.job_params = f.job_params;
   in.root_output_s = f.root_output_s;
   in.root_call_s = f.root_call_s;
-  in.root_check_s_per_job = f.root_check_s_per_job;
+  in.root_check_s_per_job = job_data ? 0.0 : f.root_check_s_per_job;
   in.local = l.local;
   in.remote = l.remote;
   in.ranks_per_host = l.ranks_per_host;
@@ -134,13 +134,14 @@ json link_json(const plan::link_figures& l, const std::string& source) {
 }
 
 json plan_json(const site_figures& f, const chosen_links& l, const link_report& m,
-               const std::vector<plan::prediction>& rows, const std::string& invocation) {
+               const std::vector<plan::prediction>& rows, const std::string& invocation, bool job_data) {
   json doc = {{"command", invocation}, {"host", host_name()}, {"timestamp", utc_timestamp()},
               {"model", f.description}, {"measured_ranks", m.ranks}, {"measured_hosts", m.hosts}};
   doc["inputs"] = {{"jobs", f.jobs}, {"outputs_per_job", f.outputs_per_job}, {"shared_params", f.shared_params},
                    {"job_params", f.job_params}, {"job_us", 1e6 * f.job_s}, {"job_spread_us", 1e6 * f.job_spread_s},
                    {"root_output_us", 1e6 * f.root_output_s}, {"root_call_us", 1e6 * f.root_call_s},
-                   {"root_check_us_per_job", 1e6 * f.root_check_s_per_job}, {"in_process_us", 1e6 * f.in_process_s},
+                   {"root_check_us_per_job", 1e6 * f.root_check_s_per_job}, {"job_data", job_data},
+                   {"in_process_us", 1e6 * f.in_process_s},
                    {"ranks_per_host", l.ranks_per_host}, {"cores_per_host", l.cores_per_host}, {"local", link_json(l.local, l.local_source)},
                    {"remote", link_json(l.remote, l.remote_source)}};
   json out = json::array();
@@ -165,14 +166,14 @@ json plan_json(const site_figures& f, const chosen_links& l, const link_report& 
 
 /// Rank 0's part once the links are known: measure the call site, predict, report.
 void plan_on_root(const plan_options& o, const link_report& links, const std::string& invocation, std::ofstream& out) {
-  const site_figures f = measure_site({o.model, o.kernel, o.jobs, o.points, o.repeat});
+  const site_figures f = measure_site({o.model, o.kernel, o.jobs, o.points, o.skew, o.repeat});
   const chosen_links l = choose_links(o, links);
-  const plan::cost_inputs in = make_inputs(f, l);
+  const plan::cost_inputs in = make_inputs(f, l, o.job_data);
   const auto rows = plan::predict_table(in, plan::rank_counts(o.ranks_max, {links.ranks}), o.threads);
   print_inputs(f, l, links);
   print_table(rows, links.ranks);
   if (out.is_open()) {
-    write_json_document(out, plan_json(f, l, links, rows, invocation));
+    write_json_document(out, plan_json(f, l, links, rows, invocation, o.job_data));
     out.close();
     if (!out) throw std::runtime_error(o.json + ": write failed");
     std::printf("wrote %s\n", o.json.c_str());
@@ -187,6 +188,10 @@ void add_plan_options(CLI::App& app, plan_options& o) {
   app.add_option("--jobs", o.jobs, "J: groups (logreg, default 256) or subjects (pk2cmt, default 16)")
       ->check(CLI::PositiveNumber);
   app.add_option("--points", o.points, "logreg points per group (default 1000)")->check(CLI::PositiveNumber);
+  app.add_option("--skew", o.skew, "logreg: groups j >= 0.9 J have this many times the points (uneven jobs)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_flag("--job-data", o.job_data, "the call site is fed a job_data: predict no per-call data check");
   app.add_option("--threads", o.threads, "T: threads per rank")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--ranks-max", o.ranks_max, "largest rank count of the table (powers of 2 up to it)")
       ->check(CLI::Range(1, 1 << 20))
@@ -211,6 +216,8 @@ int run_plan(const plan_options& o, const std::string& invocation) {
     throw std::invalid_argument("--model: '" + o.model + "', expected logreg or pk2cmt");
   if (o.kernel != "scalar" && o.kernel != "vector")
     throw std::invalid_argument("--kernel: '" + o.kernel + "', expected scalar or vector");
+  if (o.skew != 1 && o.model != "logreg")
+    throw std::invalid_argument("--skew: " + std::to_string(o.skew) + " applies to --model logreg only");
   std::ofstream out;
   if (!open_output_on_root(o.json, out)) return 1;
   const link_report links = measure_links(MPI_COMM_WORLD, o.repeat);

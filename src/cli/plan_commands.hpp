@@ -12,6 +12,8 @@ struct plan_options {
   std::string kernel = "scalar";  ///< logreg kernel: scalar | vector
   int jobs = 0;                   ///< J; 0: the model's default
   int points = 0;                 ///< logreg points per job; 0: default
+  int skew = 1;                   ///< logreg: the last tenth of the jobs have skew times the points
+  bool job_data = false;          ///< the call site is fed a job_data: no per-call data check on the root
   int threads = 1;                ///< T per rank
   int ranks_max = 1024;           ///< largest P of the table
   int ranks_per_host = 0;         ///< H; 0: as launched (several hosts) or the cores of this host

@@ -46,6 +46,9 @@ MAPRECT_REGISTER(301, maprect::models::logreg_standard_vector_job);
 MAPRECT_REGISTER(302, maprect::models::pk2cmt_job);
 MAPRECT_REGISTER(303, maprect::cli::shape_only_job);
 MAPRECT_REGISTER(304, maprect::cli::shape_only_job);
+MAPRECT_REGISTER(305, maprect::models::logreg_functor<maprect::models::logreg_kernel::scalar,
+                                                      maprect::models::logreg_layout::ragged>);
+MAPRECT_REGISTER(306, maprect::models::logreg_job);
 
 namespace maprect::cli {
 
@@ -65,6 +68,25 @@ struct site_data {
 site_data logreg_site(int J, int N) {
   const models::logreg_standard_problem p = models::make_logreg_standard_problem(J, N);
   site_data d{p.x_r, p.x_i, p.params.head(2), {}};
+  for (int j = 0; j < J; ++j) d.theta.push_back(p.params.segment(2 + 2 * j, 2));
+  return d;
+}
+
+/// The standard model with skewed group sizes: group j has N (1 + (dear - 1) [j >= 0.9 J]) points, in the
+/// ragged layout (rows padded to the largest group), the standard data and parameter values otherwise.
+site_data skewed_logreg_site(int J, int N, int dear) {
+  std::vector<std::vector<double>> x(static_cast<std::size_t>(J));
+  std::vector<std::vector<int>> y(static_cast<std::size_t>(J));
+  for (int j = 0; j < J; ++j) {
+    const int points = 10 * j >= 9 * J ? dear * N : N;
+    for (int i = 0; i < points; ++i) {
+      x[j].push_back(std::sin(0.37 * i + j));
+      y[j].push_back((7 * i + 3 * j) % 2);
+    }
+  }
+  models::logreg_data packed = models::pack_logreg_groups(x, y);
+  const models::logreg_standard_problem p = models::make_logreg_standard_problem(J, 1);
+  site_data d{std::move(packed.x_r), std::move(packed.x_i), p.params.head(2), {}};
   for (int j = 0; j < J; ++j) d.theta.push_back(p.params.segment(2 + 2 * j, 2));
   return d;
 }
@@ -238,14 +260,23 @@ site_figures measure_site(const plan_site& s) {
   }
   if (s.model != "logreg") throw std::invalid_argument("--model: '" + s.model + "', expected logreg or pk2cmt");
   const int J = s.jobs > 0 ? s.jobs : 256, N = s.points > 0 ? s.points : 1000;
-  const site_data d = logreg_site(J, N);
-  site_figures f;
-  if (s.kernel == "scalar")
-    f = measure_figures<300, models::logreg_standard_scalar_job>(d, s.repeat);
-  else if (s.kernel == "vector")
-    f = measure_figures<301, models::logreg_standard_vector_job>(d, s.repeat);
-  else
+  if (s.kernel != "scalar" && s.kernel != "vector")
     throw std::invalid_argument("--kernel: '" + s.kernel + "', expected scalar or vector");
+  if (s.skew < 1) throw std::invalid_argument("--skew: " + std::to_string(s.skew) + ", must be >= 1");
+  const bool scalar = s.kernel == "scalar";
+  site_figures f;
+  if (s.skew > 1) {
+    const site_data d = skewed_logreg_site(J, N, s.skew);
+    f = scalar ? measure_figures<305, models::logreg_functor<models::logreg_kernel::scalar, models::logreg_layout::ragged>>(
+                     d, s.repeat)
+               : measure_figures<306, models::logreg_job>(d, s.repeat);
+    f.description = "logreg standard model " + std::to_string(J) + "x" + std::to_string(N) + ", groups j >= 0.9 J with " +
+                    std::to_string(s.skew) + " x the points, " + s.kernel + " kernel";
+    return f;
+  }
+  const site_data d = logreg_site(J, N);
+  f = scalar ? measure_figures<300, models::logreg_standard_scalar_job>(d, s.repeat)
+             : measure_figures<301, models::logreg_standard_vector_job>(d, s.repeat);
   f.description = "logreg standard model " + std::to_string(J) + "x" + std::to_string(N) + ", " + s.kernel + " kernel";
   return f;
 }

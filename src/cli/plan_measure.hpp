@@ -16,6 +16,7 @@ struct plan_site {
   std::string kernel = "scalar";  ///< logreg kernel: scalar | vector
   int jobs = 0;                   ///< J; 0: the model's default
   int points = 0;                 ///< logreg points per job; 0: the default
+  int skew = 1;                   ///< logreg: jobs j >= 0.9 J have skew times the points (rows padded)
   int repeat = 20;                ///< timed rounds (medians over them)
 };
 

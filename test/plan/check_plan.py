@@ -20,6 +20,7 @@ def main():
     inputs = doc["inputs"]
     check(inputs["jobs"] == 8 and inputs["shared_params"] == 2 and inputs["job_params"] == 2, "shape of logreg")
     check(inputs["job_us"] > 0, f"job_us {inputs['job_us']}")
+    check(inputs["job_data"] is False, "job_data without --job-data")
     for key in ("root_output_us", "root_call_us", "root_check_us_per_job", "job_spread_us"):
         check(inputs[key] >= 0, f"{key} {inputs[key]}")
     one = rows[0]
