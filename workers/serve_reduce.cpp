@@ -12,6 +12,7 @@
 
 #include "src/cluster_state.hpp"
 #include "src/exchange.hpp"
+#include "src/reduce_claims.hpp"
 
 namespace maprect::detail {
 
@@ -132,6 +133,11 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
   const bool via_slots = h.route != wire::call_route::messages;
   if (via_slots) s.host.slots.sync();
   receive_values(s, site, first, last, via_slots, named_collective(v, v.chunk_out));
+  if (s.settings.steal) {  // claims between any two ranks: answers by message (src/reduce_claims.cpp)
+    serve_reduce_claims(s, site, shared, first, last);
+    if (h.reserve_slots) s.host.reserve(slot_need(site.layout, first, last), s.comm);
+    return;
+  }
   double* answer = nullptr;
   if (via_slots) {
     answer = s.host.slots.slot(s.rank) + (site.layout.slice_values_at(last) - site.layout.slice_values_at(first));
