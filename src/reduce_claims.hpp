@@ -32,11 +32,11 @@ constexpr int answer = 33;  ///< worker -> root: its status, its own blocks, the
 /// Doubles at the head of a worker's answer under claims (wire::status_doubles): status, first failing
 /// slice (-1: none), busy seconds, where its own slices end, and the batches it ran for other workers.
 namespace claim_answer {
-constexpr int status = 0;
-constexpr int failed_slice = 1;
-constexpr int busy = 2;
-constexpr int own_end = 3;
-constexpr int batches = 4;
+constexpr int status = 0;        ///< a wire::status: ok, or failed (some slice it ran threw)
+constexpr int failed_slice = 1;  ///< the lowest slice it ran that failed, or -1
+constexpr int busy = 2;          ///< seconds from its request to its answer
+constexpr int own_end = 3;       ///< where the slices it ran of its own range end (others ran the rest)
+constexpr int batches = 4;       ///< batches of other workers' ranges it ran, after its own blocks
 }  // namespace claim_answer
 
 /// Doubles ahead of each batch's blocks in a worker's answer: its first slice, its end, its first failing
