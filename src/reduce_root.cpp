@@ -1,7 +1,8 @@
 // The root side of a reduce_sum call over the cluster: ship the call site's payload where the workers' copy
 // differs, send the parameter values, run the root's own slices, then (with take-over) the slices of its
 // host's workers that nobody has started, gather every worker's blocks, and hand all blocks to the front
-// door's fold in slice order (never a reduction by MPI, which may reorder the sums).
+// door's fold in slice order (never a reduction by MPI, which may reorder the sums). Under
+// MAPRECT_BALANCE=hosts the claims of src/reduce_claims.cpp replace the take-over and the gather.
 #include <algorithm>
 #include <chrono>
 #include <climits>

@@ -1,6 +1,7 @@
 // The worker side of a reduce_sum call: keep the call site's payload loaded into the runner its key names,
 // receive this rank's sliced values, run its slices on its team (with take-over, those it claims, front
-// first; the root runs the others), and send one message of status and blocks.
+// first; the root runs the others), and send one message of status and blocks. Under MAPRECT_BALANCE=hosts
+// src/reduce_claims.cpp runs steps 4 and 5: any rank may claim this rank's unstarted slices, and it theirs.
 // Every branch joins exactly the collectives the root joins (src/reduce_root.cpp).
 #include <boost/archive/binary_iarchive.hpp>
 #include <algorithm>
