@@ -1,7 +1,8 @@
 // The root side of a reduce_sum call over the cluster: ship the call site's payload where the workers' copy
 // differs, send the parameter values, run the root's own slices, then (with take-over) the slices of its
 // host's workers that nobody has started, gather every worker's blocks, and hand all blocks to the front
-// door's fold in slice order (never a reduction by MPI, which may reorder the sums).
+// door's fold in slice order (never a reduction by MPI, which may reorder the sums). Under
+// MAPRECT_BALANCE=hosts the claims of src/reduce_claims.cpp replace the take-over and the gather.
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -16,6 +17,7 @@
 
 #include "src/cluster_state.hpp"
 #include "src/exchange.hpp"
+#include "src/reduce_claims.hpp"
 
 namespace maprect::detail {
 
@@ -154,11 +156,14 @@ void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_spli
   b.received.resize(static_cast<std::size_t>(at));
   choose_collectives(s, layout, split, at);
   b.own.resize(layout.block_at(split.first(1)));
-  if (s.settings.take_over) b.taken.resize(layout.block_doubles());
+  if (s.settings.take_over || s.settings.steal) b.taken.resize(layout.block_doubles());
 }
 
-/// Whether the root may take over worker r's slices in this call.
-bool takes_over_from(const cluster_state& s, int r) { return s.settings.take_over && s.host.claims.shared_with(r); }
+/// Whether the root may take over worker r's slices in this call through host memory (under
+/// MAPRECT_BALANCE=hosts, claims by message replace it).
+bool takes_over_from(const cluster_state& s, int r) {
+  return !s.settings.steal && s.settings.take_over && s.host.claims.shared_with(r);
+}
 
 /// Before a call's request: each worker's range of slices is all unclaimed.
 void reset_claims(cluster_state& s, const reduce_split& split) {
@@ -188,6 +193,7 @@ void place_values(cluster_state& s, const double* sliced) {
 /// or where the gather put it.
 const double* answer_of(const cluster_state& s, int r) {
   const reduce_root_buffers& b = s.root.reduce;
+  if (s.settings.steal) return b.statuses.data() + static_cast<std::ptrdiff_t>(r) * wire::status_doubles;
   return b.via_slots() ? s.host.slots.slot(r) + b.values.counts[r] : b.received.data() + b.answers.displs[r];
 }
 
@@ -213,7 +219,8 @@ void post_call(cluster_state& s, const reduce_request& req, const std::string* p
   const int bytes = ship ? static_cast<int>(payload->size()) : 0;
   const reduce_split& split = site.split;
   reduce_root_buffers& b = s.root.reduce;
-  const bool via_slots = !ship && !reserve && fits_slots(s);  // a call that grows the slots moves them
+  // A call that grows the slots moves them; under claims every answer goes by message.
+  const bool via_slots = !s.settings.steal && !ship && !reserve && fits_slots(s);
   // With every worker's claim words in the root's memory the status goes there too: no gather at all.
   b.route = !via_slots                                              ? wire::call_route::messages
             : s.settings.take_over && s.host.claims.shared_with_all() ? wire::call_route::memory
@@ -245,10 +252,7 @@ void post_call(cluster_state& s, const reduce_request& req, const std::string* p
 }
 
 /// The first failing slice of the call that the root ran, and its exception.
-struct root_failure {
-  int slice = INT_MAX;  ///< INT_MAX: none
-  job_error error;
-};
+using root_failure = slice_failure;
 
 /// Take-over: the root runs batches of its host's workers' slices that nobody has started yet, from the back
 /// of each range, a batch from each worker in turn, into b.taken. Stops at the first failure.
@@ -306,16 +310,44 @@ struct call_clock {
   std::chrono::steady_clock::time_point gathered;    ///< every worker's answer in
 };
 
-/// Steps 4 and 5 on the root: its own slices, the slices it takes over, then every worker's answer.
-/// Returns the first failing slice the root ran (its own come first; it takes over nothing after a failure).
+/// Steps 4 and 5 under MAPRECT_BALANCE=hosts, once the root's own slices are done: the workers' slices it
+/// claims (`want`: it runs some), then every worker's answer by message; every block of a worker's range
+/// lands in b.taken at its slice's place. Past the deadline names the late workers, and aborts.
+void claim_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split, bool want,
+                       root_failure& failure, call_clock& clock, std::chrono::steady_clock::time_point deadline) {
+  reduce_root_buffers& b = s.root.reduce;
+  int late = 0;
+  const int own = split.first(1);
+  const double per_slice = own > 0 ? std::chrono::duration<double>(clock.own_done - clock.own_start).count() / own : 0;
+  if (!claim_slices_as_root(s, req, b.taken.data(), want && failure.slice == INT_MAX, per_slice, failure, deadline,
+                            late))
+    abort_late(s, req.call_id, {late});
+  clock.taken_done = std::chrono::steady_clock::now();
+  s.root.last_profile.root_seconds = std::chrono::duration<double>(clock.taken_done - clock.own_start).count();
+  std::vector<int> missing;
+  if (!receive_claimed_answers(s, *req.layout, split, b.taken.data(), b.statuses, deadline, missing))
+    abort_late(s, req.call_id, missing);
+  if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
+  b.ends.assign(static_cast<std::size_t>(s.size), 0);
+  for (int r = 1; r < s.size; ++r) b.ends[r] = split.first(r);  // fold_in_slice_order reads b.taken
+}
+
+/// Steps 4 and 5 on the root: its own slices, the slices it takes over (`want`: the workers' data are
+/// current, so their slices are worth running), then every worker's answer. Returns the first failing slice
+/// the root ran (its own come first; it takes over nothing after a failure).
 root_failure run_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split,
-                             call_clock& clock) {
+                             call_clock& clock, bool want) {
   reduce_root_buffers& b = s.root.reduce;
   clock.own_start = std::chrono::steady_clock::now();
   const auto deadline = start_deadline(s);
   root_failure failure;
   failure.slice = req.session->run(0, split.first(1), b.own.data(), true, failure.error);
   clock.own_done = std::chrono::steady_clock::now();
+  if (s.settings.steal) {
+    claim_and_collect(s, req, split, want, failure, clock, deadline);
+    clock.gathered = std::chrono::steady_clock::now();
+    return failure;
+  }
   if (failure.slice == INT_MAX && s.settings.take_over) take_over(s, req, split, failure);
   clock.taken_done = std::chrono::steady_clock::now();
   s.root.last_profile.root_seconds = std::chrono::duration<double>(clock.taken_done - clock.own_start).count();
@@ -332,27 +364,53 @@ root_failure run_and_collect(cluster_state& s, const reduce_request& req, const 
 /// moves the claim words, which the next request resets.
 void grow_slots(cluster_state& s) { s.host.reserve(0, s.comm); }
 
+/// Throws the error of worker r, which ran slice `slice` and failed there first, fetched from it.
+[[noreturn]] void throw_worker_failure(cluster_state& s, const reduce_request& req, int r, int slice) {
+  job_error e;
+  between_collectives(s, req.call_id, [&] {
+    wire::request h;
+    h.cmd = wire::command::fetch_error;
+    h.arg = r;
+    send_request(s, h, nullptr);
+    exchange_error(s.ends(), r, e);
+  });
+  throw_slice_error(e, req.call_id, req.layout->plan(), slice, r);
+}
+
+/// Whether worker r's status says that a slice it ran failed.
+bool failed_on(const cluster_state& s, int r) {
+  return static_cast<wire::status>(static_cast<int>(answer_of(s, r)[0])) == wire::status::failed;
+}
+
+/// Step 6 under claims: whoever ran them, the lowest failing slice decides (each rank reports its lowest).
+void throw_first_claimed_failure(cluster_state& s, const reduce_request& req, const root_failure& root) {
+  int slice = root.slice, rank = 0;
+  for (int r = 1; r < s.size; ++r) {
+    if (!failed_on(s, r)) continue;
+    const int failed = static_cast<int>(answer_of(s, r)[claim_answer::failed_slice]);
+    if (failed < slice) {
+      slice = failed;
+      rank = r;
+    }
+  }
+  if (slice == INT_MAX) return;
+  if (rank == 0) throw_slice_error(root.error, req.call_id, req.layout->plan(), slice, 0);
+  throw_worker_failure(s, req, rank, slice);
+}
+
 /// Step 6: throws the first failing slice in slice order, if any. Rank by rank: the root's own slices come
 /// first; in a worker's range, the slices it ran come before those the root took over.
 void throw_first_failure(cluster_state& s, const reduce_request& req, const reduce_split& split,
                          const root_failure& root) {
+  if (s.settings.steal) return throw_first_claimed_failure(s, req, root);
   const slice_plan& plan = req.layout->plan();
   if (root.slice < split.first(1)) throw_slice_error(root.error, req.call_id, plan, root.slice, 0);
   for (int r = 1; r < s.size; ++r) {
-    const double* status = answer_of(s, r);
-    if (static_cast<wire::status>(static_cast<int>(status[0])) != wire::status::failed) {
+    if (!failed_on(s, r)) {
       if (root.slice < split.first(r + 1)) throw_slice_error(root.error, req.call_id, plan, root.slice, 0);
       continue;
     }
-    job_error e;
-    between_collectives(s, req.call_id, [&] {
-      wire::request h;
-      h.cmd = wire::command::fetch_error;
-      h.arg = r;
-      send_request(s, h, nullptr);
-      exchange_error(s.ends(), r, e);
-    });
-    throw_slice_error(e, req.call_id, plan, static_cast<int>(status[1]), r);
+    throw_worker_failure(s, req, r, static_cast<int>(answer_of(s, r)[1]));
   }
 }
 
@@ -388,11 +446,12 @@ void tune_share(cluster_state& s, reduce_root_site& site, const call_clock& c) {
   t.worker_jobs.assign(static_cast<std::size_t>(s.size), 0);
   for (int r = 1; r < s.size; ++r) {
     t.worker_busy[r] = answer_of(s, r)[2];
-    t.worker_jobs[r] = s.root.reduce.ends[r] - site.split.first(r);
+    t.worker_jobs[r] = s.settings.steal ? s.root.reduce.claim_ends[r] - site.split.first(r)
+                                        : s.root.reduce.ends[r] - site.split.first(r);
   }
   site.tuner.record(site.split.as_plan(), t);
   // With take-over on one host the root runs a slow worker's slices, so its share stays at most the even one.
-  const bool root_takes = s.settings.take_over && s.host.claims.shared_with_all();
+  const bool root_takes = (s.settings.take_over && s.host.claims.shared_with_all()) || s.settings.steal;
   site.next_root_slices = site.tuner.proposal(site.split.as_plan(), root_takes);
 }
 
@@ -443,7 +502,7 @@ void reduce_on_cluster(const reduce_request& req) {
     clock.posted = std::chrono::steady_clock::now();
     post_call(s, req, payload, moved);
     if (early) current = req.session->unchanged();
-    failure = run_and_collect(s, req, split, clock);
+    failure = run_and_collect(s, req, split, clock, current);
     if (payload != nullptr || moved) grow_slots(s);
   });
   const bool steady = payload == nullptr && current && !moved && failure.slice == INT_MAX;
@@ -453,7 +512,7 @@ void reduce_on_cluster(const reduce_request& req) {
   if (payload != nullptr)
     between_collectives(s, req.call_id, [&] {
       post_call(s, req, payload, false);
-      failure = run_and_collect(s, req, split, clock);
+      failure = run_and_collect(s, req, split, clock, true);
       grow_slots(s);
     });
   throw_first_failure(s, req, split, failure);

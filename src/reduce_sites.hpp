@@ -105,6 +105,11 @@ struct reduce_root_buffers {
   std::vector<double> taken;    ///< blocks of the workers' slices the root took over, at layout.block_at
   std::vector<double> received; ///< the workers' status and blocks, at answers.displs
   std::vector<int> ends;        ///< per worker, where the slices it ran end (the root took over the rest)
+  std::vector<double> statuses; ///< MAPRECT_BALANCE=hosts: each worker's status, wire::status_doubles apiece
+  std::vector<int> claim_firsts;   ///< MAPRECT_BALANCE=hosts: per rank, the first slice of its range; then N slices
+  std::vector<int> claim_ends;     ///< MAPRECT_BALANCE=hosts: per rank, where its own slices ended (others ran the rest)
+  std::vector<int> claim_taken;    ///< MAPRECT_BALANCE=hosts: per rank, slices of other ranks' ranges it ran
+  std::vector<int> claim_batches;  ///< MAPRECT_BALANCE=hosts: per rank, batches of other ranks' ranges it ran
   call_timing timing;           ///< the last steady call's timings, for its call site's share tuner
   collective_kind collective = collective_kind::flat;  ///< how the call's scatter and gather run
   int chunk_out = 0;            ///< the largest worker's values

@@ -1,6 +1,7 @@
 // The worker side of a reduce_sum call: keep the call site's payload loaded into the runner its key names,
 // receive this rank's sliced values, run its slices on its team (with take-over, those it claims, front
-// first; the root runs the others), and send one message of status and blocks.
+// first; the root runs the others), and send one message of status and blocks. Under MAPRECT_BALANCE=hosts
+// src/reduce_claims.cpp runs steps 4 and 5: any rank may claim this rank's unstarted slices, and it theirs.
 // Every branch joins exactly the collectives the root joins (src/reduce_root.cpp).
 #include <boost/archive/binary_iarchive.hpp>
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "src/cluster_state.hpp"
 #include "src/exchange.hpp"
+#include "src/reduce_claims.hpp"
 
 namespace maprect::detail {
 
@@ -132,6 +134,11 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
   const bool via_slots = h.route != wire::call_route::messages;
   if (via_slots) s.host.slots.sync();
   receive_values(s, site, first, last, via_slots, named_collective(v, v.chunk_out));
+  if (s.settings.steal) {  // claims between any two ranks: answers by message (src/reduce_claims.cpp)
+    serve_reduce_claims(s, site, shared, first, last);
+    if (h.reserve_slots) s.host.reserve(slot_need(site.layout, first, last), s.comm);
+    return;
+  }
   double* answer = nullptr;
   if (via_slots) {
     answer = s.host.slots.slot(s.rank) + (site.layout.slice_values_at(last) - site.layout.slice_values_at(first));

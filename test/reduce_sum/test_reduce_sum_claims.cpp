@@ -1,0 +1,210 @@
+// reduce_sum under MAPRECT_BALANCE=hosts (which this test's CTest entries set, with each rank a host of its
+// own through MAPRECT_TEST_HOST_RANKS=1): any rank out of slices takes batches of a slower worker's unstarted
+// slices. The bits stay those of the call in process whoever runs a slice, a slow rank's slices are run by
+// the others, and a failing slice keeps the error rules (the lowest failing slice decides, named with the
+// rank that ran it, wherever it ran), each error followed by a good call.
+#include <catch2/catch.hpp>
+
+#include <mpi.h>
+
+#include <chrono>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mpi/compare.hpp"
+#include "reduce_sum/functors.hpp"
+#include "src/reduce_claims.hpp"
+#include "support/mpi_test.hpp"
+
+using namespace maprect;
+using namespace maprect::test;
+
+namespace maprect::test {
+/// walking_partial's sum of the slice's terms with `scale` shared; on world rank slow[0] each slice first
+/// sleeps slow[1] microseconds; a term listed in `failing` throws std::domain_error("bad term <t>"). Whichever
+/// rank runs a slice, its value and partials are the same.
+struct rank_slowed_partial {
+  template <class T_slice, class T_scale>
+  reduce_return_t<T_slice, T_scale> operator()(const std::vector<T_slice>& slice, int start, int end,
+                                               std::ostream* msgs, const T_scale& scale, const std::vector<int>& slow,
+                                               const std::vector<int>& failing) const {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == slow[0]) std::this_thread::sleep_for(std::chrono::microseconds(slow[1]));
+    for (int t : failing)
+      if (t >= start && t <= end) throw std::domain_error("bad term " + std::to_string(t));
+    return walking_partial{}(slice, start, end, msgs, scale);
+  }
+};
+}  // namespace maprect::test
+
+MAPRECT_REGISTER_REDUCE(801, maprect::test::rank_slowed_partial)
+MAPRECT_REGISTER_REDUCE(802, maprect::test::rank_slowed_partial)
+MAPRECT_REGISTER_REDUCE(803, maprect::test::rank_slowed_partial)
+
+namespace {
+
+/// N terms of distinct values.
+std::vector<var> terms_of(int n) {
+  std::vector<var> out;
+  for (int t = 0; t < n; ++t) out.push_back(0.03 * t - 0.4);
+  return out;
+}
+
+/// The call over the cluster, with its root share fixed at `root_slices` so that the test knows each rank's
+/// range: its value and gradient.
+template <int Id>
+value_and_gradient on_cluster(int root_slices, int G, const std::vector<var>& terms, const var& scale,
+                              const std::vector<int>& slow, const std::vector<int>& failing) {
+  detail::plan_reduce_root_share(Id, root_slices);
+  return gradient_of(reduce_sum<Id, rank_slowed_partial>(terms, G, nullptr, scale, slow, failing),
+                     operands_of(terms, scale));
+}
+
+/// The split of n slices the test fixes: the root's share that of the even split.
+detail::reduce_split split_of(int n_slices) { return detail::reduce_split::even(n_slices, the_cluster->size()); }
+
+/// The message of what `call` throws ("" if nothing), checking that it is a std::domain_error.
+template <class Call>
+std::string domain_error_of(Call&& call) {
+  try {
+    call();
+  } catch (const std::domain_error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("not a domain_error: ") + e.what();
+  }
+  return "";
+}
+
+/// The message of slice s (grainsize 1) failing on rank r.
+std::string failed_on(int id, int s, int r) {
+  return "reduce_sum: call id " + std::to_string(id) + ", slice " + std::to_string(s) + " (terms [" +
+         std::to_string(s) + ", " + std::to_string(s) + "]) on rank " + std::to_string(r) +
+         " failed: bad term " + std::to_string(s);
+}
+
+/// Every slice of the last call ran exactly once: the slices others ran of each worker's range are the
+/// slices the ranks report taking.
+void check_conservation(const detail::reduce_balance_report& b, int n_slices) {
+  const int R = the_cluster->size();
+  REQUIRE(b.firsts.size() == static_cast<std::size_t>(R) + 1);
+  CHECK(b.firsts[R] == n_slices);
+  int given = 0;
+  for (int r = 1; r < R; ++r) {
+    CHECK(b.ends[r] >= b.firsts[r]);
+    CHECK(b.ends[r] <= b.firsts[r + 1]);
+    given += b.firsts[r + 1] - b.ends[r];
+  }
+  CHECK(std::accumulate(b.taken.begin(), b.taken.end(), 0) == given);
+  CHECK(b.taken[0] == the_cluster->last_call_profile().taken_jobs);
+}
+
+}  // namespace
+
+TEST_CASE("reduce_sum claims: byte-equal to in process and to the fold, whoever runs the slices") {
+  recover_memory();
+  const var scale = 1.25;
+  const std::vector<int> none;
+  for (int N : {1, 7, 64}) {
+    const std::vector<var> terms = terms_of(N);
+    for (int G : {1, 2, 5, N}) {
+      const int n_slices = (N + G - 1) / G;
+      for (int slow_us : {0, 500}) {
+        INFO("N = " << N << ", grainsize " << G << ", rank 1 sleeping " << slow_us << " us per slice, "
+                    << the_cluster->size() << " ranks");
+        const std::vector<int> slow = {1, slow_us};
+        const value_and_gradient want = fold_over_slices<rank_slowed_partial>(G, terms, scale, slow, none);
+        CHECK(in_process([&] { return on_cluster<801>(0, G, terms, scale, slow, none); }) == want);
+        for (int call = 0; call < 2; ++call) {
+          CHECK(on_cluster<801>(split_of(n_slices).root_slices, G, terms, scale, slow, none) == want);
+          if (the_cluster->size() > 1) check_conservation(detail::last_reduce_balance(), n_slices);
+        }
+      }
+    }
+  }
+  recover_memory();
+}
+
+TEST_CASE("reduce_sum claims: a slow worker's slices are run by the other ranks") {
+  const int R = the_cluster->size();
+  if (R == 1) return;
+  recover_memory();
+  const int N = 40 * (R - 1);
+  const std::vector<var> terms = terms_of(N);
+  const var scale = 0.75;
+  const std::vector<int> slow = {1, 20000}, none;
+  const value_and_gradient want = fold_over_slices<rank_slowed_partial>(1, terms, scale, slow, none);
+  const detail::reduce_split split = split_of(N);
+  const int range = split.first(2) - split.first(1);
+  int by_workers = 0;
+  for (int call = 0; call < 3; ++call) {
+    INFO("call " << call << ", " << R << " ranks");
+    CHECK(on_cluster<802>(split.root_slices, 1, terms, scale, slow, none) == want);
+    const detail::reduce_balance_report b = detail::last_reduce_balance();
+    check_conservation(b, N);
+    // Rank 1 sleeps 20 ms per slice, the others run theirs in microseconds: between its slices it grants half
+    // of what is left to each ask, so it keeps at most half its range (about a quarter when every ask comes
+    // at once).
+    CHECK(b.ends[1] - split.first(1) <= range / 2);
+    for (int q = 2; q < R; ++q) by_workers += b.taken[q];
+  }
+  // Beside the root, the other workers take slices too, whatever host they are on.
+  if (R > 2) CHECK(by_workers > 0);
+  recover_memory();
+}
+
+TEST_CASE("reduce_sum claims: a failure inside a taken slice keeps the error rules; then good calls") {
+  const int R = the_cluster->size();
+  if (R == 1) return;
+  recover_memory();
+  const int N = 6 * (R - 1);
+  const std::vector<var> terms = terms_of(N);
+  const var scale = 0.5;
+  const std::vector<int> slow = {1, 20000};
+  const detail::reduce_split split = split_of(N);
+  const int last_of_1 = split.first(2) - 1, first_of_1 = split.first(1);
+  auto good_call = [&] {
+    const std::vector<int> none;
+    CHECK(on_cluster<803>(split.root_slices, 1, terms, scale, slow, none) ==
+          fold_over_slices<rank_slowed_partial>(1, terms, scale, slow, none));
+  };
+  auto failing_call = [&](const std::vector<int>& failing) {
+    return domain_error_of([&] { on_cluster<803>(split.root_slices, 1, terms, scale, slow, failing); });
+  };
+  int by_others = 0;
+  for (int call = 0; call < 3; ++call) {
+    INFO("call " << call << ", " << R << " ranks");
+    // The last slice of the slow rank's range: granted from the back, to whichever rank asked first.
+    const std::string what = failing_call({last_of_1});
+    bool named = false;
+    for (int r = 0; r < R; ++r) named = named || what == failed_on(803, last_of_1, r);
+    CHECK(named);
+    // Where the claims said it ran: by a thief when rank 1's own slices ended before it.
+    const detail::reduce_balance_report b = detail::last_reduce_balance();
+    if (b.ends[1] <= last_of_1) {
+      CHECK(what != failed_on(803, last_of_1, 1));
+      ++by_others;
+    } else {
+      CHECK(what == failed_on(803, last_of_1, 1));
+    }
+    good_call();
+    // Two failures: the lower slice decides, although the thief's came first in time.
+    CHECK(failing_call({first_of_1, last_of_1}) == failed_on(803, first_of_1, 1));
+    good_call();
+    // The root's own slice before a taken one.
+    CHECK(failing_call({0, last_of_1}) == failed_on(803, 0, 0));
+    good_call();
+    if (R > 2) {
+      // A taken slice before a failing slice of a later worker's range.
+      const std::string first = failing_call({last_of_1, N - 1});
+      CHECK(first.find("slice " + std::to_string(last_of_1) + " ") != std::string::npos);
+      good_call();
+    }
+  }
+  CHECK(by_others > 0);
+  recover_memory();
+}
