@@ -1,0 +1,105 @@
+// Choosing per call site between the root's take-over and the claims by message, from measured calls.
+#include "src/claims_choice.hpp"
+
+#include <algorithm>
+
+#include "src/cluster_state.hpp"
+
+namespace maprect::detail {
+
+namespace {
+
+double median_of(std::vector<double> xs) {
+  std::nth_element(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(xs.size() / 2), xs.end());
+  return xs[xs.size() / 2];
+}
+
+}  // namespace
+
+void claims_chooser::restart() {
+  phase_ = phase::settle;
+  calls_ = 0;
+  next_ = chosen_;
+  take_over_.clear();
+  claims_.clear();
+  spreads_.clear();
+}
+
+void claims_chooser::start_trial() {
+  ++trials_;
+  calls_ = 0;
+  claims_.clear();
+  // The settling calls by the take-over are its measurement, made just now.
+  if (static_cast<int>(take_over_.size()) >= measured_calls) {
+    phase_ = phase::try_claims;
+    next_ = true;
+    return;
+  }
+  take_over_.clear();
+  phase_ = phase::try_take_over;
+  next_ = false;
+}
+
+void claims_chooser::decide(bool claims) {
+  if (decided_) interval_ = claims == chosen_ ? std::min(2 * interval_, last_interval) : first_interval;
+  decided_ = true;
+  chosen_ = next_ = claims;
+  phase_ = phase::keep;
+  calls_ = 0;
+}
+
+void claims_chooser::record(double seconds, double spread) {
+  // The first call of a phase is not measured: after a new plan or a change of way it warms up.
+  const bool warm_up = phase_ != phase::keep && calls_++ == 0;
+  switch (phase_) {
+    case phase::settle:
+      if (chosen_) {  // on the claims: only a trial compares the ways
+        start_trial();
+        return;
+      }
+      if (warm_up) return;
+      take_over_.push_back(seconds);
+      spreads_.push_back(spread);
+      if (static_cast<int>(take_over_.size()) < measured_calls) return;
+      if (median_of(spreads_) >= min_spread * median_of(take_over_)) start_trial();
+      else decide(false);
+      return;
+    case phase::try_take_over:
+      if (warm_up) return;
+      take_over_.push_back(seconds);
+      if (static_cast<int>(take_over_.size()) < measured_calls) return;
+      phase_ = phase::try_claims;
+      calls_ = 0;
+      next_ = true;
+      return;
+    case phase::try_claims:
+      if (warm_up) return;
+      claims_.push_back(seconds);
+      if (static_cast<int>(claims_.size()) < measured_calls) return;
+      decide(median_of(claims_) < (1 - min_gain) * median_of(take_over_));
+      return;
+    case phase::keep:
+      if (++calls_ >= interval_) restart();
+      return;
+  }
+}
+
+double busy_spread(const call_timing& t, int ranks) {
+  if (ranks < 2 || static_cast<int>(t.worker_busy.size()) < ranks) return 0;
+  double most = std::max(0.0, t.arrival - t.waited - t.check), total = most;
+  for (int r = 1; r < ranks; ++r) {
+    most = std::max(most, t.worker_busy[r]);
+    total += t.worker_busy[r];
+  }
+  return most - total / ranks;
+}
+
+claims_report call_site_claims(int call_id) {
+  const cluster_state* s = live_cluster_root();
+  if (s == nullptr) return {};
+  const auto site = s->root.sites.find(call_id);
+  if (site == s->root.sites.end()) return {s->call.claimed, false, 0};
+  return {s->call.claimed, site->second.claims.chosen(), site->second.claims.trials()};
+}
+
+}  // namespace maprect::detail
