@@ -21,23 +21,15 @@ void claims_chooser::restart() {
   calls_ = 0;
   next_ = chosen_;
   take_over_.clear();
-  claims_.clear();
   spreads_.clear();
 }
 
 void claims_chooser::start_trial() {
   ++trials_;
+  phase_ = phase::trial;
   calls_ = 0;
-  claims_.clear();
-  // The settling calls by the take-over are its measurement, made just now.
-  if (static_cast<int>(take_over_.size()) >= measured_calls) {
-    phase_ = phase::try_claims;
-    next_ = true;
-    return;
-  }
-  take_over_.clear();
-  phase_ = phase::try_take_over;
-  next_ = false;
+  ratios_.clear();
+  next_ = true;
 }
 
 void claims_chooser::decide(bool claims) {
@@ -48,40 +40,42 @@ void claims_chooser::decide(bool claims) {
   calls_ = 0;
 }
 
-void claims_chooser::record(double seconds, double spread) {
-  // The first call of a phase is not measured: after a new plan or a change of way it warms up.
-  const bool warm_up = phase_ != phase::keep && calls_++ == 0;
+bool claims_chooser::record_trial(double seconds) {
+  // Calls alternate, claims first; the first pair warms up (a first claim may open connections).
+  const int k = calls_++;
+  next_ = k % 2 == 1;
+  if (k < 2) return false;
+  if (k % 2 == 0) {
+    claims_seconds_ = seconds;
+    return false;
+  }
+  ratios_.push_back(claims_seconds_ / seconds);
+  if (static_cast<int>(ratios_.size()) < trial_pairs) return false;
+  decide(median_of(ratios_) < 1 - min_gain);
+  return true;
+}
+
+bool claims_chooser::record(double seconds, double spread) {
   switch (phase_) {
     case phase::settle:
       if (chosen_) {  // on the claims: only a trial compares the ways
         start_trial();
-        return;
+        return false;
       }
-      if (warm_up) return;
+      if (calls_++ == 0) return false;  // after a new plan the first call warms up
       take_over_.push_back(seconds);
       spreads_.push_back(spread);
-      if (static_cast<int>(take_over_.size()) < measured_calls) return;
+      if (static_cast<int>(take_over_.size()) < measured_calls) return false;
       if (median_of(spreads_) >= min_spread * median_of(take_over_)) start_trial();
       else decide(false);
-      return;
-    case phase::try_take_over:
-      if (warm_up) return;
-      take_over_.push_back(seconds);
-      if (static_cast<int>(take_over_.size()) < measured_calls) return;
-      phase_ = phase::try_claims;
-      calls_ = 0;
-      next_ = true;
-      return;
-    case phase::try_claims:
-      if (warm_up) return;
-      claims_.push_back(seconds);
-      if (static_cast<int>(claims_.size()) < measured_calls) return;
-      decide(median_of(claims_) < (1 - min_gain) * median_of(take_over_));
-      return;
+      return false;
+    case phase::trial:
+      return record_trial(seconds);
     case phase::keep:
       if (++calls_ >= interval_) restart();
-      return;
+      return false;
   }
+  return false;
 }
 
 double busy_spread(const call_timing& t, int ranks) {

@@ -4,10 +4,12 @@
 // The claims cost a steady call round trips between every pair of ranks, which doubles a short call, and
 // balance a call whose jobs are uneven; which one wins depends on the call's length and spread, the links and
 // the ranks' load, so the site measures both. Once a site is steady it times a few calls by the take-over;
-// if the ranks' busy times spread by more than a tenth of the call (something to balance), it times a few
-// calls by the claims too and keeps the faster by medians, the claims only when they save a tenth. It checks
-// again after an interval that doubles each time the choice stays (32 to 1024 calls), and after every new
-// plan. The choice travels in each request's header (wire::s_claims), so the workers follow the root.
+// if the ranks' busy times spread by more than a tenth of the call (something to balance), it tries the
+// claims: calls alternate between the two ways, so that a change of the machine's load falls on both, and
+// the claims are kept when the median ratio of a claims call to the take-over call after it is below 0.9.
+// The choice is checked again after an interval that doubles each time it holds (32 to 1024 calls), and
+// after every new plan. It travels in each request as its route (wire::call_route::claims), so the workers
+// follow the root.
 #include <vector>
 
 #include "src/balance.hpp"
@@ -17,14 +19,17 @@ namespace maprect::detail {
 /// Chooses, from the timings of one call site's steady calls, whether its next call goes by claims.
 class claims_chooser {
  public:
-  /// Measured calls per way: the take-over's to decide whether to try the claims, and each way in a trial.
+  /// Measured calls by the take-over that decide whether to try the claims.
   static constexpr int measured_calls = 4;
+  /// Measured pairs of calls (claims, then take-over) in a trial, after a first pair that warms up.
+  static constexpr int trial_pairs = 5;
   /// Calls kept on a choice before it is checked again: the first interval, and the most it doubles to.
   static constexpr int first_interval = 32;
   static constexpr int last_interval = 1024;
   /// The claims are tried only when the ranks' busy times spread by this share of the call's time.
   static constexpr double min_spread = 0.1;
-  /// The claims are chosen only when their median call is this share faster than the take-over's.
+  /// The claims are chosen only when a claims call takes at most 1 - min_gain of the take-over call after
+  /// it (the median of a trial's pairs).
   static constexpr double min_gain = 0.1;
 
   /// A new plan (a first call, a moved share): the timings so far no longer hold; the choice stays until
@@ -36,13 +41,16 @@ class claims_chooser {
   bool chosen() const { return chosen_; }
   /// Trials of the claims made so far.
   int trials() const { return trials_; }
+  /// Whether a trial is under way: its calls alternate between the ways, so they tune no root share.
+  bool trying() const { return phase_ == phase::trial; }
   /// Records a steady call made the way claims() said: its `seconds`, and `spread`, how much longer the
-  /// busiest rank was busy than the ranks' mean.
-  void record(double seconds, double spread);
+  /// busiest rank was busy than the ranks' mean. Returns true when this call ended a trial.
+  bool record(double seconds, double spread);
 
  private:
-  enum class phase { settle, try_take_over, try_claims, keep };
+  enum class phase { settle, trial, keep };
   void start_trial();
+  bool record_trial(double seconds);
   void decide(bool claims);
 
   phase phase_ = phase::settle;
@@ -52,7 +60,8 @@ class claims_chooser {
   int calls_ = 0;  ///< calls made in this phase
   int interval_ = first_interval;
   int trials_ = 0;
-  std::vector<double> take_over_, claims_, spreads_;
+  double claims_seconds_ = 0;  ///< the trial's last claims call, waiting for its take-over call
+  std::vector<double> take_over_, spreads_, ratios_;
 };
 
 /// How much longer the busiest rank of a steady call was busy than the ranks' mean: what perfect balancing

@@ -903,10 +903,13 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
                          busiest_status ? busiest_status[4] : 0.0};
   if (s.settings.tune_shares) {
     site.tuner.record(site.plan, t);
-    // The root takes a slow worker's jobs (on its host, or under MAPRECT_BALANCE=hosts on any): the share
-    // stays at most the even split, since the root never hands its own jobs away.
-    const bool root_takes = (s.settings.take_over && s.host.claims.shared_with_all()) || claims_this_call(s, site);
-    site.next_root_jobs = site.tuner.proposal(site.plan, root_takes);
+    // The root takes a slow worker's jobs (on its host, or by claims on any): the share stays at most the
+    // even split, since the root never hands its own jobs away. Under auto across hosts the share is tuned
+    // for the way the site chose, and not while a trial alternates the ways.
+    const bool claims = s.settings.steal || (s.settings.choose_claims && site.claims.chosen());
+    const bool root_takes = (s.settings.take_over && s.host.claims.shared_with_all()) || claims;
+    if (!s.settings.choose_claims || !site.claims.trying())
+      site.next_root_jobs = site.tuner.proposal(site.plan, root_takes);
   }
 }
 
@@ -987,8 +990,8 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
       site.move_seconds = seconds_between(move_start, std::chrono::steady_clock::now());
       site.tuner.restart(site.move_seconds, false);
       site.claims.restart();
-    } else if (choosing) {
-      site.claims.record(seconds_since(call_start), busy_spread(s.root.timing, s.size));
+    } else if (choosing && site.claims.record(seconds_since(call_start), busy_spread(s.root.timing, s.size))) {
+      site.tuner.restart(site.move_seconds, false);  // a trial's calls went both ways: tune the chosen one anew
     }
     return result;
   }

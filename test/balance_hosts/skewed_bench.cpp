@@ -114,8 +114,8 @@ std::vector<double> gradient(const workload& w) {
 }
 
 /// Gradients before the timed ones: the first call plans, and under MAPRECT_BALANCE=auto across hosts a call
-/// site measures both ways in about ten steady calls (src/claims_choice.hpp) before its choice holds.
-constexpr int warm_up = 12;
+/// site measures both ways in its next 17 calls (src/claims_choice.hpp) before its choice holds.
+constexpr int warm_up = 20;
 
 /// The median and the fastest seconds of one gradient over `repeat` (after the warm-up); the last result.
 struct timing {
