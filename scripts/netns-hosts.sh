@@ -25,10 +25,12 @@
 #                                                           the bridge, then through the switch at each delay
 #   scripts/netns-hosts.sh --skewed "128x1000"              then the skewed standard model at each JxN and pk2cmt
 #                                                           with stiff subjects (maprect-skewed-bench) on 2 hosts,
-#                                                           one rank each, under MAPRECT_BALANCE=even and =hosts:
-#                                                           speedups printed, bits checked; with
+#                                                           one rank each, under MAPRECT_BALANCE=even, auto and
+#                                                           hosts: speedups printed, bits checked; with
 #                                                           SKEWED_BENCH=maprect-reduce-skewed-bench the same
 #                                                           model as reduce_sum over its groups (logreg only)
+#   scripts/netns-hosts.sh --uniform "64x100"               the same for the standard model with jobs alike at
+#                                                           each JxN (with --skewed: after its runs)
 # Delays are written 0, 20us, 0.2ms or 20 (microseconds). At each delay d the one-way time of 8-byte MPI round
 # trips between h1 and h2 (maprect-pingpong: 10th percentile of 1000, best of 3 runs) must exceed the switch's
 # own at delay 0 by at least 0.8 d, else FAIL. Delays always go through the switch, never `tc netem`: many
@@ -46,11 +48,13 @@ DELAY=0
 PLAN_DELAYS=""
 SKEWED=""
 SKEWED_BENCH=${SKEWED_BENCH:-maprect-skewed-bench}
+UNIFORM=""
 while [ $# -gt 0 ]; do
   case $1 in
     --delay) DELAY=$2; shift 2 ;;
     --plan-validate) PLAN_DELAYS=$2; shift 2 ;;
     --skewed) SKEWED=$2; shift 2 ;;
+    --uniform) UNIFORM=$2; shift 2 ;;
     *) echo "netns-hosts.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -233,7 +237,7 @@ for d in $DELAY $PLAN_DELAYS; do delay_us "$d" >/dev/null || exit 2; done
 
 # --- what to run ----------------------------------------------------------------------------------------------
 targets=(maprect-results-dump "${MPI_TESTS[@]}" test_balance_hosts)
-[ -z "$SKEWED" ] || targets+=("$SKEWED_BENCH")
+[ -z "$SKEWED$UNIFORM" ] || targets+=("$SKEWED_BENCH")
 [ "$(delay_us "$DELAY")" = 0 ] && [ -z "$PLAN_DELAYS" ] || targets+=(maprect-delay-switch maprect-pingpong)
 missing=()
 for t in "${targets[@]}"; do
@@ -381,7 +385,7 @@ PY
   fi
 }
 
-if [ -n "$SKEWED" ]; then
+if [ -n "$SKEWED$UNIFORM" ]; then
   skewed_bin=$(find "$MAPRECT_BUILD_DIR/test" -name "$SKEWED_BENCH" -type f -print -quit)
   # Each run: model J N repeats (the logreg sizes asked, then pk2cmt with its stiff tenth of subjects).
   # The launcher leaves the ranks unbound; for steady figures the two ranks are pinned to cores 0 and 1.
@@ -389,12 +393,13 @@ if [ -n "$SKEWED" ]; then
   pin='exec taskset -c $((OMPI_COMM_WORLD_RANK % '"$cores"')) "$0" "$@"'
   runs=()
   for size in $SKEWED; do runs+=("logreg ${size%x*} ${size#*x} 31"); done
-  [ "$SKEWED_BENCH" != maprect-skewed-bench ] || runs+=("pk2cmt 64 1000 11")
+  [ -z "$SKEWED" ] || [ "$SKEWED_BENCH" != maprect-skewed-bench ] || runs+=("pk2cmt 64 1000 11")
+  [ "$SKEWED_BENCH" != maprect-skewed-bench ] || for size in $UNIFORM; do runs+=("uniform ${size%x*} ${size#*x} 31"); done
   [ -x "$MAPRECT_BUILD_DIR/bin/maprect" ] || cmake --build "$MAPRECT_BUILD_DIR" -j2 --target maprect-cli
   for run in "${runs[@]}"; do
     # shellcheck disable=SC2086 # the run's words are its arguments
     [ "${run%% *}" != logreg ] || [ "$SKEWED_BENCH" != maprect-skewed-bench ] || skewed_prediction $run
-    for balance in even hosts; do
+    for balance in even auto hosts; do
       # shellcheck disable=SC2086 # the run's words are its arguments
       if "$WORK/mpirun-$LINK" -np 2 -x MAPRECT_BALANCE=$balance sh -c "$pin" "$skewed_bin" $run \
         >"$WORK/skewed.log" 2>&1; then

@@ -31,9 +31,9 @@ stage_slurm() {
 
 # MPI tests across 3 network-namespace hosts over TCP, bit-equal to shared memory (SKIP without CAP_NET_ADMIN);
 # then maprect plan vs maprect bench across them at one-way delays 0, 20 and 200 us, and the skewed model's
-# predicted and measured speedups, static split and claims, on 2 of them (printed; the bits are asserted).
+# predicted and measured speedups (even, auto, hosts) and a uniform size's on 2 of them (printed; bits asserted).
 stage_multihost() {
-  scripts/netns-hosts.sh --plan-validate "0 20us 200us" --skewed "128x1000"
+  scripts/netns-hosts.sh --plan-validate "0 20us 200us" --skewed "128x1000" --uniform "64x100"
 }
 
 # Short soak (the full one is `scripts/soak.sh 100000`): bit-identical results, flat RSS on every rank.

@@ -15,6 +15,7 @@
 
 #include "src/balance.hpp"
 #include "src/chunk_plan.hpp"
+#include "src/claims_choice.hpp"
 #include "src/exchange.hpp"
 #include "src/host_memory.hpp"
 #include "src/reduce_sites.hpp"
@@ -48,6 +49,7 @@ struct root_site {
   share_tuner tuner;        ///< proposes a better root share from the steady-state calls
   int next_root_jobs = -1;  ///< a root share to plan at the next call, or -1
   double move_seconds = 0;  ///< what the last move of the root share took with its call (0: none yet)
+  claims_chooser claims;    ///< MAPRECT_BALANCE=auto across hosts: whether its steady calls go by claims
 };
 
 /// The root's side of a cluster: its call sites and what it reports of the last call.
@@ -109,6 +111,7 @@ struct call_scratch {
   std::chrono::steady_clock::time_point deadline;  ///< with a timeout: when the current call expires
   std::vector<int> worker_ends;    ///< MAPRECT_BALANCE=hosts: per worker, where its own jobs ended (others ran the rest)
   std::vector<int> worker_taken;   ///< MAPRECT_BALANCE=hosts: per worker, the jobs of other workers it ran
+  bool claimed = false;            ///< the last steady call went by claims between any two ranks
 };
 
 /// What a cluster holds on each rank: its end of the protocol, the settings all ranks agreed on, the memory

@@ -7,10 +7,15 @@ namespace maprect::detail {
 
 MPI_Aint host_memory::claim_bytes() const { return take_over_ ? job_claims::bytes_for(size_) : 0; }
 
-void host_memory::open(MPI_Comm comm, bool take_over, bool with_slots) {
+void host_memory::open(MPI_Comm comm, bool take_over, bool with_slots, int test_host_ranks) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
   host_ = mpi_comm::host_of(comm);  // keyed by rank: the root, where present, is host rank 0
+  if (test_host_ranks > 0) {
+    MPI_Comm split = MPI_COMM_NULL;
+    MPI_Comm_split(host_.get(), host_.rank() / test_host_ranks, rank_, &split);
+    host_ = mpi_comm::adopt(split);
+  }
   MPI_Comm_set_errhandler(host_.get(), MPI_ERRORS_RETURN);
   const mpi_group comm_group(comm), host_group(host_.get());
   with_root_ = comm_group.rank_in(host_group, 0) != MPI_UNDEFINED;

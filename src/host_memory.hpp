@@ -18,9 +18,11 @@ class host_memory {
   job_claims claims;  ///< the workers' claim words (in_use() once open with take_over)
   host_slots slots;   ///< the workers' slots (usable() once open with slots, on one host)
 
-  /// Splits `comm` by host and allocates the window: claim words when `take_over`, and (empty) slots when
-  /// `with_slots` and every rank shares one host. Collective over comm; every rank agrees on what is usable.
-  void open(MPI_Comm comm, bool take_over, bool with_slots);
+  /// Splits `comm` by host (each host again into groups of `test_host_ranks` ranks when it is above 0, as
+  /// the collectives' hosts in a test of several hosts on one machine) and allocates the window: claim words
+  /// when `take_over`, and (empty) slots when `with_slots` and every rank shares one host. Collective over
+  /// comm; every rank agrees on what is usable.
+  void open(MPI_Comm comm, bool take_over, bool with_slots, int test_host_ranks = 0);
   /// Frees the window and the host communicator. Collective over the communicator given to open().
   void close();
   /// Grows every slot to the most any rank asks for (`doubles`), unless that passes host_slots::max_doubles.

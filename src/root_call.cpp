@@ -124,6 +124,12 @@ bool via_slots(const cluster_state& s, const root_site& site) {
   return s.host.slots.usable() && site.slot_doubles <= s.host.slots.capacity();
 }
 
+/// Whether this steady call of `site` goes by claims between any two ranks (src/steal.hpp): always under
+/// MAPRECT_BALANCE=hosts; under auto across hosts, as the site's chooser says (it changes only between calls).
+bool claims_this_call(const cluster_state& s, const root_site& site) {
+  return s.settings.steal || (s.settings.choose_claims && site.claims.claims());
+}
+
 /// Where worker r's blocks of a steady call start in its slot: behind its job parameters.
 const double* slot_blocks(const cluster_state& s, const root_site& site, const call_request& req, int r) {
   return s.host.slots.slot(r) + slot_blocks_at(req.n_job_params, site.plan.jobs(r));
@@ -560,7 +566,7 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 /// rank) ran the rest of its chunk. Final once the root has stopped claiming (only the root moves the back of a
 /// chunk in shared memory), or once the workers' blocks are in (under MAPRECT_BALANCE=hosts).
 int worker_end(const cluster_state& s, const root_site& site, int r) {
-  if (s.settings.steal) return s.call.worker_ends.empty() ? site.plan.jobs(r) : s.call.worker_ends[r];
+  if (claims_this_call(s, site)) return s.call.worker_ends.empty() ? site.plan.jobs(r) : s.call.worker_ends[r];
   return s.settings.take_over && s.host.claims.shared_with(r) ? s.host.claims.worker_end(r) : site.plan.jobs(r);
 }
 
@@ -594,10 +600,12 @@ int take_over_jobs(cluster_state& s, const root_site& site, const call_request& 
   return taken;
 }
 
-/// How a steady call of `site` travels: through host memory when every worker shares the root's host and
-/// claims its jobs, else through the slots when they fit, else by messages.
+/// How a steady call of `site` travels: by claims between any two ranks when it goes by them, else through
+/// host memory when every worker shares the root's host and claims its jobs, else through the slots when
+/// they fit, else by messages.
 wire::call_route route_of(const cluster_state& s, const root_site& site) {
-  if (!via_slots(s, site) || s.settings.steal) return wire::call_route::messages;
+  if (claims_this_call(s, site)) return wire::call_route::claims;
+  if (!via_slots(s, site)) return wire::call_route::messages;
   return s.settings.take_over && s.host.claims.shared_with_all() ? wire::call_route::memory : wire::call_route::slots;
 }
 
@@ -711,13 +719,14 @@ wire::call_route post_steady_call(cluster_state& s, const root_site& site, const
     for (int r = 1; r < s.size; ++r)
       if (s.host.claims.shared_with(r)) s.host.claims.reset(r, site.plan.jobs(r));
   const wire::call_route route = route_of(s, site);
-  if (route != wire::call_route::messages) place_own(s, site, req);
+  if (wire::in_slots(route)) place_own(s, site, req);
   wire::request header = header_of(command::call, req, site.row_real, site.row_int);
   header.arg = static_cast<int>(route);
   name_collectives(header, site.collective, site.chunk_out, site.chunk_back);
+  s.call.claimed = route == wire::call_route::claims;
   send_request(s, header, req.shared);
   start_timeout(s, route != wire::call_route::memory);
-  if (route == wire::call_route::messages) scatter_own(s, site, req);
+  if (!wire::in_slots(route)) scatter_own(s, site, req);
   return route;
 }
 
@@ -755,7 +764,7 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
   s.call.node_jobs_timed = 0;
   node_poller poller(s, site, req, buffer);
   early_ask early(s, site.plan.root_jobs);
-  job_poller* own_poller = during ? static_cast<job_poller*>(&poller) : s.settings.steal ? &early : nullptr;
+  job_poller* own_poller = during ? static_cast<job_poller*>(&poller) : claims_this_call(s, site) ? &early : nullptr;
   if (part.data_unchanged) {
     part.status = run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, part.error, own_poller);
     if (part.status.code == wire::status::ok &&
@@ -764,7 +773,7 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
   }
   part.own_done = clock::now();
   part.nodes_during_own = s.call.node_jobs;
-  if (s.settings.steal) {
+  if (claims_this_call(s, site)) {
     int late = 0;  // every worker waits for the root's asks, so the root asks even when it wants nothing
     part.taken = steal_as_root(s, site, req, buffer, part.data_unchanged && part.status.code == wire::status::ok,
                                part.taken_failed, late, &early);
@@ -780,7 +789,7 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
 /// its chunk begin.
 void collect_steady_answers(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
                             wire::call_route route, stolen_failure& stolen) {
-  if (s.settings.steal) {  // the statuses by gather, then each worker's blocks by message
+  if (claims_this_call(s, site)) {  // the statuses by gather, then each worker's blocks by message
     s.call.status_counts.assign(static_cast<std::size_t>(s.size), wire::status_doubles);
     // Flat: the workers' side of this gather is src/steal_worker.cpp's.
     gather_answers(s, req, collective{}, MPI_DOUBLE, buffer, s.call.status_counts.data(), site.results.displs.data());
@@ -839,7 +848,7 @@ steady_outcome first_failure(cluster_state& s, const root_site& site, const root
                              const stolen_failure& stolen) {
   if (part.status.code == wire::status::failed) throw_job_error(part.error, part.status.job, 0);
   if (part.status.code == wire::status::counts_changed) return steady_outcome::counts_changed;
-  if (s.settings.steal) return first_failure_by_job(s, site, part, buffer, stolen);
+  if (claims_this_call(s, site)) return first_failure_by_job(s, site, part, buffer, stolen);
   const taken_failure& taken = part.taken_failed;
   for (int r = 1; r < s.size; ++r) {
     const double* st = buffer + site.results.displs[r];
@@ -894,10 +903,13 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
                          busiest_status ? busiest_status[4] : 0.0};
   if (s.settings.tune_shares) {
     site.tuner.record(site.plan, t);
-    // The root takes a slow worker's jobs (on its host, or under MAPRECT_BALANCE=hosts on any): the share
-    // stays at most the even split, since the root never hands its own jobs away.
-    const bool root_takes = (s.settings.take_over && s.host.claims.shared_with_all()) || s.settings.steal;
-    site.next_root_jobs = site.tuner.proposal(site.plan, root_takes);
+    // The root takes a slow worker's jobs (on its host, or by claims on any): the share stays at most the
+    // even split, since the root never hands its own jobs away. Under auto across hosts the share is tuned
+    // for the way the site chose, and not while a trial alternates the ways.
+    const bool claims = s.settings.steal || (s.settings.choose_claims && site.claims.chosen());
+    const bool root_takes = (s.settings.take_over && s.host.claims.shared_with_all()) || claims;
+    if (!s.settings.choose_claims || !site.claims.trying())
+      site.next_root_jobs = site.tuner.proposal(site.plan, root_takes);
   }
 }
 
@@ -927,7 +939,7 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   if (!part.data_unchanged) return steady_outcome::data_changed;
   if (first_failure(s, site, part, buffer, stolen) == steady_outcome::counts_changed) return steady_outcome::counts_changed;
   record_timing(s, site, part, buffer, sent, arrived, wait_cpu);
-  locate_blocks(s, site, req, buffer, route != wire::call_route::messages);
+  locate_blocks(s, site, req, buffer, wire::in_slots(route));
   int made = jobs_made(req, site);
   if (during) {
     // Every worker has answered, so each one's jobs are all in: the nodes not made yet are made now.
@@ -955,6 +967,7 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
     s.root.last_profile = {};
     const call_result result = first_call(s, site, req, row_real, row_int, root_jobs);
     site.tuner.restart(site.move_seconds, fresh_data);
+    site.claims.restart();
     return result;
   };
   const int asked = site.next_root_jobs >= 0 ? std::min(site.next_root_jobs, req.n_jobs) : -1;
@@ -966,6 +979,9 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
     move_start = std::chrono::steady_clock::now();
     move_share(s, site, req, asked);
   }
+  // Under auto across hosts a steady call's time tells its site which way its calls are faster.
+  const bool choosing = s.settings.choose_claims && asked < 0;
+  const auto call_start = choosing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   call_result result;
   const steady_outcome outcome = steady_call(s, site, req, result);
   if (outcome == steady_outcome::done) {
@@ -973,6 +989,9 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
     if (asked >= 0) {
       site.move_seconds = seconds_between(move_start, std::chrono::steady_clock::now());
       site.tuner.restart(site.move_seconds, false);
+      site.claims.restart();
+    } else if (choosing && site.claims.record(seconds_since(call_start), busy_spread(s.root.timing, s.size))) {
+      site.tuner.restart(site.move_seconds, false);  // a trial's calls went both ways: tune the chosen one anew
     }
     return result;
   }
@@ -1080,9 +1099,11 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   start_team(s);
   // Ranks that share cores (the sleep policy) time their jobs with the scheduler's noise: even split.
   s.settings.tune_shares = s.settings.tune_shares && s.settings.policy != wait_policy::sleep;
-  if (s.size > 1) s.host.open(s.comm, s.settings.take_over, s.settings.host_transport);
+  if (s.size > 1) s.host.open(s.comm, s.settings.take_over, s.settings.host_transport, s.settings.test_host_ranks);
   if (s.size > 1) s.collectives.open(s.comm, s.settings.test_host_ranks);
   s.settings.take_over = s.host.claims.in_use();
+  // One host: the take-over reaches every worker, and no call needs the claims' messages.
+  s.settings.choose_claims = s.settings.choose_claims && s.size > 1 && s.collectives.hosts() > 1;
   if (s.rank == 0 && s.size > 1) {
     if (s.settings.timeout > 0) s.root.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
     s.root.serving = true;

@@ -204,12 +204,14 @@ cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked) {
                       e.host_transport ? 1.0 : 0.0, static_cast<double>(e.collectives),
                       static_cast<double>(e.test_host_ranks)};
   MPI_Bcast(agreed, 6, MPI_DOUBLE, 0, comm);
-  // hosts: claims by message between any two ranks replace the root's take-over on its host. Not under auto
-  // where the ranks span hosts: the claims cost a steady call round trips between every pair of ranks,
-  // which doubled a 64x100 call across two TCP hosts (docs/balancing.md).
+  // hosts: claims by message between any two ranks replace the root's take-over on its host. auto: each call
+  // site measures which of the two its calls gain from (src/claims_choice.hpp), where the ranks span hosts.
   const int balance = static_cast<int>(agreed[2]);
-  return {static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1], balance >= 1, balance == 2,
-          agreed[3] != 0, balance == 3, threads, static_cast<int>(agreed[4]), static_cast<int>(agreed[5])};
+  cluster_settings settings{static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1], balance >= 1,
+                            balance == 2, agreed[3] != 0, balance == 3, threads, static_cast<int>(agreed[4]),
+                            static_cast<int>(agreed[5])};
+  settings.choose_claims = balance == 2;
+  return settings;
 }
 
 }  // namespace maprect::detail

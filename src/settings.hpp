@@ -21,6 +21,8 @@ struct cluster_settings {
   int collectives = collectives_auto;      ///< MAPRECT_COLLECTIVES: collectives_auto, or a plan::gather_kind forced
   int test_host_ranks = 0;                 ///< MAPRECT_TEST_HOST_RANKS (tests only): the collectives' hosts hold
                                            ///< this many ranks each; 0: the real hosts
+  bool choose_claims = false;              ///< MAPRECT_BALANCE=auto where the ranks span hosts (start_cluster
+                                           ///< narrows it): each call site chooses the claims or the take-over
 };
 
 /// What a program asks of MAPRECT_THREADS in code (cluster::options::threads): 0 leaves it to the

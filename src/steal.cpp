@@ -173,7 +173,7 @@ long long receive_worker_blocks(cluster_state& s, const root_site& site, double*
 
 balance_report last_call_balance() {
   const cluster_state* s = live_cluster_root();
-  if (s == nullptr || !s->settings.steal) return {};
+  if (s == nullptr || !s->call.claimed) return {};
   return {s->call.worker_ends, s->call.worker_taken};
 }
 

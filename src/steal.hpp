@@ -170,7 +170,7 @@ struct balance_report {
   std::vector<int> taken;  ///< jobs of other workers' chunks it ran
 };
 
-/// Root: who ran which jobs in the last steady call under MAPRECT_BALANCE=hosts (empty vectors otherwise).
+/// Root: who ran which jobs in the last steady call, if it went by claims (empty vectors otherwise).
 balance_report last_call_balance();
 
 }  // namespace maprect::detail

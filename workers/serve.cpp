@@ -189,12 +189,12 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
   worker_site& site = s.worker.sites[v.call_id];
   // With slots the parameters wait in this rank's slot; the blocks go behind them.
   const auto route = static_cast<wire::call_route>(v.arg);
-  const bool slots = route != wire::call_route::messages;
+  const bool slots = wire::in_slots(route);
   double* const slot = slots ? s.host.slots.slot(s.rank) : nullptr;
   if (slots) s.host.slots.sync();
   else receive_job_parameters(s, site, v);
-  if (s.settings.steal) {
-    serve_call_stealing(s, site, v, shared, slots ? slot : site.job_params.data());
+  if (route == wire::call_route::claims) {  // the root's choice for this call
+    serve_call_stealing(s, site, v, shared, site.job_params.data());
     return;
   }
   const auto start = std::chrono::steady_clock::now();

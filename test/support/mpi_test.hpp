@@ -13,11 +13,14 @@ extern cluster* the_cluster;
 extern bool one_node;
 
 /// Whether the cluster's steady calls move their data through shared memory: more than one rank, all on
-/// one node, MAPRECT_TRANSPORT not `messages` and MAPRECT_BALANCE not `hosts`.
+/// one node and not split into test hosts (MAPRECT_TEST_HOST_RANKS below the rank count), MAPRECT_TRANSPORT
+/// not `messages` and MAPRECT_BALANCE not `hosts`.
 inline bool through_host_memory() {
   const char* v = std::getenv("MAPRECT_TRANSPORT");
   const char* balance = std::getenv("MAPRECT_BALANCE");  // hosts: claims by message, so are the data
-  return the_cluster->size() > 1 && one_node && (v == nullptr || std::strcmp(v, "messages") != 0) &&
+  const char* host_ranks = std::getenv("MAPRECT_TEST_HOST_RANKS");
+  const bool split = host_ranks != nullptr && host_ranks[0] != '\0' && std::atoi(host_ranks) < the_cluster->size();
+  return the_cluster->size() > 1 && one_node && !split && (v == nullptr || std::strcmp(v, "messages") != 0) &&
          (balance == nullptr || std::strcmp(balance, "hosts") != 0);
 }
 

@@ -89,7 +89,12 @@ enum class call_route : int {
   slots = 1,     ///< parameters and blocks through the host slots, status by gather
   memory = 2,    ///< through the host slots, each batch of blocks published as it ends (map_rect) and the
                  ///< status in host memory beside the claims: no message but the request
+  claims = 3,    ///< map_rect: by messages, any rank out of jobs claiming slower workers' unstarted jobs
+                 ///< (src/steal.hpp); the statuses by gather, then each worker's blocks by message
 };
+
+/// Whether a call by `route` finds its job parameters, and leaves its blocks, in the host slots.
+inline bool in_slots(call_route route) { return route == call_route::slots || route == call_route::memory; }
 
 /// Per rank, the results of a steady-state call begin with this many status doubles: status code, failing
 /// job, the seconds the rank spent on its jobs (the root balances its share with them), and the busy
