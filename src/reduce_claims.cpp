@@ -150,6 +150,9 @@ bool receive_claimed_answers(cluster_state& s, const reduce_layout& layout, cons
     in[r] = 1;
     --left;
   }
+  // Every worker answered the root directly, one message each: a flat gather in all but name.
+  s.root.last_traffic.collective = plan::gather_name(plan::gather_kind::flat);
+  s.root.last_traffic.gather_peers = s.size - 1;
   return true;
 }
 
