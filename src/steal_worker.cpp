@@ -19,28 +19,21 @@ struct stolen_batch {
   block_buffer blocks;
 };
 
-/// The rows of a batch granted to a worker thief, sent without waiting: the thief receives them once it has
-/// run the batch it holds.
-struct granted_rows {
-  std::vector<double> reals;
-  std::vector<int> ints;
-  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-};
-
 /// One worker's part of a steady call under MAPRECT_BALANCE=hosts.
 class worker_claims {
  public:
   worker_claims(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
                 const double* job_params)
-      : s_(s), site_(site), v_(v), shared_(shared), job_params_(job_params), f_(find_functor(v.call_id)) {
-    jobs_.reset(site.n_jobs);
+      : s_(s), site_(site), v_(v), shared_(shared), job_params_(job_params), f_(find_functor(v.call_id)),
+        owner_(s.comm, s.size, {job_params, v.n_job, site.counts.data(), site.x_r.data(), site.x_i.data()}) {
+    owner_.reset(site.n_jobs);
   }
 
   /// Runs this rank's own jobs from the front, answering asks between batches. Returns the failing job's
   /// global index, or -1; sets code_.
   int run_own();
-  /// Takes batches from each other worker in turn until each has none left, then answers asks until every
-  /// other rank has been told "none".
+  /// Takes batches from each other worker in turn, then from the root, until each has none left, then
+  /// answers asks until every other rank has been told "none".
   void steal_and_serve(bool want);
   /// Status by gather, then the blocks by message.
   void answer(int failed_job, double busy, const team_busy& threads);
@@ -48,8 +41,7 @@ class worker_claims {
   wire::status code() const { return code_; }
 
  private:
-  void serve_asks();
-  void grant(int thief, const ask_message& ask);
+  void take_from(int owner, bool& want);
   void post_ask(int owner, bool want, int held = 0);
   job_range await_grant();
   void receive_rows(int owner, job_range got);
@@ -61,56 +53,14 @@ class worker_claims {
   const double* shared_;
   const double* job_params_;
   const functor_entry* f_;
-  unstarted_jobs jobs_;
+  job_owner owner_;
   wire::status code_ = wire::status::ok;
-  int told_none_ = 0;  ///< ranks told that this rank has no jobs left
-  double job_seconds_ = 0;  ///< seconds per job of its latest batch of its own
   std::vector<stolen_batch> stolen_;
-  std::deque<granted_rows> sent_;  ///< rows on their way to thieves (a deque: their addresses stay)
   int grant_[2] = {0, 0};          ///< the answer to this rank's pending ask
   MPI_Request grant_request_ = MPI_REQUEST_NULL;
   std::vector<double> grant_reals_;  ///< the granted jobs' parameters, then x_r rows
   std::vector<int> grant_ints_;      ///< their planned output counts, then x_i rows
 };
-
-void worker_claims::grant(int thief, const ask_message& ask) {
-  // The thief's other work in this worker's jobs, at this worker's latest time per job (none timed yet: the
-  // seconds count for nothing).
-  const double other = job_seconds_ > 0 ? ask.held_seconds / job_seconds_ : 0.0;
-  const int held = static_cast<int>(ask.held_jobs + other);
-  const job_range g = ask.want != 0 ? jobs_.grant_back(held) : job_range{};
-  const int range[2] = {g.begin, g.end};
-  MPI_Send(range, 2, MPI_INT, thief, steal_tag::grant, s_.comm);
-  if (is_later(g)) return;
-  if (g.empty()) {
-    ++told_none_;
-    return;
-  }
-  if (thief == 0) return;  // the root has the caller's data
-  const int P = v_.n_job;
-  granted_rows& rows = sent_.emplace_back();
-  rows.reals.assign(job_params_ + static_cast<std::ptrdiff_t>(g.begin) * P,
-                    job_params_ + static_cast<std::ptrdiff_t>(g.end) * P);
-  rows.ints.assign(site_.counts.begin() + g.begin, site_.counts.begin() + g.end);
-  for (int j = g.begin; j < g.end; ++j) {
-    rows.reals.insert(rows.reals.end(), site_.x_r[j].begin(), site_.x_r[j].end());
-    rows.ints.insert(rows.ints.end(), site_.x_i[j].begin(), site_.x_i[j].end());
-  }
-  MPI_Isend(rows.reals.data(), static_cast<int>(rows.reals.size()), MPI_DOUBLE, thief, steal_tag::grant_reals,
-            s_.comm, &rows.requests[0]);
-  MPI_Isend(rows.ints.data(), static_cast<int>(rows.ints.size()), MPI_INT, thief, steal_tag::grant_ints, s_.comm,
-            &rows.requests[1]);
-}
-
-void worker_claims::serve_asks() {
-  int pending = 0;
-  MPI_Status st;
-  while (MPI_Iprobe(MPI_ANY_SOURCE, steal_tag::ask, s_.comm, &pending, &st), pending) {
-    ask_message ask;
-    MPI_Recv(&ask, 3, MPI_DOUBLE, st.MPI_SOURCE, steal_tag::ask, s_.comm, MPI_STATUS_IGNORE);
-    grant(st.MPI_SOURCE, ask);
-  }
-}
 
 int worker_claims::run_own() {
   site_.out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);
@@ -120,7 +70,7 @@ int worker_claims::run_own() {
     if (f_ == nullptr)
       throw std::invalid_argument("call id " + std::to_string(v_.call_id) + " is not registered on rank " +
                                   std::to_string(s_.rank));
-    for (job_range got = jobs_.take_front(); !got.empty(); got = jobs_.take_front()) {
+    for (job_range got = owner_.jobs().take_front(); !got.empty(); got = owner_.jobs().take_front()) {
       begin = got.begin;
       const auto batch_start = std::chrono::steady_clock::now();
       const chunk_input in{shared_, v_.n_shared, job_params_ + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job,
@@ -130,17 +80,17 @@ int worker_claims::run_own() {
       if (!std::equal(site_.run_counts.begin() + got.begin, site_.run_counts.begin() + got.end,
                       site_.counts.begin() + got.begin)) {
         code_ = wire::status::counts_changed;  // the blocks no longer fit the plan
-        jobs_.drop_rest();
+        owner_.jobs().drop_rest();
         return -1;
       }
-      job_seconds_ =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_start).count() / got.size();
-      serve_asks();
+      owner_.timed_batch(std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_start).count(),
+                         got.size());
+      owner_.serve_asks();
     }
   } catch (...) {
     s_.worker.last_error = current_job_error();
     code_ = wire::status::failed;
-    jobs_.drop_rest();
+    owner_.jobs().drop_rest();
     return site_.job_begin + begin + cursor;
   }
   return -1;
@@ -153,7 +103,7 @@ void worker_claims::post_ask(int owner, bool want, int held) {
 job_range worker_claims::await_grant() {
   unsigned spins = 0;
   for (int done = 0; MPI_Test(&grant_request_, &done, MPI_STATUS_IGNORE), !done;) {
-    serve_asks();  // two thieves asking each other must both answer
+    owner_.serve_asks();  // two thieves asking each other must both answer
     pause_in_claims(s_.settings.policy, spins);
   }
   return {grant_[0], grant_[1]};
@@ -199,37 +149,36 @@ void worker_claims::run_stolen(int owner, job_range got) {
     b.head.code = static_cast<int>(wire::status::counts_changed);
 }
 
-void worker_claims::steal_and_serve(bool want) {
-  for (int k = 1; k < s_.size; ++k) {
-    const int owner = (s_.rank - 1 + k) % (s_.size - 1) + 1;  // the other workers, from the next one on
-    if (owner == s_.rank) continue;
-    post_ask(owner, want && f_ != nullptr);
-    for (job_range got = await_grant(); is_later(got) || !got.empty(); got = await_grant()) {
-      if (is_later(got)) {  // it came while this rank ran the batch it held: it holds none now
-        post_ask(owner, want && f_ != nullptr);
-        continue;
-      }
-      receive_rows(owner, got);
-      // The next ask goes before this batch runs: the owner answers it between its own batches, meanwhile.
-      post_ask(owner, want && f_ != nullptr, got.size());
-      // A batch granted after a failure is not run: the call fails, or is planned anew.
-      if (!want || f_ == nullptr) continue;
-      run_stolen(owner, got);
-      if (stolen_.back().head.code != static_cast<int>(wire::status::ok)) want = false;
+void worker_claims::take_from(int owner, bool& want) {
+  post_ask(owner, want && f_ != nullptr);
+  for (job_range got = await_grant(); is_later(got) || !got.empty(); got = await_grant()) {
+    if (is_later(got)) {  // it came while this rank ran the batch it held: it holds none now
+      post_ask(owner, want && f_ != nullptr);
+      continue;
     }
+    receive_rows(owner, got);
+    // The next ask goes before this batch runs: the owner answers it between its own batches, meanwhile.
+    post_ask(owner, want && f_ != nullptr, got.size());
+    // A batch granted after a failure is not run: the call fails, or is planned anew.
+    if (!want || f_ == nullptr) continue;
+    run_stolen(owner, got);
+    if (stolen_.back().head.code != static_cast<int>(wire::status::ok)) want = false;
   }
+}
+
+void worker_claims::steal_and_serve(bool want) {
+  for (int k = 1; k < s_.size - 1; ++k) take_from((s_.rank - 1 + k) % (s_.size - 1) + 1, want);  // from the next one on
+  take_from(0, want);  // the root's own jobs, last: it also makes the call's output nodes
   unsigned spins = 0;
-  while (told_none_ < s_.size - 1) {  // every other rank asks until it hears "none"
-    serve_asks();
-    if (told_none_ < s_.size - 1) pause_in_claims(s_.settings.policy, spins);
+  while (!owner_.all_told()) {  // every other rank asks until it hears "none"
+    owner_.serve_asks();
+    if (!owner_.all_told()) pause_in_claims(s_.settings.policy, spins);
   }
-  // Every thief has heard "none", so it has received the rows of every batch it was granted.
-  for (granted_rows& rows : sent_) MPI_Waitall(2, rows.requests, MPI_STATUSES_IGNORE);
-  sent_.clear();
+  owner_.finish_sends();
 }
 
 void worker_claims::answer(int failed_job, double busy, const team_busy& threads) {
-  const int end = jobs_.end();
+  const int end = owner_.jobs().end();
   const int doubles = answer_doubles(site_.planned_doubles, site_.block_at.data(), site_.n_jobs, end);
   site_.out.resize(static_cast<std::size_t>(doubles));
   double* status = site_.out.data();
