@@ -359,12 +359,13 @@ fi
 # --- the skewed standard model on 2 hosts: a static split against claims across hosts (printed; bits checked) --
 if [ -n "$SKEWED" ]; then
   skewed_bin=$(find "$MAPRECT_BUILD_DIR/test" -name maprect-skewed-bench -type f -print -quit)
-  # Each run: model J N repeats (the logreg sizes asked, then pk2cmt with its stiff tenth of subjects).
+  # Each run: model J N repeats (the logreg sizes asked, with the dear tenth last and then first, in the
+  # root's chunk; then pk2cmt with its stiff tenth of subjects).
   # The launcher leaves the ranks unbound; for steady figures the two ranks are pinned to cores 0 and 1.
   cores=$(nproc)
   pin='exec taskset -c $((OMPI_COMM_WORLD_RANK % '"$cores"')) "$0" "$@"'
   runs=()
-  for size in $SKEWED; do runs+=("logreg ${size%x*} ${size#*x} 31"); done
+  for size in $SKEWED; do runs+=("logreg ${size%x*} ${size#*x} 31" "logreg-first ${size%x*} ${size#*x} 31"); done
   runs+=("pk2cmt 64 1000 11")
   for run in "${runs[@]}"; do
     for balance in even hosts; do
