@@ -792,12 +792,24 @@ struct root_part {
   int own_end = 0;           ///< MAPRECT_BALANCE=hosts: where the root's own jobs ended (workers ran the rest)
 };
 
+/// Which workers hold which rows of the root's jobs of call `req`'s job_data (sent with earlier claims); none
+/// for rows the caller may change, which go with every claim.
+rows_sent* rows_sent_of(cluster_state& s, const call_request& req) {
+  if (req.data_id == 0) return nullptr;
+  rows_sent& sent = s.root.sent_rows[req.call_id];
+  if (sent.data_id != req.data_id) {
+    sent.data_id = req.data_id;
+    sent.held.assign(static_cast<std::size_t>(s.size), std::vector<char>(static_cast<std::size_t>(req.n_jobs), 0));
+  }
+  return &sent;
+}
+
 /// The root's part of step 4 under MAPRECT_BALANCE=hosts: its own jobs, claimable by the workers, then its
 /// claims on theirs, answering their asks until each has heard "none". With stale workers' data it runs
 /// nothing (the answers are dropped) but still takes part in the claims, as every worker expects.
 void steal_part(cluster_state& s, const root_site& site, const call_request& req, double* buffer, root_part& part) {
   job_owner own(s.comm, s.size, {req.job_params, req.n_job_params, site.counts.data(), req.x_r->data(),
-                                 req.x_i->data()});
+                                 req.x_i->data(), rows_sent_of(s, req)});
   // A functor's messages reach the caller's stream only from the root: with one, its jobs stay its own.
   own.reset(part.data_unchanged ? site.plan.root_jobs : 0, req.msgs == nullptr);
   early_ask early(s);

@@ -94,8 +94,19 @@ void job_owner::grant(int thief, const ask_message& ask) {
                     rows_.job_params + static_cast<std::ptrdiff_t>(g.end) * P);
   rows.ints.assign(rows_.counts + g.begin, rows_.counts + g.end);
   for (int j = g.begin; j < g.end; ++j) {
+    // A job_data's rows the thief was sent before are still the same: only whether they follow is sent.
+    const bool send = rows_.sent == nullptr || !rows_.sent->held[thief][j];
+    if (rows_.sent != nullptr) {
+      rows_.sent->held[thief][j] = 1;
+      rows_.sent->rows += send ? 1 : 0;
+    }
+    rows.ints.push_back(send ? 1 : 0);
+    if (!send) continue;
     rows.reals.insert(rows.reals.end(), rows_.x_r[j].begin(), rows_.x_r[j].end());
-    rows.ints.insert(rows.ints.end(), rows_.x_i[j].begin(), rows_.x_i[j].end());
+  }
+  for (int j = g.begin; j < g.end; ++j) {
+    const bool sent_now = rows.ints[static_cast<std::size_t>(g.size() + j - g.begin)] != 0;
+    if (sent_now) rows.ints.insert(rows.ints.end(), rows_.x_i[j].begin(), rows_.x_i[j].end());
   }
   MPI_Isend(rows.reals.data(), static_cast<int>(rows.reals.size()), MPI_DOUBLE, thief, steal_tag::grant_reals,
             comm_, &rows.requests[0]);

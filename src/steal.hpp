@@ -33,7 +33,8 @@ namespace steal_tag {
 constexpr int ask = 10;         ///< thief -> owner: an ask_message
 constexpr int grant = 11;       ///< owner -> thief: the owner's local jobs [begin, end) granted (empty: none left)
 constexpr int grant_reals = 12; ///< owner -> worker thief: the batch's job parameters, then its x_r rows
-constexpr int grant_ints = 13;  ///< owner -> worker thief: the batch's planned output counts, then its x_i rows
+constexpr int grant_ints = 13;  ///< owner -> worker thief: the batch's planned output counts, whether each job's
+                                ///< rows follow (the root's of a job_data go to each worker once), its x_i rows
 constexpr int summary = 14;     ///< worker -> root: where its own jobs end, and how many batches it ran for others
 constexpr int batch_head = 15;  ///< worker -> root: a batch_head
 constexpr int blocks = 16;      ///< worker -> root: blocks, of its own jobs or of the batch just announced
@@ -93,13 +94,14 @@ struct owned_rows {
   const int* counts = nullptr;               ///< planned output counts
   const std::vector<double>* x_r = nullptr;  ///< one row per job
   const std::vector<int>* x_i = nullptr;     ///< one row per job
+  rows_sent* sent = nullptr;                 ///< the root's: which worker holds which rows of its job_data
 };
 
 /// The rows of a batch granted to a worker thief, sent without waiting: the thief receives them once it has
 /// run the batch it holds.
 struct granted_rows {
   std::vector<double> reals;  ///< the batch's job parameters, then its x_r rows
-  std::vector<int> ints;      ///< its planned output counts, then its x_i rows
+  std::vector<int> ints;      ///< its planned output counts, whether each job's rows follow, its x_i rows
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 };
 

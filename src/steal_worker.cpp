@@ -19,6 +19,12 @@ struct stolen_batch {
   block_buffer blocks;
 };
 
+/// Where a batch's rows are: one per job, side by side.
+struct chunk_rows {
+  const std::vector<double>* x_r;
+  const std::vector<int>* x_i;
+};
+
 /// One worker's part of a steady call under MAPRECT_BALANCE=hosts.
 class worker_claims {
  public:
@@ -45,6 +51,8 @@ class worker_claims {
   void post_ask(int owner, bool want, int held = 0);
   job_range await_grant();
   void receive_rows(int owner, job_range got);
+  /// The rows of batch `got` as receive_rows left them, from `owner`'s messages or this rank's copies.
+  chunk_rows rows_of(int owner, job_range got);
   void run_stolen(int owner, job_range got);
 
   cluster_state& s_;
@@ -59,7 +67,9 @@ class worker_claims {
   int grant_[2] = {0, 0};          ///< the answer to this rank's pending ask
   MPI_Request grant_request_ = MPI_REQUEST_NULL;
   std::vector<double> grant_reals_;  ///< the granted jobs' parameters, then x_r rows
-  std::vector<int> grant_ints_;      ///< their planned output counts, then x_i rows
+  std::vector<int> grant_ints_;      ///< their planned output counts, whether each one's rows came, x_i rows
+  std::vector<std::vector<double>> batch_x_r_;  ///< a worker's batch's rows, by place in the batch
+  std::vector<std::vector<int>> batch_x_i_;
 };
 
 int worker_claims::run_own() {
@@ -110,32 +120,47 @@ job_range worker_claims::await_grant() {
 }
 
 void worker_claims::receive_rows(int owner, job_range got) {
+  // At most every job's rows: those of a job_data sent before do not come again (the messages are shorter).
   const int n = got.size();
   grant_reals_.resize(static_cast<std::size_t>(n) * (v_.n_job + v_.row_real));
-  grant_ints_.resize(static_cast<std::size_t>(n) * (1 + v_.row_int));
+  grant_ints_.resize(static_cast<std::size_t>(n) * (2 + v_.row_int));
   MPI_Recv(grant_reals_.data(), static_cast<int>(grant_reals_.size()), MPI_DOUBLE, owner, steal_tag::grant_reals,
            s_.comm, MPI_STATUS_IGNORE);
   MPI_Recv(grant_ints_.data(), static_cast<int>(grant_ints_.size()), MPI_INT, owner, steal_tag::grant_ints, s_.comm,
            MPI_STATUS_IGNORE);
 }
 
+chunk_rows worker_claims::rows_of(int owner, job_range got) {
+  const int n = got.size();
+  const double* real_row = grant_reals_.data() + static_cast<std::ptrdiff_t>(n) * v_.n_job;
+  const int* int_row = grant_ints_.data() + 2 * n;
+  // The root's rows go to this site's copies, where the next claims of a job_data's find them.
+  root_rows_held* held = owner == 0 ? &s_.worker.root_rows[v_.call_id] : nullptr;
+  std::vector<std::vector<double>>& x_r = held != nullptr ? held->x_r : batch_x_r_;
+  std::vector<std::vector<int>>& x_i = held != nullptr ? held->x_i : batch_x_i_;
+  const int first = held != nullptr ? got.begin : 0;  // the root's by job, others' by place in the batch
+  if (static_cast<int>(x_r.size()) < first + n) {
+    x_r.resize(static_cast<std::size_t>(first + n));
+    x_i.resize(static_cast<std::size_t>(first + n));
+  }
+  for (int k = 0; k < n; ++k) {
+    if (grant_ints_[static_cast<std::size_t>(n + k)] == 0) continue;  // sent before, held here
+    x_r[first + k].assign(real_row, real_row + v_.row_real);
+    x_i[first + k].assign(int_row, int_row + v_.row_int);
+    real_row += v_.row_real;
+    int_row += v_.row_int;
+  }
+  return {x_r.data() + first, x_i.data() + first};
+}
+
 void worker_claims::run_stolen(int owner, job_range got) {
   const int n = got.size(), P = v_.n_job;
-  const std::vector<double>& reals = grant_reals_;  // as receive_rows left them
-  const std::vector<int>& ints = grant_ints_;
-  std::vector<std::vector<double>> x_r(static_cast<std::size_t>(n));
-  std::vector<std::vector<int>> x_i(static_cast<std::size_t>(n));
-  for (int k = 0; k < n; ++k) {
-    const auto r0 = reals.begin() + static_cast<std::ptrdiff_t>(n) * P + static_cast<std::ptrdiff_t>(k) * v_.row_real;
-    x_r[k].assign(r0, r0 + v_.row_real);
-    const auto i0 = ints.begin() + n + static_cast<std::ptrdiff_t>(k) * v_.row_int;
-    x_i[k].assign(i0, i0 + v_.row_int);
-  }
+  const chunk_rows rows = rows_of(owner, got);
   const int owner_first = site_.plan.first(owner);
   stolen_.push_back({{owner, got.begin, got.end, static_cast<int>(wire::status::ok), -1}, {}});
   stolen_batch& b = stolen_.back();
   std::vector<int> counts(static_cast<std::size_t>(n), 0);
-  const chunk_input in{shared_, v_.n_shared, reals.data(), P, x_r.data(), x_i.data(), n, nullptr};
+  const chunk_input in{shared_, v_.n_shared, grant_reals_.data(), P, rows.x_r, rows.x_i, n, nullptr};
   int cursor = 0;
   try {
     s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, b.blocks, counts.data(), cursor);
@@ -145,7 +170,7 @@ void worker_claims::run_stolen(int owner, job_range got) {
     b.head.job = owner_first + got.begin + cursor;
     return;
   }
-  if (!std::equal(counts.begin(), counts.end(), ints.begin()))
+  if (!std::equal(counts.begin(), counts.end(), grant_ints_.begin()))
     b.head.code = static_cast<int>(wire::status::counts_changed);
 }
 

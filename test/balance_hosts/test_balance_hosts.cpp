@@ -12,6 +12,7 @@
 
 #include "balance_hosts/functors.hpp"
 #include "mpi/compare.hpp"
+#include "src/cluster_state.hpp"
 #include "src/steal.hpp"
 #include "support/matchers.hpp"
 #include "support/mpi_test.hpp"
@@ -33,6 +34,7 @@ MAPRECT_REGISTER(610, test::rank_slowed_job);
 MAPRECT_REGISTER(611, test::rank_slowed_job);
 MAPRECT_REGISTER(612, test::rank_slowed_job);
 MAPRECT_REGISTER(613, test::rank_slowed_job);
+MAPRECT_REGISTER(614, test::rank_slowed_job);
 
 namespace {
 
@@ -258,4 +260,54 @@ TEST_CASE("with a message stream the root keeps its own jobs: their text reaches
   }
   if (R == 1) return;
   CHECK(detail::last_call_balance().ends[0] == root_jobs);
+}
+
+namespace {
+
+/// Values and gradient of the sum of map_rect<Id> over `data` with var parameters (those of `d`).
+template <int Id>
+std::vector<double> evaluate_data(const slowed_data& d, const job_data& data) {
+  Eigen::Matrix<var, Eigen::Dynamic, 1> phi = d.phi.cast<var>();
+  std::vector<Eigen::Matrix<var, Eigen::Dynamic, 1>> theta;
+  for (const auto& t : d.theta) theta.push_back(t.cast<var>());
+  const auto out = map_rect<Id, test::rank_slowed_job>(phi, theta, data);
+  return test::values_and_gradient(out, phi, theta);
+}
+
+/// Rows of the root's jobs of call site `id` sent to workers with claims so far.
+long long root_rows_sent(int id) { return detail::live_cluster_root()->root.sent_rows[id].rows; }
+
+}  // namespace
+
+TEST_CASE("a job_data's rows of the root's jobs go to each worker once; a new job_data's go again") {
+  const int R = test::the_cluster->size();
+  const int J = 48, root_jobs = J / 2;
+  slowed_data d(J, 50, 0, 3000);
+  const job_data data(d.x_r, d.x_i);
+  detail::plan_root_share(614, root_jobs);
+  const auto expected = test::in_process([&] { return evaluate_data<614>(d, data); });
+  int taken = 0;  // the root's jobs the workers ran in the steady calls
+  for (int call = 0; call < 6; ++call) {
+    INFO("call " << call << ", ranks " << R);
+    CHECK(evaluate_data<614>(d, data) == expected);
+    if (call == 0 || R == 1) continue;  // the first call plans: it runs the static split
+    check_root_jobs_taken(J, root_jobs);
+    taken += root_jobs - detail::last_call_balance().ends[0];
+  }
+  if (R == 1) return;
+  const long long first_rows = root_rows_sent(614);
+  CHECK(first_rows > 0);
+  CHECK(first_rows <= static_cast<long long>(R - 1) * root_jobs);  // each worker got each row once at most
+  if (R == 2) CHECK(taken > first_rows);  // the one worker ran rows it held from earlier calls
+  // Other rows under the same call site: a new job_data, whose rows go to the workers again.
+  for (auto& row : d.x_r) row[0] += 100;
+  const job_data other(d.x_r, d.x_i);
+  const auto expected_other = test::in_process([&] { return evaluate_data<614>(d, other); });
+  REQUIRE(expected_other != expected);
+  for (int call = 0; call < 3; ++call) {
+    INFO("new data, call " << call << ", ranks " << R);
+    CHECK(evaluate_data<614>(d, other) == expected_other);
+  }
+  check_root_jobs_taken(J, root_jobs);
+  CHECK(root_rows_sent(614) > first_rows);
 }
