@@ -35,6 +35,7 @@ MAPRECT_REGISTER(611, test::rank_slowed_job);
 MAPRECT_REGISTER(612, test::rank_slowed_job);
 MAPRECT_REGISTER(613, test::rank_slowed_job);
 MAPRECT_REGISTER(614, test::rank_slowed_job);
+MAPRECT_REGISTER(615, test::rank_slowed_job);
 
 namespace {
 
@@ -310,4 +311,26 @@ TEST_CASE("a job_data's rows of the root's jobs go to each worker once; a new jo
   }
   check_root_jobs_taken(J, root_jobs);
   CHECK(root_rows_sent(614) > first_rows);
+}
+
+TEST_CASE("a root's job that a worker took and whose output count changed plans the call anew, with its bits") {
+  const int R = test::the_cluster->size();
+  const int J = 48, root_jobs = J / 2, last_of_root = root_jobs - 1;
+  const slowed_data d(J, 50, 0, 3000);
+  slowed_data more = d;  // a parameter, not the data: the call that changes the count is a steady one
+  more.theta[last_of_root](1) = 200;
+  detail::plan_root_share(615, root_jobs);
+  const auto expected = test::in_process(
+      [&] { return evaluate<615, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i); });
+  const auto expected_more = test::in_process(
+      [&] { return evaluate<615, test::rank_slowed_job, var, var>(more.phi, more.theta, more.x_r, more.x_i); });
+  REQUIRE(expected_more.size() == expected.size() + 1);  // one more value, as many gradient entries
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round << ", ranks " << R);
+    for (int call = 0; call < 2; ++call)  // planned, then steady: the workers take the root's last jobs
+      CHECK(evaluate<615, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i) == expected);
+    check_root_jobs_taken(J, root_jobs);
+    CHECK(evaluate<615, test::rank_slowed_job, var, var>(more.phi, more.theta, more.x_r, more.x_i) == expected_more);
+    CHECK(evaluate<615, test::rank_slowed_job, var, var>(more.phi, more.theta, more.x_r, more.x_i) == expected_more);
+  }
 }
