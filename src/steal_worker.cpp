@@ -2,7 +2,6 @@
 // taken from other workers, the answer to the root).
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <maprect/detail/job_runner.hpp>
 #include <maprect/detail/registry.hpp>
 #include <string>
@@ -51,7 +50,7 @@ class worker_claims {
   void post_ask(int owner, bool want, int held = 0);
   job_range await_grant();
   void receive_rows(int owner, job_range got);
-  /// The rows of batch `got` as receive_rows left them, from `owner`'s messages or this rank's copies.
+  /// The rows of batch `got`, just received: from `owner`'s messages or this rank's copies of the root's.
   chunk_rows rows_of(int owner, job_range got);
   void run_stolen(int owner, job_range got);
 
@@ -70,6 +69,7 @@ class worker_claims {
   std::vector<int> grant_ints_;      ///< their planned output counts, whether each one's rows came, x_i rows
   std::vector<std::vector<double>> batch_x_r_;  ///< a worker's batch's rows, by place in the batch
   std::vector<std::vector<int>> batch_x_i_;
+  chunk_rows batch_rows_{nullptr, nullptr};  ///< the rows of the batch received last
 };
 
 int worker_claims::run_own() {
@@ -128,6 +128,8 @@ void worker_claims::receive_rows(int owner, job_range got) {
            s_.comm, MPI_STATUS_IGNORE);
   MPI_Recv(grant_ints_.data(), static_cast<int>(grant_ints_.size()), MPI_INT, owner, steal_tag::grant_ints, s_.comm,
            MPI_STATUS_IGNORE);
+  // Kept at once, even for a batch this rank will not run: the root counts them as held here from now on.
+  batch_rows_ = rows_of(owner, got);
 }
 
 chunk_rows worker_claims::rows_of(int owner, job_range got) {
@@ -155,7 +157,7 @@ chunk_rows worker_claims::rows_of(int owner, job_range got) {
 
 void worker_claims::run_stolen(int owner, job_range got) {
   const int n = got.size(), P = v_.n_job;
-  const chunk_rows rows = rows_of(owner, got);
+  const chunk_rows rows = batch_rows_;  // as receive_rows left them
   const int owner_first = site_.plan.first(owner);
   stolen_.push_back({{owner, got.begin, got.end, static_cast<int>(wire::status::ok), -1}, {}});
   stolen_batch& b = stolen_.back();

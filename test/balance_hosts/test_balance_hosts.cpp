@@ -295,6 +295,16 @@ TEST_CASE("a job_data's rows of the root's jobs go to each worker once; a new jo
     check_root_jobs_taken(J, root_jobs);
     taken += root_jobs - detail::last_call_balance().ends[0];
   }
+  // A failure in the root's last job, which a worker takes: the error keeps its type and message, and the
+  // next calls, whose claims run from the rows the workers hold, give the in-process bits.
+  slowed_data bad = d;
+  bad.theta[root_jobs - 1](0) = -1;
+  for (int call = 0; call < 2; ++call) {
+    CHECK_THROWS_MATCHES(evaluate_data<614>(bad, data), std::out_of_range,
+                         test::message_contains({"job " + std::to_string(root_jobs - 1), "job gave up at"}));
+    recover_memory();
+    CHECK(evaluate_data<614>(d, data) == expected);
+  }
   if (R == 1) return;
   const long long first_rows = root_rows_sent(614);
   CHECK(first_rows > 0);
