@@ -60,8 +60,8 @@ struct rows_sent {
 
 /// A worker's copies of the rows of the root's jobs it ran for the root (MAPRECT_BALANCE=hosts), by job.
 struct root_rows_held {
-  std::vector<std::vector<double>> x_r;
-  std::vector<std::vector<int>> x_i;
+  std::vector<std::vector<double>> x_r;  ///< x_r rows by job (empty where none was sent)
+  std::vector<std::vector<int>> x_i;     ///< x_i rows by job
 };
 
 /// The root's side of a cluster: its call sites and what it reports of the last call.

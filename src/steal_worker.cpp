@@ -20,8 +20,8 @@ struct stolen_batch {
 
 /// Where a batch's rows are: one per job, side by side.
 struct chunk_rows {
-  const std::vector<double>* x_r;
-  const std::vector<int>* x_i;
+  const std::vector<double>* x_r;  ///< the batch's first job's x_r row
+  const std::vector<int>* x_i;     ///< its x_i row
 };
 
 /// One worker's part of a steady call under MAPRECT_BALANCE=hosts.
