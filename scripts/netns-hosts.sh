@@ -387,12 +387,16 @@ PY
 
 if [ -n "$SKEWED$UNIFORM" ]; then
   skewed_bin=$(find "$MAPRECT_BUILD_DIR/test" -name "$SKEWED_BENCH" -type f -print -quit)
-  # Each run: model J N repeats (the logreg sizes asked, then pk2cmt with its stiff tenth of subjects).
+  # Each run: model J N repeats (the logreg sizes asked, with the dear tenth last and then first, in the
+  # root's chunk; then pk2cmt with its stiff tenth of subjects).
   # The launcher leaves the ranks unbound; for steady figures the two ranks are pinned to cores 0 and 1.
   cores=$(nproc)
   pin='exec taskset -c $((OMPI_COMM_WORLD_RANK % '"$cores"')) "$0" "$@"'
   runs=()
-  for size in $SKEWED; do runs+=("logreg ${size%x*} ${size#*x} 31"); done
+  for size in $SKEWED; do
+    runs+=("logreg ${size%x*} ${size#*x} 31")
+    [ "$SKEWED_BENCH" != maprect-skewed-bench ] || runs+=("logreg-first ${size%x*} ${size#*x} 31")
+  done
   [ -z "$SKEWED" ] || [ "$SKEWED_BENCH" != maprect-skewed-bench ] || runs+=("pk2cmt 64 1000 11")
   [ "$SKEWED_BENCH" != maprect-skewed-bench ] || for size in $UNIFORM; do runs+=("uniform ${size%x*} ${size#*x} 31"); done
   [ -x "$MAPRECT_BUILD_DIR/bin/maprect" ] || cmake --build "$MAPRECT_BUILD_DIR" -j2 --target maprect-cli

@@ -52,6 +52,20 @@ struct root_site {
   claims_chooser claims;    ///< MAPRECT_BALANCE=auto across hosts: whether its steady calls go by claims
 };
 
+/// MAPRECT_BALANCE=hosts: the rows of the root's own jobs of one job_data that each worker holds, having
+/// been sent them with a claim (a job_data's rows cannot change, so they are sent to each worker once).
+struct rows_sent {
+  std::uint64_t data_id = 0;             ///< the job_data (0: none yet)
+  std::vector<std::vector<char>> held;  ///< [worker][job]: whether it holds the job's rows
+  long long rows = 0;                    ///< rows sent so far, for all workers and job_data
+};
+
+/// A worker's copies of the rows of the root's jobs it ran for the root (MAPRECT_BALANCE=hosts), by job.
+struct root_rows_held {
+  std::vector<std::vector<double>> x_r;  ///< x_r rows by job (empty where none was sent)
+  std::vector<std::vector<int>> x_i;     ///< x_i rows by job
+};
+
 /// The root's side of a cluster: its call sites and what it reports of the last call.
 struct root_state {
   bool serving = false;    ///< workers are in their serve loop
@@ -65,6 +79,7 @@ struct root_state {
   bool time_waits = false;  ///< measure the CPU time of collecting each steady call's answers (time_root_waits)
   std::unordered_map<int, reduce_root_site> reduce_sites;  ///< reduce_sum call sites (src/reduce_root.cpp)
   reduce_root_buffers reduce;                              ///< their calls' buffers
+  std::unordered_map<int, rows_sent> sent_rows;  ///< MAPRECT_BALANCE=hosts: per call site, its root rows sent
 
   /// The map_rect call site `call_id`, made empty on its first call. Programs call one site again and again,
   /// so the last one is kept at hand (sites are never erased, and the map's nodes never move).
@@ -86,6 +101,7 @@ struct worker_state {
   std::unordered_map<int, worker_site> sites;
   std::unordered_map<int, reduce_worker_site> reduce_sites;  ///< reduce_sum call sites (workers/serve_reduce.cpp)
   job_error last_error;
+  std::unordered_map<int, root_rows_held> root_rows;  ///< MAPRECT_BALANCE=hosts: per call site (steal_worker.cpp)
 };
 
 /// Buffers and progress of the call under way, kept between calls so that a steady call allocates nothing.

@@ -234,6 +234,57 @@ rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int 
   return {};
 }
 
+/// One batch of the root's own jobs, `got`: in place (`in_place`: the front door makes their outputs as they
+/// end), else into s.call.own_out on the root's team if it has one.
+void run_own_batch(cluster_state& s, const call_request& req, job_range got, bool in_place, int& cursor) {
+  int* counts = s.call.own_counts.data();
+  if (in_place) {
+    req.session->run(got.begin, got.end, counts, cursor);
+    return;
+  }
+  s.chunks.run(s.team.get(), req.functor->run[static_cast<int>(req.kinds)], root_jobs_input(req, got.begin, got.size()),
+               s.call.own_out, counts + got.begin, cursor);
+}
+
+/// By claims (MAPRECT_BALANCE=hosts, or auto's choice): runs the root's own jobs, [0, n), in batches from the front as a worker runs
+/// its chunk, answering the workers' asks for them between batches (`own`, reset by the caller) and asking
+/// worker 1 ahead (`early`). Jobs granted from the back are not run here: own.jobs().end() is where the
+/// root's own end once the call's claims are done. Without the front door's in-place outputs, the blocks go
+/// to s.call.own_out behind `status_doubles` slots and the front door's nodes are made from them, in job order.
+rank_status run_own_claimable(cluster_state& s, const root_site& site, const call_request& req, job_owner& own,
+                              early_ask& early, job_error& error) {
+  const int n = site.plan.root_jobs;
+  s.call.own_out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);
+  s.call.own_counts.assign(static_cast<std::size_t>(n), 0);
+  const bool in_place = req.session != nullptr && !own_jobs_on_team(s, req, n);
+  int first = 0, cursor = 0;
+  try {
+    if (req.session != nullptr) req.session->begin(0, s.call.own_counts.data(), cursor, nullptr);
+    for (job_range got = own.jobs().take_front(); !got.empty(); got = own.jobs().take_front()) {
+      first = got.begin;
+      const auto start = std::chrono::steady_clock::now();
+      run_own_batch(s, req, got, in_place, cursor);
+      const double seconds = seconds_since(start);
+      if (in_place && s.team != nullptr) s.chunks.add_alone(seconds);
+      if (!std::equal(s.call.own_counts.begin() + got.begin, s.call.own_counts.begin() + got.end,
+                      site.counts.begin() + got.begin)) {
+        own.jobs().drop_rest();  // the blocks no longer fit the plan
+        return {wire::status::counts_changed, -1};
+      }
+      own.timed_batch(seconds, got.size());
+      own.serve_asks();
+      early.after_batch(got.end, own.jobs().left());
+    }
+  } catch (...) {
+    error = current_job_error();
+    own.jobs().drop_rest();
+    return {wire::status::failed, first + cursor};
+  }
+  if (req.session != nullptr && !in_place)
+    req.session->drain(s.call.own_out.data() + wire::status_doubles, 0, own.jobs().end(), s.call.own_counts.data());
+  return {};
+}
+
 /// Fetches the message of `rank`'s failure and throws it on the root.
 [[noreturn]] void throw_remote_error(cluster_state& s, int rank, int job) {
   s.root.mid_call = true;
@@ -698,7 +749,12 @@ int make_nodes_and_take_over(cluster_state& s, const root_site& site, const call
 void locate_blocks(cluster_state& s, const root_site& site, const call_request& req, const double* buffer,
                    bool slots) {
   s.call.segments.clear();
-  s.call.segments.push_back({s.call.own_out.data() + wire::status_doubles, 0, site.plan.root_jobs});
+  // By claims workers may have run the back of the root's chunk: its blocks came by message.
+  const int root_jobs = site.plan.root_jobs;
+  const int root_end = claims_this_call(s, site) ? s.call.worker_ends[0] : root_jobs;
+  s.call.segments.push_back({s.call.own_out.data() + wire::status_doubles, 0, root_end});
+  if (root_end < root_jobs)
+    s.call.segments.push_back({answer_blocks(buffer, site, 0) + site.block_at[root_end], root_end, root_jobs});
   for (int r = 1; r < s.size; ++r) {
     const int first = site.plan.first(r), end = first + worker_end(s, site, r), last = site.plan.first(r + 1);
     const double* region = answer_blocks(buffer, site, r);
@@ -742,7 +798,38 @@ struct root_part {
   std::chrono::steady_clock::time_point checked, own_done, taken_done;
   int checked_rows = 0;      ///< workers' rows compared with the root's copy
   bool own_untimed = false;  ///< the root's own jobs ran in place without a team: own_done times them
+  int own_end = 0;           ///< MAPRECT_BALANCE=hosts: where the root's own jobs ended (workers ran the rest)
 };
+
+/// Which workers hold which rows of the root's jobs of call `req`'s job_data (sent with earlier claims); none
+/// for rows the caller may change, which go with every claim.
+rows_sent* rows_sent_of(cluster_state& s, const call_request& req) {
+  if (req.data_id == 0) return nullptr;
+  rows_sent& sent = s.root.sent_rows[req.call_id];
+  if (sent.data_id != req.data_id) {
+    sent.data_id = req.data_id;
+    sent.held.assign(static_cast<std::size_t>(s.size), std::vector<char>(static_cast<std::size_t>(req.n_jobs), 0));
+  }
+  return &sent;
+}
+
+/// The root's part of step 4 under MAPRECT_BALANCE=hosts: its own jobs, claimable by the workers, then its
+/// claims on theirs, answering their asks until each has heard "none". With stale workers' data it runs
+/// nothing (the answers are dropped) but still takes part in the claims, as every worker expects.
+void steal_part(cluster_state& s, const root_site& site, const call_request& req, double* buffer, root_part& part) {
+  job_owner own(s.comm, s.size, {req.job_params, req.n_job_params, site.counts.data(), req.x_r->data(),
+                                 req.x_i->data(), rows_sent_of(s, req)});
+  // A functor's messages reach the caller's stream only from the root: with one, its jobs stay its own.
+  own.reset(part.data_unchanged ? site.plan.root_jobs : 0, req.msgs == nullptr);
+  early_ask early(s);
+  if (part.data_unchanged) part.status = run_own_claimable(s, site, req, own, early, part.error);
+  part.own_done = std::chrono::steady_clock::now();
+  part.own_end = own.jobs().end();
+  std::vector<int> late;  // every worker waits for the root's asks, so the root asks even when it wants none
+  part.taken = steal_as_root(s, site, req, buffer, part.data_unchanged && part.status.code == wire::status::ok,
+                             part.taken_failed, late, own, &early);
+  if (part.taken < 0) abort_late(s, req, late);
+}
 
 /// The root's part of step 4 of a steady call. Through host memory with output nodes made in place
 /// (`during`), the workers' output nodes are made as their blocks come, between the root's jobs and after.
@@ -762,23 +849,22 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
   s.call.time_nodes = during && s.settings.tune_shares && site.tuner.wants_node_timing();
   s.call.node_seconds = 0;
   s.call.node_jobs_timed = 0;
+  if (claims_this_call(s, site)) {
+    steal_part(s, site, req, buffer, part);
+    part.taken_done = clock::now();
+    return part;
+  }
   node_poller poller(s, site, req, buffer);
-  early_ask early(s, site.plan.root_jobs);
-  job_poller* own_poller = during ? static_cast<job_poller*>(&poller) : claims_this_call(s, site) ? &early : nullptr;
   if (part.data_unchanged) {
-    part.status = run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, part.error, own_poller);
+    part.status = run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, part.error,
+                                during ? &poller : nullptr);
     if (part.status.code == wire::status::ok &&
         !std::equal(s.call.own_counts.begin(), s.call.own_counts.end(), site.counts.begin()))
       part.status.code = wire::status::counts_changed;
   }
   part.own_done = clock::now();
   part.nodes_during_own = s.call.node_jobs;
-  if (claims_this_call(s, site)) {
-    int late = 0;  // every worker waits for the root's asks, so the root asks even when it wants nothing
-    part.taken = steal_as_root(s, site, req, buffer, part.data_unchanged && part.status.code == wire::status::ok,
-                               part.taken_failed, late, &early);
-    if (part.taken < 0) abort_late(s, req, {late});
-  } else if (part.data_unchanged && part.status.code == wire::status::ok && s.settings.take_over)
+  if (part.data_unchanged && part.status.code == wire::status::ok && s.settings.take_over)
     part.taken = during ? make_nodes_and_take_over(s, site, req, buffer, part.taken_failed)
                         : take_over_jobs(s, site, req, buffer, part.taken_failed);
   part.taken_done = clock::now();
@@ -790,6 +876,8 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
 void collect_steady_answers(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
                             wire::call_route route, stolen_failure& stolen) {
   if (claims_this_call(s, site)) {  // the statuses by gather, then each worker's blocks by message
+    // Every worker has heard "none" from the root, so each is answering now, however long the call took.
+    s.call.deadline = claims_deadline(s, std::chrono::steady_clock::now());
     s.call.status_counts.assign(static_cast<std::size_t>(s.size), wire::status_doubles);
     // Flat: the workers' side of this gather is src/steal_worker.cpp's.
     gather_answers(s, req, collective{}, MPI_DOUBLE, buffer, s.call.status_counts.data(), site.results.displs.data());
@@ -813,20 +901,24 @@ void collect_steady_answers(cluster_state& s, const root_site& site, const call_
   s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answered);
 }
 
-/// Under MAPRECT_BALANCE=hosts any rank may have run any worker's jobs: the failing job of lowest index
+/// By claims any rank may have run any other rank's jobs: the failing job of lowest index
 /// decides, wherever it ran (as in process, where the first failing job throws). A failure decides before a
 /// changed output count; with none, a changed count plans the call anew (whose first call then runs every
 /// job again). Throws a failure; returns done or counts_changed.
 steady_outcome first_failure_by_job(cluster_state& s, const root_site& site, const root_part& part,
                                     const double* buffer, const stolen_failure& stolen) {
   int failing_rank = -1, failing_job = -1;
+  const job_error* on_root = nullptr;  // the failure's error when the root ran the failing job
   bool counts_changed = stolen.code == wire::status::counts_changed;
-  auto consider = [&](int rank, int job) {
+  auto consider = [&](int rank, int job, const job_error* error = nullptr) {
     if (failing_rank < 0 || job < failing_job) {
       failing_rank = rank;
       failing_job = job;
+      on_root = error;
     }
   };
+  if (part.status.code == wire::status::failed) consider(0, part.status.job, &part.error);
+  counts_changed = counts_changed || part.status.code == wire::status::counts_changed;
   for (int r = 1; r < s.size; ++r) {
     const double* st = buffer + site.results.displs[r];
     const auto code = static_cast<wire::status>(static_cast<int>(st[0]));
@@ -835,9 +927,9 @@ steady_outcome first_failure_by_job(cluster_state& s, const root_site& site, con
   }
   if (stolen.code == wire::status::failed) consider(stolen.thief, stolen.job);
   const taken_failure& taken = part.taken_failed;
-  if (taken.code == wire::status::failed) consider(0, taken.job);
+  if (taken.code == wire::status::failed) consider(0, taken.job, &taken.error);
   counts_changed = counts_changed || taken.code == wire::status::counts_changed;
-  if (failing_rank == 0) throw_job_error(taken.error, taken.job, 0);
+  if (on_root != nullptr) throw_job_error(*on_root, failing_job, 0);
   if (failing_rank > 0) throw_remote_error(s, failing_rank, failing_job);
   return counts_changed ? steady_outcome::counts_changed : steady_outcome::done;
 }
@@ -846,9 +938,10 @@ steady_outcome first_failure_by_job(cluster_state& s, const root_site& site, con
 /// the worker ran before those the root took over. Throws a failure; returns done or counts_changed.
 steady_outcome first_failure(cluster_state& s, const root_site& site, const root_part& part, const double* buffer,
                              const stolen_failure& stolen) {
+  // By claims workers may have run the root's jobs too: the job order alone decides.
+  if (claims_this_call(s, site)) return first_failure_by_job(s, site, part, buffer, stolen);
   if (part.status.code == wire::status::failed) throw_job_error(part.error, part.status.job, 0);
   if (part.status.code == wire::status::counts_changed) return steady_outcome::counts_changed;
-  if (claims_this_call(s, site)) return first_failure_by_job(s, site, part, buffer, stolen);
   const taken_failure& taken = part.taken_failed;
   for (int r = 1; r < s.size; ++r) {
     const double* st = buffer + site.results.displs[r];
@@ -859,6 +952,14 @@ steady_outcome first_failure(cluster_state& s, const root_site& site, const root
     if (taken.rank == r && taken.code == wire::status::counts_changed) return steady_outcome::counts_changed;
   }
   return steady_outcome::done;
+}
+
+/// By claims, the root's own jobs that workers ran, [end, root_jobs), have their blocks in
+/// the root's region of `buffer`: the front door's nodes of them follow those of the root's own, in job order.
+void make_claimed_root_nodes(cluster_state& s, const root_site& site, const call_request& req, const double* buffer) {
+  const int end = s.call.worker_ends[0], n = site.plan.root_jobs;
+  if (req.session == nullptr || end >= n) return;
+  req.session->drain(answer_blocks(buffer, site, 0) + site.block_at[end], end, n, site.counts.data());
 }
 
 /// The call's timings and profile (`wait_cpu`: the root's CPU seconds collecting the answers, if timed), and
@@ -904,7 +1005,7 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
   if (s.settings.tune_shares) {
     site.tuner.record(site.plan, t);
     // The root takes a slow worker's jobs (on its host, or by claims on any): the share stays at most the
-    // even split, since the root never hands its own jobs away. Under auto across hosts the share is tuned
+    // even split, where the claims start from the static split. Under auto across hosts the share is tuned
     // for the way the site chose, and not while a trial alternates the ways.
     const bool claims = s.settings.steal || (s.settings.choose_claims && site.claims.chosen());
     const bool root_takes = (s.settings.take_over && s.host.claims.shared_with_all()) || claims;
@@ -933,12 +1034,17 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   const double wait_start = s.root.time_waits ? thread_cpu_seconds() : 0.0;
   stolen_failure stolen;
   collect_steady_answers(s, site, req, buffer, route, stolen);
+  if (claims_this_call(s, site)) {
+    s.call.worker_ends[0] = part.own_end;
+    s.call.worker_taken[0] = part.taken;
+  }
   const double wait_cpu = s.root.time_waits ? thread_cpu_seconds() - wait_start : 0.0;
   const auto arrived = std::chrono::steady_clock::now();
   s.root.mid_call = false;
   if (!part.data_unchanged) return steady_outcome::data_changed;
   if (first_failure(s, site, part, buffer, stolen) == steady_outcome::counts_changed) return steady_outcome::counts_changed;
   record_timing(s, site, part, buffer, sent, arrived, wait_cpu);
+  if (claims_this_call(s, site)) make_claimed_root_nodes(s, site, req, buffer);
   locate_blocks(s, site, req, buffer, wire::in_slots(route));
   int made = jobs_made(req, site);
   if (during) {

@@ -65,28 +65,134 @@ void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int (&range)[2],
   MPI_Irecv(range, 2, MPI_INT, owner, steal_tag::grant, comm, &reply);
 }
 
+void job_owner::reset(int n, bool claimable) {
+  jobs_.reset(n);
+  claimable_ = claimable;
+  job_seconds_ = 0;
+  told_none_ = 0;
+  told_.assign(static_cast<std::size_t>(size_), 0);
+}
+
+void job_owner::grant(int thief, const ask_message& ask) {
+  // The thief's other work in this owner's jobs, at its latest time per job (none timed yet: the seconds
+  // count for nothing).
+  const double other = job_seconds_ > 0 ? ask.held_seconds / job_seconds_ : 0.0;
+  const int held = static_cast<int>(ask.held_jobs + other);
+  const job_range g = ask.want != 0 && claimable_ ? jobs_.grant_back(held) : job_range{};
+  const int range[2] = {g.begin, g.end};
+  MPI_Send(range, 2, MPI_INT, thief, steal_tag::grant, comm_);
+  if (is_later(g)) return;
+  if (g.empty()) {
+    told_none_ += told_[thief] ? 0 : 1;
+    told_[thief] = 1;
+    return;
+  }
+  if (thief == 0) return;  // the root has the caller's data
+  const int P = rows_.n_job_params;
+  granted_rows& rows = sent_.emplace_back();
+  rows.reals.assign(rows_.job_params + static_cast<std::ptrdiff_t>(g.begin) * P,
+                    rows_.job_params + static_cast<std::ptrdiff_t>(g.end) * P);
+  rows.ints.assign(rows_.counts + g.begin, rows_.counts + g.end);
+  for (int j = g.begin; j < g.end; ++j) {
+    // A job_data's rows the thief was sent before are still the same: only whether they follow is sent.
+    const bool send = rows_.sent == nullptr || !rows_.sent->held[thief][j];
+    if (rows_.sent != nullptr) {
+      rows_.sent->held[thief][j] = 1;
+      rows_.sent->rows += send ? 1 : 0;
+    }
+    rows.ints.push_back(send ? 1 : 0);
+    if (!send) continue;
+    rows.reals.insert(rows.reals.end(), rows_.x_r[j].begin(), rows_.x_r[j].end());
+  }
+  for (int j = g.begin; j < g.end; ++j) {
+    const bool sent_now = rows.ints[static_cast<std::size_t>(g.size() + j - g.begin)] != 0;
+    if (sent_now) rows.ints.insert(rows.ints.end(), rows_.x_i[j].begin(), rows_.x_i[j].end());
+  }
+  MPI_Isend(rows.reals.data(), static_cast<int>(rows.reals.size()), MPI_DOUBLE, thief, steal_tag::grant_reals,
+            comm_, &rows.requests[0]);
+  MPI_Isend(rows.ints.data(), static_cast<int>(rows.ints.size()), MPI_INT, thief, steal_tag::grant_ints, comm_,
+            &rows.requests[1]);
+}
+
+void job_owner::serve_asks() {
+  int pending = 0;
+  MPI_Status st;
+  while (MPI_Iprobe(MPI_ANY_SOURCE, steal_tag::ask, comm_, &pending, &st), pending) {
+    ask_message ask;
+    MPI_Recv(&ask, 3, MPI_DOUBLE, st.MPI_SOURCE, steal_tag::ask, comm_, MPI_STATUS_IGNORE);
+    grant(st.MPI_SOURCE, ask);
+  }
+}
+
+std::vector<int> job_owner::not_told(int self) const {
+  std::vector<int> ranks;
+  for (int r = 0; r < size_; ++r)
+    if (r != self && !told_[r]) ranks.push_back(r);
+  return ranks;
+}
+
+void job_owner::finish_sends() {
+  for (granted_rows& rows : sent_) MPI_Waitall(2, rows.requests, MPI_STATUSES_IGNORE);
+  sent_.clear();
+}
+
+std::chrono::steady_clock::time_point claims_deadline(const cluster_state& s,
+                                                      std::chrono::steady_clock::time_point since) {
+  if (s.settings.timeout <= 0) return std::chrono::steady_clock::time_point::max();
+  const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(s.settings.timeout));
+  return std::max(s.call.deadline, since + timeout);
+}
+
+namespace {
+
+/// What the root polls while it waits for a worker's answer: the answer, and the asks that reach it.
+struct answer_or_asks {
+  MPI_Request& reply;
+  job_owner& own;
+  static bool ready(void* self) {
+    auto& w = *static_cast<answer_or_asks*>(self);
+    int done = 0;
+    MPI_Test(&w.reply, &done, MPI_STATUS_IGNORE);
+    if (!done) w.own.serve_asks();
+    return done != 0;
+  }
+};
+
+/// Whether the root has told every worker "none" before the claims' deadline, answering their asks.
+bool serve_until_all_told(cluster_state& s, job_owner& own) {
+  if (own.all_told()) return true;
+  auto all_told = [](void* o) {
+    auto& owner = *static_cast<job_owner*>(o);
+    owner.serve_asks();
+    return owner.all_told();
+  };
+  return wait_until(all_told, &own, s.settings.policy, claims_deadline(s, std::chrono::steady_clock::now()));
+}
+
+}  // namespace
+
 void root_ask::post(cluster_state& s, int r, bool want, int held_jobs, double held_seconds) {
   post_ask(s.comm, r, {want ? 1.0 : 0.0, static_cast<double>(held_jobs), held_seconds}, range_, reply_);
   posted_ = true;
+  if (s.settings.timeout > 0) sent_ = std::chrono::steady_clock::now();
 }
 
-bool root_ask::wait(cluster_state& s) {
+bool root_ask::wait(cluster_state& s, job_owner& own) {
   posted_ = false;
-  return wait_until(reply_, s.settings.policy, s.call.deadline);
+  answer_or_asks w{reply_, own};
+  return wait_until(&answer_or_asks::ready, &w, s.settings.policy, claims_deadline(s, sent_));
 }
 
-void early_ask::poll() {
-  polls_ += 1;
-  // A session polls before its jobs 7, 15, 23, ...: 8 k - 1 jobs are done at the k-th poll.
-  const int done = 8 * polls_ - 1, own_left = n_ - done;
-  if (first.posted() || own_left > 2 * 8 || s_.size < 2) return;  // two polls ahead: a dear job may delay the answer
+void early_ask::after_batch(int done, int left) {
+  if (first.posted() || left > 2 * 8 || s_.size < 2) return;  // two polls ahead: a dear job may delay the answer
   // The root's own jobs still to run, at their mean time so far.
   const double so_far = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  first.post(s_, 1, true, 0, std::max(0, own_left) * so_far / std::max(1, done));
+  first.post(s_, 1, true, 0, left * so_far / std::max(1, done));
 }
 
 int steal_as_root(cluster_state& s, const root_site& site, const call_request& req, double* buffer, bool want,
-                  taken_failure& failure, int& late, early_ask* early) {
+                  taken_failure& failure, std::vector<int>& late, job_owner& own, early_ask* early) {
   int taken = 0;
   for (int r = 1; r < s.size; ++r) {
     double* region = buffer + site.results.displs[r] + wire::status_doubles;
@@ -94,8 +200,8 @@ int steal_as_root(cluster_state& s, const root_site& site, const call_request& r
     root_ask& ask = r == 1 && early != nullptr ? early->first : local;
     if (!ask.posted()) ask.post(s, r, want);
     while (true) {
-      if (!ask.wait(s)) {
-        late = r;
+      if (!ask.wait(s, own)) {
+        late = {r};
         return -1;
       }
       const job_range got = ask.granted();
@@ -111,9 +217,16 @@ int steal_as_root(cluster_state& s, const root_site& site, const call_request& r
       // failure is not run: the call fails, or is planned anew.
       if (!want || failure.code != wire::status::ok) continue;
       run_batch_on_root(s, site, req, region, r, got, failure);
+      own.serve_asks();
       taken += got.size();
     }
   }
+  // Every worker asks the root until it hears "none"; only then have they all received the rows granted.
+  if (!serve_until_all_told(s, own)) {
+    late = own.not_told(0);
+    return -1;
+  }
+  own.finish_sends();
   return taken;
 }
 

@@ -9,13 +9,17 @@
 // either way, so the owner serves it: between batches of its own jobs it answers each thief's ask with a batch
 // from the back of its unstarted jobs, and then runs on from the front.
 //
-// Every thief asks every worker until that worker answers "none": a worker then knows when no ask can come
+// The root's own jobs are claimable too: it runs them in batches from the front, answering asks between
+// them, and the output nodes of those a worker ran are made behind its own, in job order.
+//
+// Every thief asks every other rank until that rank answers "none": an owner then knows when no ask can come
 // any more (it has said "none" to every other rank), and a thief that wants nothing (its own jobs failed)
 // still asks, for nothing. A worker thief receives the rows and parameters of the jobs it is granted; the
 // root has the caller's. A worker sends the root, after the call's status gather, the blocks of its own jobs
-// and of each batch it ran for another worker, with that batch's range; the root places every block where
+// and of each batch it ran for another rank, with that batch's range; the root places every block where
 // the owner's would have gone. Every job runs the same code wherever it runs: the bits do not depend on who
 // ran what.
+#include <deque>
 #include <maprect/detail/call.hpp>
 #include <maprect/detail/job_error.hpp>
 
@@ -29,14 +33,15 @@ namespace steal_tag {
 constexpr int ask = 10;         ///< thief -> owner: an ask_message
 constexpr int grant = 11;       ///< owner -> thief: the owner's local jobs [begin, end) granted (empty: none left)
 constexpr int grant_reals = 12; ///< owner -> worker thief: the batch's job parameters, then its x_r rows
-constexpr int grant_ints = 13;  ///< owner -> worker thief: the batch's planned output counts, then its x_i rows
+constexpr int grant_ints = 13;  ///< owner -> worker thief: the batch's planned output counts, whether each job's
+                                ///< rows follow (the root's of a job_data go to each worker once), its x_i rows
 constexpr int summary = 14;     ///< worker -> root: where its own jobs end, and how many batches it ran for others
 constexpr int batch_head = 15;  ///< worker -> root: a batch_head
 constexpr int blocks = 16;      ///< worker -> root: blocks, of its own jobs or of the batch just announced
 }  // namespace steal_tag
 
-/// A worker's jobs of a call that nobody has started: the worker runs them from the front, thieves are
-/// granted batches from the back. Only the worker moves either end (it serves the thieves' asks).
+/// A rank's jobs of a call that nobody has started: the rank runs them from the front, thieves are granted
+/// batches from the back. Only the rank that owns them moves either end (it serves the thieves' asks).
 class unstarted_jobs {
  public:
   /// All of `n` jobs are unstarted.
@@ -54,6 +59,8 @@ class unstarted_jobs {
   void drop_rest() { front_ = back_; }
   /// Where the worker's own jobs end once none are left (the rest went to thieves).
   int end() const { return front_; }
+  /// How many are unstarted.
+  int left() const { return back_ - front_; }
 
  private:
   int front_ = 0;
@@ -78,6 +85,60 @@ struct ask_message {
 
 /// Sends `ask` to `owner` and posts the receive of its grant into `range` (`reply` completes with it).
 void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int (&range)[2], MPI_Request& reply);
+
+/// Where an owner holds what a worker thief needs to run a batch of its jobs (its job 0 first): the root's
+/// are the caller's parameters and rows, a worker's those it received.
+struct owned_rows {
+  const double* job_params = nullptr;        ///< P values per job
+  int n_job_params = 0;                      ///< P
+  const int* counts = nullptr;               ///< planned output counts
+  const std::vector<double>* x_r = nullptr;  ///< one row per job
+  const std::vector<int>* x_i = nullptr;     ///< one row per job
+  rows_sent* sent = nullptr;                 ///< the root's: which worker holds which rows of its job_data
+};
+
+/// The rows of a batch granted to a worker thief, sent without waiting: the thief receives them once it has
+/// run the batch it holds.
+struct granted_rows {
+  std::vector<double> reals;  ///< the batch's job parameters, then its x_r rows
+  std::vector<int> ints;      ///< its planned output counts, whether each job's rows follow, its x_i rows
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+};
+
+/// The owner's side of the claims on one rank, the root's or a worker's: the jobs of its chunk nobody has
+/// started, and its answers to the thieves' asks, granted from their back (a worker thief also receives
+/// the granted jobs' parameters, rows and planned output counts).
+class job_owner {
+ public:
+  job_owner(MPI_Comm comm, int size, owned_rows rows) : comm_(comm), size_(size), rows_(rows) {}
+  /// A call's `n` jobs, all unstarted; with `claimable` false every ask is answered "none" (the jobs stay).
+  void reset(int n, bool claimable = true);
+  /// The jobs nobody has started; the owner runs them from the front.
+  unstarted_jobs& jobs() { return jobs_; }
+  /// Its latest batch of its own, of `n` jobs, took `seconds`: a thief's held seconds count at that rate.
+  void timed_batch(double seconds, int n) { job_seconds_ = seconds / n; }
+  /// Answers every ask that has come.
+  void serve_asks();
+  /// Whether every other rank has heard "none": no ask can come any more.
+  bool all_told() const { return told_none_ >= size_ - 1; }
+  /// The other ranks that have not heard "none" yet (each will ask until it does).
+  std::vector<int> not_told(int self) const;
+  /// Completes the sends of granted rows: once every thief has heard "none", it has received them all.
+  void finish_sends();
+
+ private:
+  void grant(int thief, const ask_message& ask);
+
+  MPI_Comm comm_;
+  int size_;
+  owned_rows rows_;
+  unstarted_jobs jobs_;
+  bool claimable_ = true;
+  double job_seconds_ = 0;   ///< seconds per job of its latest batch of its own (0: none timed yet)
+  int told_none_ = 0;        ///< ranks told that this rank has no jobs left
+  std::vector<char> told_;   ///< per rank, whether it was told
+  std::deque<granted_rows> sent_;  ///< rows on their way to thieves (a deque: their addresses stay)
+};
 
 /// What a worker tells the root about a batch it ran for another worker.
 struct batch_head {
@@ -111,14 +172,21 @@ void pause_in_claims(wait_policy policy, unsigned& spins);
 void run_batch_on_root(cluster_state& s, const root_site& site, const call_request& req, double* region, int r,
                        job_range got, taken_failure& failure);
 
+/// With MAPRECT_TIMEOUT: the later of the call's deadline and the timeout from `since` (a rank answers an ask
+/// only between its jobs, and the root's own jobs may have held the workers' asks up); else never.
+std::chrono::steady_clock::time_point claims_deadline(const cluster_state& s,
+                                                      std::chrono::steady_clock::time_point since);
+
 /// Root: its ask to one worker, whose answer is awaited.
 class root_ask {
  public:
   /// Asks worker r for a batch (`want`; the root still holds `held_jobs` of r's jobs and `held_seconds` of
   /// its own), or tells it that the root wants none.
   void post(cluster_state& s, int r, bool want, int held_jobs = 0, double held_seconds = 0);
-  /// Waits for the answer until the call's deadline: false if it passed.
-  bool wait(cluster_state& s);
+  /// Waits for the answer, answering meanwhile the asks that reach the root (`own`: the worker may be
+  /// waiting for the root's answer as the root waits for its). With MAPRECT_TIMEOUT, gives up (false) once
+  /// both the call's deadline and the timeout since the ask have passed.
+  bool wait(cluster_state& s, job_owner& own);
   /// Whether an ask is on its way and not yet waited for.
   bool posted() const { return posted_; }
   /// The batch granted (empty: the worker has none left).
@@ -128,30 +196,31 @@ class root_ask {
   int range_[2] = {0, 0};
   MPI_Request reply_ = MPI_REQUEST_NULL;
   bool posted_ = false;
+  std::chrono::steady_clock::time_point sent_;
 };
 
-/// Root: polled between its own jobs (n of them), asks worker 1 for a batch while the last few run, so that
-/// the answer (given between the worker's batches) is there when they are done.
-class early_ask final : public job_poller {
+/// Root: between batches of its own jobs, asks worker 1 for a batch once the last few are left, so that the
+/// answer (given between the worker's batches) is there when they are done.
+class early_ask {
  public:
-  early_ask(cluster_state& s, int n) : s_(s), n_(n), start_(std::chrono::steady_clock::now()) {}
-  void poll() override;
+  explicit early_ask(cluster_state& s) : s_(s), start_(std::chrono::steady_clock::now()) {}
+  /// The root has run `done` of its own jobs and `left` are unstarted.
+  void after_batch(int done, int left);
   root_ask first;  ///< the ask to worker 1, once posted
 
  private:
   cluster_state& s_;
-  int n_;
-  int polls_ = 0;
   std::chrono::steady_clock::time_point start_;  ///< when the root's own jobs began
 };
 
 /// Root, once its own jobs are done: asks each worker in turn for batches of its unstarted jobs until it has
 /// none left, running each batch into `buffer`; with `want` false it asks for none (it still asks each
-/// worker once, as the protocol needs). Stops taking at the first failure. Returns the jobs it ran, or -1
-/// when the call's deadline (MAPRECT_TIMEOUT) passed while a worker had not answered (`late` is that worker).
-/// `early`, if not null, may hold the ask to worker 1 already posted.
+/// worker once, as the protocol needs). Stops taking at the first failure. Meanwhile, and then until every
+/// worker has heard "none" from it, answers the workers' asks for the root's own jobs (`own`). Returns the
+/// jobs it ran, or -1 when MAPRECT_TIMEOUT passed while a worker had not answered or not asked (`late`
+/// names them). `early`, if not null, may hold the ask to worker 1 already posted.
 int steal_as_root(cluster_state& s, const root_site& site, const call_request& req, double* buffer, bool want,
-                  taken_failure& failure, int& late, early_ask* early = nullptr);
+                  taken_failure& failure, std::vector<int>& late, job_owner& own, early_ask* early = nullptr);
 
 /// Root, after the status gather of a call under MAPRECT_BALANCE=hosts: receives each worker's blocks (of its
 /// own jobs, then of each batch it ran for another worker) into `buffer`, sets s.call.worker_ends, and
@@ -164,10 +233,10 @@ long long receive_worker_blocks(cluster_state& s, const root_site& site, double*
 void serve_call_stealing(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
                          const double* job_params);
 
-/// Who ran which jobs in a steady call under MAPRECT_BALANCE=hosts, per worker (indexed by rank).
+/// Who ran which jobs in a steady call under MAPRECT_BALANCE=hosts, per rank (index 0: the root).
 struct balance_report {
   std::vector<int> ends;   ///< where its own jobs ended: others ran the rest of its chunk
-  std::vector<int> taken;  ///< jobs of other workers' chunks it ran
+  std::vector<int> taken;  ///< jobs of other ranks' chunks it ran
 };
 
 /// Root: who ran which jobs in the last steady call, if it went by claims (empty vectors otherwise).

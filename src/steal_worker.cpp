@@ -2,7 +2,6 @@
 // taken from other workers, the answer to the root).
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <maprect/detail/job_runner.hpp>
 #include <maprect/detail/registry.hpp>
 #include <string>
@@ -19,12 +18,10 @@ struct stolen_batch {
   block_buffer blocks;
 };
 
-/// The rows of a batch granted to a worker thief, sent without waiting: the thief receives them once it has
-/// run the batch it holds.
-struct granted_rows {
-  std::vector<double> reals;
-  std::vector<int> ints;
-  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+/// Where a batch's rows are: one per job, side by side.
+struct chunk_rows {
+  const std::vector<double>* x_r;  ///< the batch's first job's x_r row
+  const std::vector<int>* x_i;     ///< its x_i row
 };
 
 /// One worker's part of a steady call under MAPRECT_BALANCE=hosts.
@@ -32,15 +29,16 @@ class worker_claims {
  public:
   worker_claims(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
                 const double* job_params)
-      : s_(s), site_(site), v_(v), shared_(shared), job_params_(job_params), f_(find_functor(v.call_id)) {
-    jobs_.reset(site.n_jobs);
+      : s_(s), site_(site), v_(v), shared_(shared), job_params_(job_params), f_(find_functor(v.call_id)),
+        owner_(s.comm, s.size, {job_params, v.n_job, site.counts.data(), site.x_r.data(), site.x_i.data()}) {
+    owner_.reset(site.n_jobs);
   }
 
   /// Runs this rank's own jobs from the front, answering asks between batches. Returns the failing job's
   /// global index, or -1; sets code_.
   int run_own();
-  /// Takes batches from each other worker in turn until each has none left, then answers asks until every
-  /// other rank has been told "none".
+  /// Takes batches from each other worker in turn, then from the root, until each has none left, then
+  /// answers asks until every other rank has been told "none".
   void steal_and_serve(bool want);
   /// Status by gather, then the blocks by message.
   void answer(int failed_job, double busy, const team_busy& threads);
@@ -48,11 +46,12 @@ class worker_claims {
   wire::status code() const { return code_; }
 
  private:
-  void serve_asks();
-  void grant(int thief, const ask_message& ask);
+  void take_from(int owner, bool& want);
   void post_ask(int owner, bool want, int held = 0);
   job_range await_grant();
   void receive_rows(int owner, job_range got);
+  /// The rows of batch `got`, just received: from `owner`'s messages or this rank's copies of the root's.
+  chunk_rows rows_of(int owner, job_range got);
   void run_stolen(int owner, job_range got);
 
   cluster_state& s_;
@@ -61,56 +60,17 @@ class worker_claims {
   const double* shared_;
   const double* job_params_;
   const functor_entry* f_;
-  unstarted_jobs jobs_;
+  job_owner owner_;
   wire::status code_ = wire::status::ok;
-  int told_none_ = 0;  ///< ranks told that this rank has no jobs left
-  double job_seconds_ = 0;  ///< seconds per job of its latest batch of its own
   std::vector<stolen_batch> stolen_;
-  std::deque<granted_rows> sent_;  ///< rows on their way to thieves (a deque: their addresses stay)
   int grant_[2] = {0, 0};          ///< the answer to this rank's pending ask
   MPI_Request grant_request_ = MPI_REQUEST_NULL;
   std::vector<double> grant_reals_;  ///< the granted jobs' parameters, then x_r rows
-  std::vector<int> grant_ints_;      ///< their planned output counts, then x_i rows
+  std::vector<int> grant_ints_;      ///< their planned output counts, whether each one's rows came, x_i rows
+  std::vector<std::vector<double>> batch_x_r_;  ///< a worker's batch's rows, by place in the batch
+  std::vector<std::vector<int>> batch_x_i_;
+  chunk_rows batch_rows_{nullptr, nullptr};  ///< the rows of the batch received last
 };
-
-void worker_claims::grant(int thief, const ask_message& ask) {
-  // The thief's other work in this worker's jobs, at this worker's latest time per job (none timed yet: the
-  // seconds count for nothing).
-  const double other = job_seconds_ > 0 ? ask.held_seconds / job_seconds_ : 0.0;
-  const int held = static_cast<int>(ask.held_jobs + other);
-  const job_range g = ask.want != 0 ? jobs_.grant_back(held) : job_range{};
-  const int range[2] = {g.begin, g.end};
-  MPI_Send(range, 2, MPI_INT, thief, steal_tag::grant, s_.comm);
-  if (is_later(g)) return;
-  if (g.empty()) {
-    ++told_none_;
-    return;
-  }
-  if (thief == 0) return;  // the root has the caller's data
-  const int P = v_.n_job;
-  granted_rows& rows = sent_.emplace_back();
-  rows.reals.assign(job_params_ + static_cast<std::ptrdiff_t>(g.begin) * P,
-                    job_params_ + static_cast<std::ptrdiff_t>(g.end) * P);
-  rows.ints.assign(site_.counts.begin() + g.begin, site_.counts.begin() + g.end);
-  for (int j = g.begin; j < g.end; ++j) {
-    rows.reals.insert(rows.reals.end(), site_.x_r[j].begin(), site_.x_r[j].end());
-    rows.ints.insert(rows.ints.end(), site_.x_i[j].begin(), site_.x_i[j].end());
-  }
-  MPI_Isend(rows.reals.data(), static_cast<int>(rows.reals.size()), MPI_DOUBLE, thief, steal_tag::grant_reals,
-            s_.comm, &rows.requests[0]);
-  MPI_Isend(rows.ints.data(), static_cast<int>(rows.ints.size()), MPI_INT, thief, steal_tag::grant_ints, s_.comm,
-            &rows.requests[1]);
-}
-
-void worker_claims::serve_asks() {
-  int pending = 0;
-  MPI_Status st;
-  while (MPI_Iprobe(MPI_ANY_SOURCE, steal_tag::ask, s_.comm, &pending, &st), pending) {
-    ask_message ask;
-    MPI_Recv(&ask, 3, MPI_DOUBLE, st.MPI_SOURCE, steal_tag::ask, s_.comm, MPI_STATUS_IGNORE);
-    grant(st.MPI_SOURCE, ask);
-  }
-}
 
 int worker_claims::run_own() {
   site_.out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);
@@ -120,7 +80,7 @@ int worker_claims::run_own() {
     if (f_ == nullptr)
       throw std::invalid_argument("call id " + std::to_string(v_.call_id) + " is not registered on rank " +
                                   std::to_string(s_.rank));
-    for (job_range got = jobs_.take_front(); !got.empty(); got = jobs_.take_front()) {
+    for (job_range got = owner_.jobs().take_front(); !got.empty(); got = owner_.jobs().take_front()) {
       begin = got.begin;
       const auto batch_start = std::chrono::steady_clock::now();
       const chunk_input in{shared_, v_.n_shared, job_params_ + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job,
@@ -130,17 +90,17 @@ int worker_claims::run_own() {
       if (!std::equal(site_.run_counts.begin() + got.begin, site_.run_counts.begin() + got.end,
                       site_.counts.begin() + got.begin)) {
         code_ = wire::status::counts_changed;  // the blocks no longer fit the plan
-        jobs_.drop_rest();
+        owner_.jobs().drop_rest();
         return -1;
       }
-      job_seconds_ =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_start).count() / got.size();
-      serve_asks();
+      owner_.timed_batch(std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_start).count(),
+                         got.size());
+      owner_.serve_asks();
     }
   } catch (...) {
     s_.worker.last_error = current_job_error();
     code_ = wire::status::failed;
-    jobs_.drop_rest();
+    owner_.jobs().drop_rest();
     return site_.job_begin + begin + cursor;
   }
   return -1;
@@ -153,39 +113,56 @@ void worker_claims::post_ask(int owner, bool want, int held) {
 job_range worker_claims::await_grant() {
   unsigned spins = 0;
   for (int done = 0; MPI_Test(&grant_request_, &done, MPI_STATUS_IGNORE), !done;) {
-    serve_asks();  // two thieves asking each other must both answer
+    owner_.serve_asks();  // two thieves asking each other must both answer
     pause_in_claims(s_.settings.policy, spins);
   }
   return {grant_[0], grant_[1]};
 }
 
 void worker_claims::receive_rows(int owner, job_range got) {
+  // At most every job's rows: those of a job_data sent before do not come again (the messages are shorter).
   const int n = got.size();
   grant_reals_.resize(static_cast<std::size_t>(n) * (v_.n_job + v_.row_real));
-  grant_ints_.resize(static_cast<std::size_t>(n) * (1 + v_.row_int));
+  grant_ints_.resize(static_cast<std::size_t>(n) * (2 + v_.row_int));
   MPI_Recv(grant_reals_.data(), static_cast<int>(grant_reals_.size()), MPI_DOUBLE, owner, steal_tag::grant_reals,
            s_.comm, MPI_STATUS_IGNORE);
   MPI_Recv(grant_ints_.data(), static_cast<int>(grant_ints_.size()), MPI_INT, owner, steal_tag::grant_ints, s_.comm,
            MPI_STATUS_IGNORE);
+  // Kept at once, even for a batch this rank will not run: the root counts them as held here from now on.
+  batch_rows_ = rows_of(owner, got);
+}
+
+chunk_rows worker_claims::rows_of(int owner, job_range got) {
+  const int n = got.size();
+  const double* real_row = grant_reals_.data() + static_cast<std::ptrdiff_t>(n) * v_.n_job;
+  const int* int_row = grant_ints_.data() + 2 * n;
+  // The root's rows go to this site's copies, where the next claims of a job_data's find them.
+  root_rows_held* held = owner == 0 ? &s_.worker.root_rows[v_.call_id] : nullptr;
+  std::vector<std::vector<double>>& x_r = held != nullptr ? held->x_r : batch_x_r_;
+  std::vector<std::vector<int>>& x_i = held != nullptr ? held->x_i : batch_x_i_;
+  const int first = held != nullptr ? got.begin : 0;  // the root's by job, others' by place in the batch
+  if (static_cast<int>(x_r.size()) < first + n) {
+    x_r.resize(static_cast<std::size_t>(first + n));
+    x_i.resize(static_cast<std::size_t>(first + n));
+  }
+  for (int k = 0; k < n; ++k) {
+    if (grant_ints_[static_cast<std::size_t>(n + k)] == 0) continue;  // sent before, held here
+    x_r[first + k].assign(real_row, real_row + v_.row_real);
+    x_i[first + k].assign(int_row, int_row + v_.row_int);
+    real_row += v_.row_real;
+    int_row += v_.row_int;
+  }
+  return {x_r.data() + first, x_i.data() + first};
 }
 
 void worker_claims::run_stolen(int owner, job_range got) {
   const int n = got.size(), P = v_.n_job;
-  const std::vector<double>& reals = grant_reals_;  // as receive_rows left them
-  const std::vector<int>& ints = grant_ints_;
-  std::vector<std::vector<double>> x_r(static_cast<std::size_t>(n));
-  std::vector<std::vector<int>> x_i(static_cast<std::size_t>(n));
-  for (int k = 0; k < n; ++k) {
-    const auto r0 = reals.begin() + static_cast<std::ptrdiff_t>(n) * P + static_cast<std::ptrdiff_t>(k) * v_.row_real;
-    x_r[k].assign(r0, r0 + v_.row_real);
-    const auto i0 = ints.begin() + n + static_cast<std::ptrdiff_t>(k) * v_.row_int;
-    x_i[k].assign(i0, i0 + v_.row_int);
-  }
+  const chunk_rows rows = batch_rows_;  // as receive_rows left them
   const int owner_first = site_.plan.first(owner);
   stolen_.push_back({{owner, got.begin, got.end, static_cast<int>(wire::status::ok), -1}, {}});
   stolen_batch& b = stolen_.back();
   std::vector<int> counts(static_cast<std::size_t>(n), 0);
-  const chunk_input in{shared_, v_.n_shared, reals.data(), P, x_r.data(), x_i.data(), n, nullptr};
+  const chunk_input in{shared_, v_.n_shared, grant_reals_.data(), P, rows.x_r, rows.x_i, n, nullptr};
   int cursor = 0;
   try {
     s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, b.blocks, counts.data(), cursor);
@@ -195,41 +172,40 @@ void worker_claims::run_stolen(int owner, job_range got) {
     b.head.job = owner_first + got.begin + cursor;
     return;
   }
-  if (!std::equal(counts.begin(), counts.end(), ints.begin()))
+  if (!std::equal(counts.begin(), counts.end(), grant_ints_.begin()))
     b.head.code = static_cast<int>(wire::status::counts_changed);
 }
 
-void worker_claims::steal_and_serve(bool want) {
-  for (int k = 1; k < s_.size; ++k) {
-    const int owner = (s_.rank - 1 + k) % (s_.size - 1) + 1;  // the other workers, from the next one on
-    if (owner == s_.rank) continue;
-    post_ask(owner, want && f_ != nullptr);
-    for (job_range got = await_grant(); is_later(got) || !got.empty(); got = await_grant()) {
-      if (is_later(got)) {  // it came while this rank ran the batch it held: it holds none now
-        post_ask(owner, want && f_ != nullptr);
-        continue;
-      }
-      receive_rows(owner, got);
-      // The next ask goes before this batch runs: the owner answers it between its own batches, meanwhile.
-      post_ask(owner, want && f_ != nullptr, got.size());
-      // A batch granted after a failure is not run: the call fails, or is planned anew.
-      if (!want || f_ == nullptr) continue;
-      run_stolen(owner, got);
-      if (stolen_.back().head.code != static_cast<int>(wire::status::ok)) want = false;
+void worker_claims::take_from(int owner, bool& want) {
+  post_ask(owner, want && f_ != nullptr);
+  for (job_range got = await_grant(); is_later(got) || !got.empty(); got = await_grant()) {
+    if (is_later(got)) {  // it came while this rank ran the batch it held: it holds none now
+      post_ask(owner, want && f_ != nullptr);
+      continue;
     }
+    receive_rows(owner, got);
+    // The next ask goes before this batch runs: the owner answers it between its own batches, meanwhile.
+    post_ask(owner, want && f_ != nullptr, got.size());
+    // A batch granted after a failure is not run: the call fails, or is planned anew.
+    if (!want || f_ == nullptr) continue;
+    run_stolen(owner, got);
+    if (stolen_.back().head.code != static_cast<int>(wire::status::ok)) want = false;
   }
+}
+
+void worker_claims::steal_and_serve(bool want) {
+  for (int k = 1; k < s_.size - 1; ++k) take_from((s_.rank - 1 + k) % (s_.size - 1) + 1, want);  // from the next one on
+  take_from(0, want);  // the root's own jobs, last: it also makes the call's output nodes
   unsigned spins = 0;
-  while (told_none_ < s_.size - 1) {  // every other rank asks until it hears "none"
-    serve_asks();
-    if (told_none_ < s_.size - 1) pause_in_claims(s_.settings.policy, spins);
+  while (!owner_.all_told()) {  // every other rank asks until it hears "none"
+    owner_.serve_asks();
+    if (!owner_.all_told()) pause_in_claims(s_.settings.policy, spins);
   }
-  // Every thief has heard "none", so it has received the rows of every batch it was granted.
-  for (granted_rows& rows : sent_) MPI_Waitall(2, rows.requests, MPI_STATUSES_IGNORE);
-  sent_.clear();
+  owner_.finish_sends();
 }
 
 void worker_claims::answer(int failed_job, double busy, const team_busy& threads) {
-  const int end = jobs_.end();
+  const int end = owner_.jobs().end();
   const int doubles = answer_doubles(site_.planned_doubles, site_.block_at.data(), site_.n_jobs, end);
   site_.out.resize(static_cast<std::size_t>(doubles));
   double* status = site_.out.data();

@@ -224,6 +224,12 @@ class cluster_session final : public call_session {
     run_jobs<F, kinds_of<T_shared, T_job>()>(in_.first(n), sink, cursor);
   }
 
+  void run(int first, int end, int* counts, int& cursor) override {
+    offset_sink sink{sink_, counts, first};
+    const jobs_slice<caller_jobs<T_shared, T_job>> batch(in_, first, end - first, in_.msgs());
+    run_jobs<F, kinds_of<T_shared, T_job>()>(batch, sink, cursor);
+  }
+
   void drain(const double* blocks, int begin, int end, const int* counts) override {
     const std::size_t rows = sink_.rows();
     for (int j = begin; j < end; ++j) {
@@ -271,6 +277,20 @@ class cluster_session final : public call_session {
       }
       counts[j] = K;
       nodes.begin_job(j, K);
+    }
+    void output(int k, double value, const runner_vectors::kept_leaf* leaves, int n_leaves) {
+      nodes.output(k, value, leaves, n_leaves);
+    }
+  };
+
+  /// The node sink of a batch that starts at job `first`: the runner numbers the batch's jobs from 0.
+  struct offset_sink {
+    node_sink<T_shared, T_job>& nodes;
+    int* counts;
+    int first;
+    void begin_job(int j, int K) {
+      counts[first + j] = K;
+      nodes.begin_job(first + j, K);
     }
     void output(int k, double value, const runner_vectors::kept_leaf* leaves, int n_leaves) {
       nodes.output(k, value, leaves, n_leaves);

@@ -10,9 +10,10 @@
 namespace maprect::test {
 
 /// Spins for x_i[j][0] microseconds, and on world rank x_i[j][3] sleeps x_i[j][4] microseconds more; then
-/// returns x_i[j][1] outputs, output k being (k + 1) * exp(phi(0)) * sum(theta) + x_r[j][0]; throws
-/// std::out_of_range("job gave up at <x_r[j][0]>") when x_i[j][2] is not 0. Whichever rank runs a job, its
-/// outputs are the same.
+/// returns x_i[j][1] outputs (one more when theta(1) exceeds 100), output k being (k + 1) * exp(phi(0)) * sum(theta) + x_r[j][0]; throws
+/// std::out_of_range("job gave up at <x_r[j][0]>") when x_i[j][2] is not 0 or theta(0) is negative (a
+/// parameter: the call's data stay, so a steady call fails). Whichever rank runs a job, its outputs are the
+/// same.
 struct rank_slowed_job {
   template <class T1, class T2>
   Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
@@ -25,9 +26,10 @@ struct rank_slowed_job {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == x_i[3]) std::this_thread::sleep_for(std::chrono::microseconds(x_i[4]));
-    if (x_i[2] != 0) throw std::out_of_range("job gave up at " + std::to_string(x_r[0]));
-    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(x_i[1]);
-    for (int k = 0; k < x_i[1]; ++k) out(k) = (k + 1.0) * exp(phi(0)) * theta.sum() + x_r[0];
+    if (x_i[2] != 0 || value_of(theta(0)) < 0) throw std::out_of_range("job gave up at " + std::to_string(x_r[0]));
+    const int outputs = x_i[1] + (value_of(theta(1)) > 100 ? 1 : 0);
+    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(outputs);
+    for (int k = 0; k < outputs; ++k) out(k) = (k + 1.0) * exp(phi(0)) * theta.sum() + x_r[0];
     return out;
   }
 };

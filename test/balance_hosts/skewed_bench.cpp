@@ -1,10 +1,12 @@
-// maprect-skewed-bench [logreg|pk2cmt|uniform] [J] [N] [REPEAT]: workloads whose last tenth of jobs costs more,
+// maprect-skewed-bench [logreg|logreg-first|pk2cmt|uniform] [J] [N] [REPEAT]: workloads whose last tenth of jobs costs more,
 // so that a static split leaves the last rank most of the work (and one whose jobs cost the same):
 //   logreg  the standard model (docs/benchmark-model.md) with skewed group sizes, job j having
 //           N * (1 + 9 * [j >= 0.9 J]) points (default J = 128, N = 1000);
 //   pk2cmt  the pk2cmt model at its simulated study of J subjects (default 64), evaluated where subjects
 //           j >= 0.9 J absorb N times faster (ka times N, default 1000): a stiff system that the adaptive
 //           solver crosses in many more steps;
+//   logreg-first  the same with the dear jobs first (job j as logreg's job J - 1 - j): the root's own chunk
+//           holds them, so only claims on the root's jobs balance the call;
 //   uniform the standard model, every job of N points (what claims cost where a static split is right).
 // On the root: the median and the fastest time of a gradient in process and over the cluster (as
 // MAPRECT_BALANCE says), their ratios, and whether the cluster's values and gradient equal the in-process
@@ -58,11 +60,12 @@ MAPRECT_REGISTER(71, skewed_logistic_job);
 namespace {
 
 /// The standard model's data at J jobs, job j with N * (1 + (dear - 1) * [j >= 0.9 J]) points (rows padded to
-/// dear * N).
-test::benchmark_data skewed_data(int J, int N, int dear) {
+/// dear * N); with `dear_first` the same counts in reverse order, the dear jobs first.
+test::benchmark_data skewed_data(int J, int N, int dear, bool dear_first) {
   test::benchmark_data d(J, 1);
   for (int j = 0; j < J; ++j) {
-    const int points = 10 * j >= 9 * J ? dear * N : N;
+    const int as_job = dear_first ? J - 1 - j : j;
+    const int points = 10 * as_job >= 9 * J ? dear * N : N;
     d.x_r[j].assign(static_cast<std::size_t>(dear * N), 0.0);
     d.x_i[j].assign(static_cast<std::size_t>(dear * N + 1), 0);
     d.x_i[j][0] = points;
@@ -82,9 +85,9 @@ struct workload {
   job_data data;
 };
 
-/// The standard model at J jobs of N points, the last tenth of them `dear` times as many.
-workload skewed_logreg(int J, int N, int dear) {
-  test::benchmark_data d = skewed_data(J, N, dear);
+/// The standard model at J jobs of N points, the last tenth of them (or the first) `dear` times as many.
+workload skewed_logreg(int J, int N, int dear, bool dear_first) {
+  test::benchmark_data d = skewed_data(J, N, dear, dear_first);
   return {d.phi, d.theta, job_data(std::move(d.x_r), std::move(d.x_i))};
 }
 
@@ -149,18 +152,20 @@ bool compare(cluster& c, const char* name, const workload& w, int repeat) {
                     std::memcmp(serial.data(), distributed.data(), sizeof(double) * serial.size()) == 0;
   const char* balance = std::getenv("MAPRECT_BALANCE");
   const cluster::profile p = c.last_call_profile();
+  const detail::balance_report b = detail::last_call_balance();
   int worker_taken = 0;
-  for (int t : detail::last_call_balance().taken) worker_taken += t;
+  for (std::size_t r = 1; r < b.taken.size(); ++r) worker_taken += b.taken[r];
+  const int root_end = b.ends.empty() ? p.root_jobs : b.ends[0];
   const detail::claims_report way = detail::call_site_claims(Id);
   // The fastest of the repeats is what the split achieves where the machine is shared; the median says how
   // often that is.
   std::printf("skewed %s J=%zu ranks=%d MAPRECT_BALANCE=%s: median in process %.3f ms, cluster %.3f ms, speedup "
-              "%.2fx; fastest %.3f ms, %.3f ms, speedup %.2fx; last call: %s, root jobs %d (%.3f ms), taken by "
-              "root %d, by workers %d; claims tried %d times; bits %s\n",
+              "%.2fx; fastest %.3f ms, %.3f ms, speedup %.2fx; last call: %s, root jobs %d (%.3f ms, it ran the "
+              "first %d), taken by root %d, by workers %d; claims tried %d times; bits %s\n",
               name, w.theta.size(), c.size(), balance ? balance : "auto", 1e3 * t1.median, 1e3 * tR.median,
               t1.median / tR.median, 1e3 * t1.fastest, 1e3 * tR.fastest, t1.fastest / tR.fastest,
-              way.last_call ? "claims" : "no claims", p.root_jobs, 1e3 * p.root_seconds, p.taken_jobs, worker_taken,
-              way.trials, same ? "equal" : "DIFFER");
+              way.last_call ? "claims" : "no claims", p.root_jobs, 1e3 * p.root_seconds, root_end, p.taken_jobs,
+              worker_taken, way.trials, same ? "equal" : "DIFFER");
   return same;
 }
 
@@ -176,14 +181,17 @@ int main(int argc, char** argv) {
   const bool pk = model == "pk2cmt";
   const int J = argc > 2 ? std::atoi(argv[2]) : pk ? 64 : 128, N = argc > 3 ? std::atoi(argv[3]) : 1000;
   const int repeat = argc > 4 ? std::atoi(argv[4]) : 21;
-  if ((!pk && model != "logreg" && model != "uniform") || J < 1 || N < 1 || repeat < 1) {
-    std::fprintf(stderr, "usage: maprect-skewed-bench [logreg|pk2cmt|uniform] [J] [N] [REPEAT], numbers positive\n");
+  if ((!pk && model != "logreg" && model != "logreg-first" && model != "uniform") || J < 1 || N < 1 || repeat < 1) {
+    std::fprintf(stderr,
+                 "usage: maprect-skewed-bench [logreg|logreg-first|pk2cmt|uniform] [J] [N] [REPEAT], numbers "
+                 "positive\n");
     c.stop();
     return 2;
   }
   const bool same =
       pk ? compare<models::pk2cmt_call_id, models::pk2cmt_job>(c, "pk2cmt", stiff_pk2cmt(J, N), repeat)
-         : compare<71, skewed_logistic_job>(c, model.c_str(), skewed_logreg(J, N, model == "uniform" ? 1 : 10), repeat);
+         : compare<71, skewed_logistic_job>(
+               c, model.c_str(), skewed_logreg(J, N, model == "uniform" ? 1 : 10, model == "logreg-first"), repeat);
   c.stop();
   return same ? 0 : 1;
 }

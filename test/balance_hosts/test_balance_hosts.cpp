@@ -1,16 +1,18 @@
 // Dynamic balancing across hosts (MAPRECT_BALANCE=hosts, which this test's CTest entries and
 // scripts/netns-hosts.sh set): any rank
-// out of jobs takes batches of a slower worker's unstarted jobs. The results stay bit-equal to in process
+// out of jobs takes batches of a slower rank's unstarted jobs, the root's own included. The results stay bit-equal to in process
 // whoever runs a job, a slow rank's jobs are run by the others, and a failing job keeps the error rules
 // (the failing job of lowest index decides, wherever it ran).
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "balance_hosts/functors.hpp"
 #include "mpi/compare.hpp"
+#include "src/cluster_state.hpp"
 #include "src/steal.hpp"
 #include "support/matchers.hpp"
 #include "support/mpi_test.hpp"
@@ -26,6 +28,14 @@ MAPRECT_REGISTER(604, test::rank_slowed_job);
 MAPRECT_REGISTER(605, test::rank_slowed_job);
 MAPRECT_REGISTER(606, test::rank_slowed_job);
 MAPRECT_REGISTER(607, test::rank_slowed_job);
+MAPRECT_REGISTER(608, test::rank_slowed_job);
+MAPRECT_REGISTER(609, test::rank_slowed_job);
+MAPRECT_REGISTER(610, test::rank_slowed_job);
+MAPRECT_REGISTER(611, test::rank_slowed_job);
+MAPRECT_REGISTER(612, test::rank_slowed_job);
+MAPRECT_REGISTER(613, test::rank_slowed_job);
+MAPRECT_REGISTER(614, test::rank_slowed_job);
+MAPRECT_REGISTER(615, test::rank_slowed_job);
 
 namespace {
 
@@ -153,5 +163,184 @@ TEST_CASE("a failing job that another rank took keeps its type and message; the 
     fails_at(both_bad, early);
     // The cluster is in step: the next call gives the in-process bits.
     CHECK(evaluate<606, test::rank_slowed_job, var, var>(good.phi, good.theta, good.x_r, good.x_i) == expected);
+  }
+}
+
+namespace {
+
+/// Checks who ran the jobs of the last steady call: every one of the J jobs ran once, and the root, slow
+/// (its jobs sleep), ran at most half of its `root_jobs` before the workers took the rest.
+void check_root_jobs_taken(int J, int root_jobs) {
+  const int R = test::the_cluster->size();
+  if (R == 1) return;
+  const detail::balance_report b = detail::last_call_balance();
+  REQUIRE(static_cast<int>(b.ends.size()) == R);
+  INFO("ranks " << R << ", the root's own jobs ended at " << b.ends[0] << " of " << root_jobs);
+  CHECK(b.ends[0] >= 1);                // the root always runs its first job
+  CHECK(b.ends[0] <= root_jobs / 2);    // the workers took at least half of its chunk
+  CHECK(sum(b.taken, 1) >= root_jobs - b.ends[0]);
+  CHECK(sum(b.ends, 0) + sum(b.taken, 0) == J);  // each job ran exactly once
+}
+
+}  // namespace
+
+TEST_CASE("the jobs of a slow root are run by the workers, with the in-process bits, for every kind of parameters") {
+  // The root sleeps 3 ms in each job, the workers spin 50 us. The root's own share is half the jobs.
+  const int J = 48, root_jobs = J / 2;
+  const slowed_data d(J, 50, 0, 3000);
+  for (int id : {608, 609, 610, 611}) detail::plan_root_share(id, root_jobs);
+  // Each compares three calls with the in-process tape (nodes, bytes) and bits: the first plans, two are steady.
+  test::check_bit_equal<608, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i);
+  check_root_jobs_taken(J, root_jobs);
+  test::check_bit_equal<609, test::rank_slowed_job, double, var>(d.phi, d.theta, d.x_r, d.x_i);
+  check_root_jobs_taken(J, root_jobs);
+  test::check_bit_equal<610, test::rank_slowed_job, var, double>(d.phi, d.theta, d.x_r, d.x_i);
+  check_root_jobs_taken(J, root_jobs);
+  test::check_bit_equal<611, test::rank_slowed_job, double, double>(d.phi, d.theta, d.x_r, d.x_i);
+  check_root_jobs_taken(J, root_jobs);
+}
+
+TEST_CASE("a failing job among the root's that a worker took keeps its type and message; the lowest job decides") {
+  const int R = test::the_cluster->size();
+  const int J = 48, root_jobs = J / 2, last_of_root = root_jobs - 1;
+  // A negative theta(0) fails the job in a steady call: the data stay, so the claims run as before.
+  const slowed_data good(J, 50, 0, 3000);
+  slowed_data late_bad = good, both_bad = good;
+  late_bad.theta[last_of_root](0) = -1;
+  both_bad.theta[last_of_root](0) = -1;
+  // The root's fifth job fails too: the root runs its first ones itself (3 ms each), and a worker asking
+  // meanwhile is granted the back of the chunk, so the last job fails first in time, the fifth decides.
+  both_bad.theta[4](0) = -1;
+  detail::plan_root_share(612, root_jobs);
+  const auto expected = test::in_process(
+      [&] { return evaluate<612, test::rank_slowed_job, var, var>(good.phi, good.theta, good.x_r, good.x_i); });
+  CHECK(evaluate<612, test::rank_slowed_job, var, var>(good.phi, good.theta, good.x_r, good.x_i) == expected);
+  auto fails_at = [&](const slowed_data& d, int job, bool on_root) {
+    std::string what;
+    try {
+      evaluate<612, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i);
+    } catch (const std::out_of_range& e) {
+      what = e.what();
+    }
+    recover_memory();
+    INFO(what);
+    CHECK(what.find("map_rect: job " + std::to_string(job)) != std::string::npos);
+    CHECK(what.find("job gave up at " + std::to_string(0.5 * job + 0.125)) != std::string::npos);
+    if (R == 1) return;
+    // The rank that ran the job is named: the root for its own, a worker for the one it took.
+    CHECK((what.find(" on rank 0 ") != std::string::npos) == on_root);
+    CHECK(what.find(" on rank ") != std::string::npos);
+    const detail::balance_report b = detail::last_call_balance();
+    REQUIRE(static_cast<int>(b.ends.size()) == R);
+    CHECK(b.ends[0] <= last_of_root);  // a worker was granted the root's last job
+  };
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    INFO("repeat " << repeat << ", ranks " << R);
+    fails_at(late_bad, last_of_root, false);
+    fails_at(both_bad, 4, true);
+    // The cluster is in step: the next call gives the in-process bits, and the workers take the root's jobs.
+    CHECK(evaluate<612, test::rank_slowed_job, var, var>(good.phi, good.theta, good.x_r, good.x_i) == expected);
+    check_root_jobs_taken(J, root_jobs);
+  }
+}
+
+TEST_CASE("with a message stream the root keeps its own jobs: their text reaches the stream in job order") {
+  const int R = test::the_cluster->size();
+  const int J = 24, root_jobs = J / 2;
+  const slowed_data d(J, 50, 0, 2000);
+  detail::plan_root_share(613, root_jobs);
+  const auto expected = test::in_process(
+      [&] { return evaluate<613, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i); });
+  for (int call = 0; call < 2; ++call) {
+    std::ostringstream text;
+    Eigen::Matrix<var, Eigen::Dynamic, 1> phi = d.phi.cast<var>();
+    std::vector<Eigen::Matrix<var, Eigen::Dynamic, 1>> theta;
+    for (const auto& t : d.theta) theta.push_back(t.cast<var>());
+    const auto out = map_rect<613, test::rank_slowed_job>(phi, theta, d.x_r, d.x_i, &text);
+    CHECK(test::values_and_gradient(out, phi, theta) == expected);
+  }
+  if (R == 1) return;
+  CHECK(detail::last_call_balance().ends[0] == root_jobs);
+}
+
+namespace {
+
+/// Values and gradient of the sum of map_rect<Id> over `data` with var parameters (those of `d`).
+template <int Id>
+std::vector<double> evaluate_data(const slowed_data& d, const job_data& data) {
+  Eigen::Matrix<var, Eigen::Dynamic, 1> phi = d.phi.cast<var>();
+  std::vector<Eigen::Matrix<var, Eigen::Dynamic, 1>> theta;
+  for (const auto& t : d.theta) theta.push_back(t.cast<var>());
+  const auto out = map_rect<Id, test::rank_slowed_job>(phi, theta, data);
+  return test::values_and_gradient(out, phi, theta);
+}
+
+/// Rows of the root's jobs of call site `id` sent to workers with claims so far.
+long long root_rows_sent(int id) { return detail::live_cluster_root()->root.sent_rows[id].rows; }
+
+}  // namespace
+
+TEST_CASE("a job_data's rows of the root's jobs go to each worker once; a new job_data's go again") {
+  const int R = test::the_cluster->size();
+  const int J = 48, root_jobs = J / 2;
+  slowed_data d(J, 50, 0, 3000);
+  const job_data data(d.x_r, d.x_i);
+  detail::plan_root_share(614, root_jobs);
+  const auto expected = test::in_process([&] { return evaluate_data<614>(d, data); });
+  int taken = 0;  // the root's jobs the workers ran in the steady calls
+  for (int call = 0; call < 6; ++call) {
+    INFO("call " << call << ", ranks " << R);
+    CHECK(evaluate_data<614>(d, data) == expected);
+    if (call == 0 || R == 1) continue;  // the first call plans: it runs the static split
+    check_root_jobs_taken(J, root_jobs);
+    taken += root_jobs - detail::last_call_balance().ends[0];
+  }
+  // A failure in the root's last job, which a worker takes: the error keeps its type and message, and the
+  // next calls, whose claims run from the rows the workers hold, give the in-process bits.
+  slowed_data bad = d;
+  bad.theta[root_jobs - 1](0) = -1;
+  for (int call = 0; call < 2; ++call) {
+    CHECK_THROWS_MATCHES(evaluate_data<614>(bad, data), std::out_of_range,
+                         test::message_contains({"job " + std::to_string(root_jobs - 1), "job gave up at"}));
+    recover_memory();
+    CHECK(evaluate_data<614>(d, data) == expected);
+  }
+  if (R == 1) return;
+  const long long first_rows = root_rows_sent(614);
+  CHECK(first_rows > 0);
+  CHECK(first_rows <= static_cast<long long>(R - 1) * root_jobs);  // each worker got each row once at most
+  if (R == 2) CHECK(taken > first_rows);  // the one worker ran rows it held from earlier calls
+  // Other rows under the same call site: a new job_data, whose rows go to the workers again.
+  for (auto& row : d.x_r) row[0] += 100;
+  const job_data other(d.x_r, d.x_i);
+  const auto expected_other = test::in_process([&] { return evaluate_data<614>(d, other); });
+  REQUIRE(expected_other != expected);
+  for (int call = 0; call < 3; ++call) {
+    INFO("new data, call " << call << ", ranks " << R);
+    CHECK(evaluate_data<614>(d, other) == expected_other);
+  }
+  check_root_jobs_taken(J, root_jobs);
+  CHECK(root_rows_sent(614) > first_rows);
+}
+
+TEST_CASE("a root's job that a worker took and whose output count changed plans the call anew, with its bits") {
+  const int R = test::the_cluster->size();
+  const int J = 48, root_jobs = J / 2, last_of_root = root_jobs - 1;
+  const slowed_data d(J, 50, 0, 3000);
+  slowed_data more = d;  // a parameter, not the data: the call that changes the count is a steady one
+  more.theta[last_of_root](1) = 200;
+  detail::plan_root_share(615, root_jobs);
+  const auto expected = test::in_process(
+      [&] { return evaluate<615, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i); });
+  const auto expected_more = test::in_process(
+      [&] { return evaluate<615, test::rank_slowed_job, var, var>(more.phi, more.theta, more.x_r, more.x_i); });
+  REQUIRE(expected_more.size() == expected.size() + 1);  // one more value, as many gradient entries
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round << ", ranks " << R);
+    for (int call = 0; call < 2; ++call)  // planned, then steady: the workers take the root's last jobs
+      CHECK(evaluate<615, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i) == expected);
+    check_root_jobs_taken(J, root_jobs);
+    CHECK(evaluate<615, test::rank_slowed_job, var, var>(more.phi, more.theta, more.x_r, more.x_i) == expected_more);
+    CHECK(evaluate<615, test::rank_slowed_job, var, var>(more.phi, more.theta, more.x_r, more.x_i) == expected_more);
   }
 }

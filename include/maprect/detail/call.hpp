@@ -29,6 +29,9 @@ class call_session {
   /// count to counts and keeps in cursor the job being run; polls `poller` every few jobs unless it is null.
   /// Throws what the functor throws.
   virtual void begin(int n, int* counts, int& cursor, job_poller* poller) = 0;
+  /// Runs jobs [first, end) behind those begin and earlier runs made, as begin runs its jobs (cursor counts
+  /// from `first`): the root's own jobs in batches, so that others can claim those it has not started.
+  virtual void run(int first, int end, int* counts, int& cursor) = 0;
   /// Makes the output nodes of jobs [begin, end), run elsewhere, from their blocks (`counts[j]` blocks of
   /// rows-per-output doubles per job, side by side). Calls follow the root's own jobs in job order: the nodes
   /// take their places on the tape behind the root's own when the call finishes.
