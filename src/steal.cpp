@@ -185,7 +185,7 @@ bool root_ask::wait(cluster_state& s, job_owner& own) {
 }
 
 void early_ask::after_batch(int done, int left) {
-  if (first.posted() || left > 2 * 8 || s_.size < 2) return;  // two polls ahead: a dear job may delay the answer
+  if (first.posted() || left > 9 || s_.size < 2) return;  // a few jobs ahead: a dear job may delay the answer
   // The root's own jobs still to run, at their mean time so far.
   const double so_far = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   first.post(s_, 1, true, 0, left * so_far / std::max(1, done));
