@@ -6,14 +6,10 @@
 
 namespace maprect::detail {
 
-namespace {
-
-double median(std::vector<double> xs) {
+double median_of(std::vector<double> xs) {
   std::nth_element(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(xs.size() / 2), xs.end());
   return xs[xs.size() / 2];
 }
-
-}  // namespace
 
 void share_tuner::forget_window() {
   for (auto* xs : {&check_, &own_per_job_, &worker_per_job_, &latency_, &arrival_}) xs->clear();
@@ -64,7 +60,7 @@ int share_tuner::proposal(const chunk_plan& plan, bool take_over) {
   const double root_job = root_known ? least(own_per_job_) : workers_known ? least(worker_per_job_) : 0;
   const double worker_job = workers_known ? least(worker_per_job_) : root_job;
   const double latency = latency_.empty() ? 0.0 : least(latency_);
-  const double call = median(arrival_);
+  const double call = median_of(arrival_);
   const double node_job = node_job_;
   forget_window();
   const int J = plan.n_jobs, workers = plan.ranks - 1;

@@ -16,6 +16,9 @@
 
 namespace maprect::detail {
 
+/// The upper median of `xs` (the element at index size / 2 once sorted); `xs` must not be empty.
+double median_of(std::vector<double> xs);
+
 /// Timings of one steady-state call, in seconds, all taken on the root except the workers' busy times.
 struct call_timing {
   double check = 0;   ///< the root's data check (after the request is sent)

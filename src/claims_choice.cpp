@@ -7,15 +7,6 @@
 
 namespace maprect::detail {
 
-namespace {
-
-double median_of(std::vector<double> xs) {
-  std::nth_element(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(xs.size() / 2), xs.end());
-  return xs[xs.size() / 2];
-}
-
-}  // namespace
-
 void claims_chooser::restart() {
   phase_ = phase::settle;
   calls_ = 0;
