@@ -14,12 +14,9 @@
 #include <maprect/maprect.hpp>
 #include <mpi.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -27,6 +24,7 @@
 #include "src/claims_choice.hpp"
 #include "src/steal.hpp"
 #include "support/benchmark_model.hpp"
+#include "support/gradient_timing.hpp"
 
 using namespace maprect;
 
@@ -106,50 +104,19 @@ std::vector<double> gradient(const workload& w) {
   Eigen::Matrix<var, Eigen::Dynamic, 1> phi = w.phi.cast<var>();
   std::vector<Eigen::Matrix<var, Eigen::Dynamic, 1>> theta;
   for (const auto& t : w.theta) theta.push_back(t.cast<var>());
-  var lp = map_rect<Id, F>(phi, theta, w.data).sum();
-  grad(lp);
-  std::vector<double> out{lp.val()};
-  for (Eigen::Index s = 0; s < phi.size(); ++s) out.push_back(phi(s).adj());
-  for (const auto& t : theta)
-    for (Eigen::Index p = 0; p < t.size(); ++p) out.push_back(t(p).adj());
-  recover_memory();
-  return out;
+  return test::value_and_gradient(map_rect<Id, F>(phi, theta, w.data).sum(), phi, theta);
 }
 
 /// Gradients before the timed ones: the first call plans, and under MAPRECT_BALANCE=auto across hosts a call
 /// site measures both ways in its next 17 calls (src/claims_choice.hpp) before its choice holds.
 constexpr int warm_up = 20;
 
-/// The median and the fastest seconds of one gradient over `repeat` (after the warm-up); the last result.
-struct timing {
-  double median = 0;
-  double fastest = 0;
-};
-
-template <int Id, class F>
-timing time_gradient(const workload& w, int repeat, std::vector<double>& result) {
-  for (int k = 0; k < warm_up; ++k) result = gradient<Id, F>(w);
-  std::vector<double> seconds;
-  for (int k = 0; k < repeat; ++k) {
-    const auto start = std::chrono::steady_clock::now();
-    result = gradient<Id, F>(w);
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(seconds.begin(), seconds.end());
-  return {seconds[repeat / 2], seconds.front()};
-}
-
 /// Times call site Id in process and over cluster `c`, prints the figures; returns whether the bits agree.
 template <int Id, class F>
 bool compare(cluster& c, const char* name, const workload& w, int repeat) {
-  std::vector<double> serial, distributed;
-  const detail::remote_call saved = detail::remote_backend;
-  detail::remote_backend = nullptr;  // in process
-  const timing t1 = time_gradient<Id, F>(w, repeat, serial);
-  detail::remote_backend = saved;
-  const timing tR = time_gradient<Id, F>(w, repeat, distributed);
-  const bool same = serial.size() == distributed.size() &&
-                    std::memcmp(serial.data(), distributed.data(), sizeof(double) * serial.size()) == 0;
+  const test::in_process_and_cluster t =
+      test::time_in_process_and_cluster([&] { return gradient<Id, F>(w); }, warm_up, repeat);
+  const test::timing &t1 = t.in_process, &tR = t.cluster;
   const char* balance = std::getenv("MAPRECT_BALANCE");
   const cluster::profile p = c.last_call_profile();
   const detail::balance_report b = detail::last_call_balance();
@@ -165,8 +132,8 @@ bool compare(cluster& c, const char* name, const workload& w, int repeat) {
               name, w.theta.size(), c.size(), balance ? balance : "auto", 1e3 * t1.median, 1e3 * tR.median,
               t1.median / tR.median, 1e3 * t1.fastest, 1e3 * tR.fastest, t1.fastest / tR.fastest,
               way.last_call ? "claims" : "no claims", p.root_jobs, 1e3 * p.root_seconds, root_end, p.taken_jobs,
-              worker_taken, way.trials, same ? "equal" : "DIFFER");
-  return same;
+              worker_taken, way.trials, t.same_bits ? "equal" : "DIFFER");
+  return t.same_bits;
 }
 
 }  // namespace

@@ -9,17 +9,15 @@
 #include <maprect/maprect.hpp>
 #include <mpi.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "reduce_sum/functors.hpp"
 #include "src/reduce_claims.hpp"
+#include "support/gradient_timing.hpp"
 
 using namespace maprect;
 
@@ -53,45 +51,15 @@ std::vector<double> gradient(const skewed_groups& w) {
   Eigen::Matrix<var, Eigen::Dynamic, 1> phi = w.phi.cast<var>();
   std::vector<Eigen::Matrix<var, Eigen::Dynamic, 1>> theta;
   for (const auto& t : w.theta) theta.push_back(t.cast<var>());
-  var lp = reduce_sum<72, test::standard_partial>(theta, 1, nullptr, phi, w.x_r, w.x_i);
-  grad(lp);
-  std::vector<double> out{lp.val()};
-  for (Eigen::Index s = 0; s < phi.size(); ++s) out.push_back(phi(s).adj());
-  for (const auto& t : theta)
-    for (Eigen::Index p = 0; p < t.size(); ++p) out.push_back(t(p).adj());
-  recover_memory();
-  return out;
+  return test::value_and_gradient(reduce_sum<72, test::standard_partial>(theta, 1, nullptr, phi, w.x_r, w.x_i), phi,
+                                  theta);
 }
 
-/// The median and the fastest seconds of one gradient over `repeat` (after a warm-up of two).
-struct timing {
-  double median = 0;
-  double fastest = 0;
-};
-
-timing time_gradient(const skewed_groups& w, int repeat, std::vector<double>& result) {
-  result = gradient(w);
-  result = gradient(w);
-  std::vector<double> seconds;
-  for (int k = 0; k < repeat; ++k) {
-    const auto start = std::chrono::steady_clock::now();
-    result = gradient(w);
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(seconds.begin(), seconds.end());
-  return {seconds[repeat / 2], seconds.front()};
-}
-
-/// Times the call in process and over cluster `c`, prints the figures; returns whether the bits agree.
+/// Times the call in process and over cluster `c` (after two untimed gradients each), prints the figures;
+/// returns whether the bits agree.
 bool compare(cluster& c, const char* name, const skewed_groups& w, int repeat) {
-  std::vector<double> serial, distributed;
-  const detail::remote_call saved = detail::remote_backend;
-  detail::remote_backend = nullptr;  // in process
-  const timing t1 = time_gradient(w, repeat, serial);
-  detail::remote_backend = saved;
-  const timing tR = time_gradient(w, repeat, distributed);
-  const bool same = serial.size() == distributed.size() &&
-                    std::memcmp(serial.data(), distributed.data(), sizeof(double) * serial.size()) == 0;
+  const test::in_process_and_cluster t = test::time_in_process_and_cluster([&] { return gradient(w); }, 2, repeat);
+  const test::timing &t1 = t.in_process, &tR = t.cluster;
   const char* balance = std::getenv("MAPRECT_BALANCE");
   const cluster::profile p = c.last_call_profile();
   const detail::reduce_balance_report b = detail::last_reduce_balance();
@@ -102,8 +70,8 @@ bool compare(cluster& c, const char* name, const skewed_groups& w, int repeat) {
               "by root %d, by workers %d; bits %s\n",
               name, w.theta.size(), c.size(), balance ? balance : "auto", 1e3 * t1.median, 1e3 * tR.median,
               t1.median / tR.median, 1e3 * t1.fastest, 1e3 * tR.fastest, t1.fastest / tR.fastest, p.root_jobs,
-              1e3 * p.root_seconds, p.taken_jobs, worker_taken, same ? "equal" : "DIFFER");
-  return same;
+              1e3 * p.root_seconds, p.taken_jobs, worker_taken, t.same_bits ? "equal" : "DIFFER");
+  return t.same_bits;
 }
 
 }  // namespace
