@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "balance_hosts/functors.hpp"
 #include "mpi/compare.hpp"
 #include "src/claims_choice.hpp"
 #include "src/steal.hpp"
@@ -26,8 +27,7 @@ using test::evaluate;
 
 namespace maprect::test {
 
-/// Spins x_i[j][0] microseconds, and on world rank x_i[j][3] sleeps x_i[j][4] microseconds more; returns
-/// x_i[j][1] outputs, output k being (k + 1) * exp(phi(0)) * sum(theta) + x_r[j][0]. Throws
+/// rank_slowed_job's time and outputs (functors.hpp), x_i[j][1] of them, but throws
 /// std::domain_error("job refused theta <theta(1)>") when theta(1) is negative: a failure that job parameters
 /// cause, so that a steady call (whose data stay) can fail. Its results never depend on the rank.
 struct choice_job {
@@ -36,16 +36,9 @@ struct choice_job {
                                                                      const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
                                                                      const std::vector<double>& x_r,
                                                                      const std::vector<int>& x_i, std::ostream*) const {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(x_i[0]);
-    while (std::chrono::steady_clock::now() < until) {
-    }
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == x_i[3]) std::this_thread::sleep_for(std::chrono::microseconds(x_i[4]));
+    spend_job_time(x_i);
     if (value_of(theta(1)) < 0) throw std::domain_error("job refused theta " + std::to_string(value_of(theta(1))));
-    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(x_i[1]);
-    for (int k = 0; k < x_i[1]; ++k) out(k) = (k + 1.0) * exp(phi(0)) * theta.sum() + x_r[0];
-    return out;
+    return scaled_outputs(phi, theta, x_r[0], x_i[1]);
   }
 };
 
