@@ -16,8 +16,7 @@ namespace {
 /// Sends `ask` to `owner` and posts the receive of its grant into `range`, as post_ask does for map_rect,
 /// under reduce_sum's own tags.
 void post_slice_ask(MPI_Comm comm, int owner, const ask_message& ask, int (&range)[2], MPI_Request& reply) {
-  MPI_Send(&ask, 3, MPI_DOUBLE, owner, reduce_claim_tag::ask, comm);
-  MPI_Irecv(range, 2, MPI_INT, owner, reduce_claim_tag::grant, comm, &reply);
+  post_ask(comm, owner, ask, range, reply, reduce_claim_tag::ask, reduce_claim_tag::grant);
 }
 
 /// The values of slices [begin, end)'s terms: where they start among the packed sliced values, and how many.
@@ -230,9 +229,8 @@ void worker_slice_claims::run_own() {
 }
 
 void worker_slice_claims::grant(int thief, const ask_message& ask) {
-  // The thief's other work in this worker's slices, at this worker's latest time per slice.
-  const double other = slice_seconds_ > 0 ? ask.held_seconds / slice_seconds_ : 0.0;
-  const job_range g = ask.want != 0 ? slices_.grant_back(static_cast<int>(ask.held_jobs + other)) : job_range{};
+  // The thief's work in this worker's slices, at this worker's latest time per slice.
+  const job_range g = ask.want != 0 ? slices_.grant_back(ask.held(slice_seconds_)) : job_range{};
   const bool batch = !is_later(g) && !g.empty();
   const int range[2] = {batch ? first_ + g.begin : g.begin, batch ? first_ + g.end : g.end};
   MPI_Send(range, 2, MPI_INT, thief, reduce_claim_tag::grant, s_.comm);
@@ -247,13 +245,7 @@ void worker_slice_claims::grant(int thief, const ask_message& ask) {
 }
 
 void worker_slice_claims::serve_asks() {
-  int pending = 0;
-  MPI_Status st;
-  while (MPI_Iprobe(MPI_ANY_SOURCE, reduce_claim_tag::ask, s_.comm, &pending, &st), pending) {
-    ask_message ask;
-    MPI_Recv(&ask, 3, MPI_DOUBLE, st.MPI_SOURCE, reduce_claim_tag::ask, s_.comm, MPI_STATUS_IGNORE);
-    grant(st.MPI_SOURCE, ask);
-  }
+  answer_asks(s_.comm, reduce_claim_tag::ask, [this](int thief, const ask_message& ask) { grant(thief, ask); });
 }
 
 job_range worker_slice_claims::await_grant(int owner) {

@@ -60,9 +60,10 @@ void run_batch_on_root(cluster_state& s, const root_site& site, const call_reque
   std::copy_n(s.call.taken_out.data(), s.call.taken_out.size(), region + site.block_at[j0]);
 }
 
-void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int (&range)[2], MPI_Request& reply) {
-  MPI_Send(&ask, 3, MPI_DOUBLE, owner, steal_tag::ask, comm);
-  MPI_Irecv(range, 2, MPI_INT, owner, steal_tag::grant, comm, &reply);
+void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int (&range)[2], MPI_Request& reply, int ask_tag,
+              int grant_tag) {
+  MPI_Send(&ask, 3, MPI_DOUBLE, owner, ask_tag, comm);
+  MPI_Irecv(range, 2, MPI_INT, owner, grant_tag, comm, &reply);
 }
 
 void job_owner::reset(int n, bool claimable) {
@@ -74,11 +75,8 @@ void job_owner::reset(int n, bool claimable) {
 }
 
 void job_owner::grant(int thief, const ask_message& ask) {
-  // The thief's other work in this owner's jobs, at its latest time per job (none timed yet: the seconds
-  // count for nothing).
-  const double other = job_seconds_ > 0 ? ask.held_seconds / job_seconds_ : 0.0;
-  const int held = static_cast<int>(ask.held_jobs + other);
-  const job_range g = ask.want != 0 && claimable_ ? jobs_.grant_back(held) : job_range{};
+  // The thief's work in this owner's jobs, at its latest time per job.
+  const job_range g = ask.want != 0 && claimable_ ? jobs_.grant_back(ask.held(job_seconds_)) : job_range{};
   const int range[2] = {g.begin, g.end};
   MPI_Send(range, 2, MPI_INT, thief, steal_tag::grant, comm_);
   if (is_later(g)) return;
@@ -115,13 +113,7 @@ void job_owner::grant(int thief, const ask_message& ask) {
 }
 
 void job_owner::serve_asks() {
-  int pending = 0;
-  MPI_Status st;
-  while (MPI_Iprobe(MPI_ANY_SOURCE, steal_tag::ask, comm_, &pending, &st), pending) {
-    ask_message ask;
-    MPI_Recv(&ask, 3, MPI_DOUBLE, st.MPI_SOURCE, steal_tag::ask, comm_, MPI_STATUS_IGNORE);
-    grant(st.MPI_SOURCE, ask);
-  }
+  answer_asks(comm_, steal_tag::ask, [this](int thief, const ask_message& ask) { grant(thief, ask); });
 }
 
 std::vector<int> job_owner::not_told(int self) const {

@@ -81,10 +81,30 @@ struct ask_message {
   double want = 0;          ///< 1: a batch, 0: none
   double held_jobs = 0;     ///< the owner's jobs the thief still holds
   double held_seconds = 0;  ///< other work the thief still holds
+
+  /// All the thief holds, in the owner's jobs at `seconds_per_job` (0: none timed yet, the seconds count for
+  /// nothing).
+  int held(double seconds_per_job) const {
+    return static_cast<int>(held_jobs + (seconds_per_job > 0 ? held_seconds / seconds_per_job : 0.0));
+  }
 };
 
-/// Sends `ask` to `owner` and posts the receive of its grant into `range` (`reply` completes with it).
-void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int (&range)[2], MPI_Request& reply);
+/// Sends `ask` to `owner` and posts the receive of its grant into `range` (`reply` completes with it), under
+/// the tags of map_rect's claims unless others are given (reduce_sum's claims have their own).
+void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int (&range)[2], MPI_Request& reply,
+              int ask_tag = steal_tag::ask, int grant_tag = steal_tag::grant);
+
+/// Receives every ask under `ask_tag` that has come, and hands each to `grant(thief, ask)`.
+template <class Grant>
+void answer_asks(MPI_Comm comm, int ask_tag, Grant&& grant) {
+  int pending = 0;
+  MPI_Status st;
+  while (MPI_Iprobe(MPI_ANY_SOURCE, ask_tag, comm, &pending, &st), pending) {
+    ask_message ask;
+    MPI_Recv(&ask, 3, MPI_DOUBLE, st.MPI_SOURCE, ask_tag, comm, MPI_STATUS_IGNORE);
+    grant(st.MPI_SOURCE, ask);
+  }
+}
 
 /// Where an owner holds what a worker thief needs to run a batch of its jobs (its job 0 first): the root's
 /// are the caller's parameters and rows, a worker's those it received.
