@@ -7,9 +7,9 @@
 # must be the same) turns MAPRECT_NETWORK into Open MPI's btl_tcp_if_include and oob_tcp_if_include. Runs at
 # np=3 across the hosts with MAPRECT_NETWORK=eth2 (the interface form, the second network) and
 # MAPRECT_NETWORK=$SUBNET.0/24 (the CIDR form, the first): every TCP connection of every host is on the named
-# network (or the loopback). Unset, the ranks connect over both networks: the check can fail. The listening
-# sockets are printed: Open MPI 4.1 binds its listeners to the wildcard address whatever the setting
-# (docs/reliability.md, "MPI on the job's network").
+# network (or the loopback), and so is every listening socket (libmaprect-bind-network.so, which the function
+# preloads: Open MPI 4.1 itself binds its listeners to the wildcard address whatever the setting). Unset, the
+# ranks connect over both networks and listen on the wildcard: the checks can fail.
 #
 # check_faults_across_hosts: rank 2 on h3 killed (SIGKILL in a functor), hung (MAPRECT_TIMEOUT=2), and its link
 # taken down in the middle of a call (MAPRECT_TIMEOUT=2): each job exits non-zero within 10 s, its output names
@@ -63,6 +63,11 @@ sockets_of_hosts() {
   done
 }
 
+# "h1 10.213.0.1:1024 maprect-fault-c; ..." from lines of sockets_of_hosts.
+listener_summary() {
+  sed 's/users:(("\([^"]*\)".*/\1/' <<<"$1" | tr '\n' ';' | sed 's/;$//; s/;/; /g'
+}
+
 # The lines of $1 whose local address is neither the loopback nor in the network whose addresses start $2.
 outside_network() {
   awk -v net="$2." '{ a = $2; sub(/:[0-9]+$/, "", a); gsub(/[][]/, "", a); sub(/^::ffff:/, "", a)
@@ -75,12 +80,16 @@ network_settings() {
   (
     # shellcheck disable=SC2317 # called by the function taken from fit.sbatch
     die() { echo "$*" >&2; exit 2; }
+    # shellcheck disable=SC2317
+    log() { echo "$*" >&2; }
+    # shellcheck disable=SC2034 # read by keep_mpi_on_network
+    BIN=$MAPRECT_BUILD_DIR/bin/maprect  # the preload library is looked for beside it
     eval "$(sed -n '/^keep_mpi_on_network() {/,/^}/p' "$MAPRECT_ROOT/slurm/fit.sbatch")"
     unset OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include MAPRECT_NETWORK
     [ -z "$1" ] || export MAPRECT_NETWORK=$1
     # The batch node is h1: the value is checked against its interfaces and addresses.
     keep_mpi_on_network
-    env | grep '^OMPI_MCA_.*_if_include=' | sort || true
+    env | grep -E '^(OMPI_MCA_.*_if_include|MAPRECT_NETWORK|LD_PRELOAD)=' | sort || true
   )
 }
 
@@ -89,7 +98,7 @@ network_settings() {
 inspect_run() {
   local settings
   settings=$(ip netns exec "${PREFIX}h1" bash -c "$(declare -f network_settings); MAPRECT_ROOT=$MAPRECT_ROOT
-    network_settings '$1'") || { fail "keep_mpi_on_network rejected MAPRECT_NETWORK='$1'"; return 1; }
+    MAPRECT_BUILD_DIR=$MAPRECT_BUILD_DIR network_settings '$1'") || { fail "keep_mpi_on_network rejected MAPRECT_NETWORK='$1'"; return 1; }
   settings+=" ${*:2}"
   echo "MAPRECT_NETWORK='$1': ${settings//$'\n'/ }"
   # shellcheck disable=SC2086 # one assignment per word
@@ -118,7 +127,7 @@ check_network_binding() {
     fi
   done
   if settings=$(ip netns exec "${PREFIX}h1" bash -c "$(declare -f network_settings); MAPRECT_ROOT=$MAPRECT_ROOT
-    network_settings eth9" 2>&1); then
+    MAPRECT_BUILD_DIR=$MAPRECT_BUILD_DIR network_settings eth9" 2>&1); then
     fail "MAPRECT_NETWORK=eth9 (no such interface) accepted: $settings"
   else
     pass "MAPRECT_NETWORK=eth9 rejected: $settings"
@@ -133,7 +142,13 @@ check_network_binding() {
       echo "$CONNECTIONS"
       fail "MAPRECT_NETWORK=${value%:*}: connections outside $prefix.0/24: ${outside//$'\n'/; }"
     fi
-    echo "listening while paused (MAPRECT_NETWORK=${value%:*}): $(awk '{print $1, $2, $3}' <<<"$LISTENERS" | sed 's/users:((\("[^"]*"\).*/\1/' | tr '\n' ';')"
+    outside=$(outside_network "$LISTENERS" "$prefix")
+    if [ -n "$LISTENERS" ] && [ -z "$outside" ]; then
+      pass "MAPRECT_NETWORK=${value%:*}: all $(wc -l <<<"$LISTENERS") listening sockets of the 3 hosts on $prefix.0/24 or the loopback: $(listener_summary "$LISTENERS")"
+    else
+      echo "$LISTENERS"
+      fail "MAPRECT_NETWORK=${value%:*}: listening outside $prefix.0/24: ${outside//$'\n'/; }"
+    fi
   done
   # tun0 (the delay switch's, without carrier here) is no network to use.
   inspect_run "" OMPI_MCA_btl_tcp_if_exclude=127.0.0.1/8,tun0 OMPI_MCA_oob_tcp_if_exclude=tun0 || return 0
@@ -142,6 +157,12 @@ check_network_binding() {
   else
     echo "$CONNECTIONS"
     fail "MAPRECT_NETWORK unset: the connections use one network only, so the check above proves nothing"
+  fi
+  if [ -n "$(outside_network "$LISTENERS" "$SUBNET")" ] && [ -n "$(outside_network "$LISTENERS" "$NET2")" ]; then
+    pass "MAPRECT_NETWORK unset: Open MPI listens on every interface: $(listener_summary "$LISTENERS")"
+  else
+    echo "$LISTENERS"
+    fail "MAPRECT_NETWORK unset: no listener on every interface, so the listener check above proves nothing"
   fi
 }
 

@@ -255,6 +255,7 @@ missing=()
 for t in "${targets[@]}"; do
   [ -x "$(find "$MAPRECT_BUILD_DIR" -name "$t" -type f -perm -u+x -print -quit 2>/dev/null)" ] || missing+=("$t")
 done
+[ -f "$MAPRECT_BUILD_DIR/lib/libmaprect-bind-network.so" ] || missing+=(maprect-bind-network)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "multihost: building ${missing[*]}"
   cmake --build "$MAPRECT_BUILD_DIR" -j2 --target "${missing[@]}"
