@@ -6,6 +6,8 @@
 #
 # Topology: namespaces mr<pid>h1..h3 (the hosts, UTS host names h1..h3) with two links each:
 #   eth1, $SUBNET.<i>/24: a veth into a bridge in a fourth namespace mr<pid>sw (no added latency);
+#   eth2, $NET2.<i>/24: a veth into a second bridge in mr<pid>sw (a second network, for the checks of
+#        MAPRECT_NETWORK in scripts/netns-exposure.sh);
 #   tun0, $SW_SUBNET.<i>/24 (MTU 9000): a TUN device served by maprect-delay-switch
 #        (test/multihost/delay_switch.cpp), which runs in mr<pid>sw under SCHED_FIFO and hands each packet to
 #        its destination host a fixed one-way delay after it arrived; it runs only while a delay is asked for.
@@ -14,7 +16,8 @@
 # their namespace. Open MPI's own wire-up (oob) always goes over the bridge; the ranks' messages (btl tcp) go
 # over the one subnet the launcher names: the bridge's, or the switch's where a delay is asked for.
 #
-# Checks: every test binary in MPI_TESTS passes at np=3 with one rank per host; maprect-results-dump (values and
+# Checks (and those of scripts/netns-exposure.sh: MPI on the network MAPRECT_NETWORK names, faults of a rank
+# on another host): every test binary in MPI_TESTS passes at np=3 with one rank per host; maprect-results-dump (values and
 # gradients of a fixed set of calls as hex floats) writes the same file across the hosts as over shared memory
 # at np=3 and in process (np=1). Namespaces, bridge, switch and any process left in them are removed on exit,
 # also on failure. Where namespaces cannot be created it prints `SKIP: <reason>` and exits 0.
@@ -60,6 +63,7 @@ while [ $# -gt 0 ]; do
 done
 SUBNET=10.211.0
 SW_SUBNET=10.212.0
+NET2=10.213.0
 PREFIX=mr$$
 MPI_TESTS=(test_mpi_map_rect test_mpi_errors test_mpi_subcomm)
 DUMP=$MAPRECT_BUILD_DIR/test/multihost/maprect-results-dump
@@ -95,6 +99,8 @@ fi
 ip netns exec "${PREFIX}sw" ip link set lo up
 ip netns exec "${PREFIX}sw" ip link add br0 type bridge
 ip netns exec "${PREFIX}sw" ip link set br0 up
+ip netns exec "${PREFIX}sw" ip link add br1 type bridge
+ip netns exec "${PREFIX}sw" ip link set br1 up
 for i in $(seq 1 "$N_HOSTS"); do
   h=${PREFIX}h$i
   ip netns add "$h"
@@ -103,6 +109,10 @@ for i in $(seq 1 "$N_HOSTS"); do
   ip netns exec "${PREFIX}sw" ip link set "p$i" master br0 up
   ip netns exec "$h" ip addr add "$SUBNET.$i/24" dev eth1
   ip netns exec "$h" ip link set eth1 up
+  ip link add eth2 netns "$h" type veth peer name "q$i" netns "${PREFIX}sw"
+  ip netns exec "${PREFIX}sw" ip link set "q$i" master br1 up
+  ip netns exec "$h" ip addr add "$NET2.$i/24" dev eth2
+  ip netns exec "$h" ip link set eth2 up
   ip netns exec "$h" ip link set lo up
   # The switch's side: a persistent TUN device (no carrier, so no traffic, until the switch attaches to it).
   if [ -c /dev/net/tun ]; then
@@ -111,6 +121,7 @@ for i in $(seq 1 "$N_HOSTS"); do
     ip netns exec "$h" ip addr add "$SW_SUBNET.$i/24" dev tun0
   fi
   echo "$SUBNET.$i slots=1" >>"$WORK/hostfile"
+  echo "h$i slots=1" >>"$WORK/hostfile-names"
 done
 log "multihost: $N_HOSTS hosts ${PREFIX}h1..h$N_HOSTS on $SUBNET.0/24"
 
@@ -121,6 +132,7 @@ cat >"$WORK/rsh" <<EOF
 host=\$1; shift
 case \$host in
   $SUBNET.[0-9]*) i=\${host##*.} ;;
+  h[0-9]*) i=\${host#h} ;;
   *) echo "netns rsh: unknown host \$host" >&2; exit 255 ;;
 esac
 exec ip netns exec "${PREFIX}h\$i" unshare --uts /bin/sh -c "hostname h\$i; \$*"
@@ -236,13 +248,14 @@ print(b, d, round(d - b, 1))" "${fast[0]}" "${fast[$1]}")
 for d in $DELAY $PLAN_DELAYS; do delay_us "$d" >/dev/null || exit 2; done
 
 # --- what to run ----------------------------------------------------------------------------------------------
-targets=(maprect-results-dump "${MPI_TESTS[@]}" test_balance_hosts)
+targets=(maprect-results-dump "${MPI_TESTS[@]}" test_balance_hosts maprect-fault-case)
 [ -z "$SKEWED$UNIFORM" ] || targets+=("$SKEWED_BENCH")
 [ "$(delay_us "$DELAY")" = 0 ] && [ -z "$PLAN_DELAYS" ] || targets+=(maprect-delay-switch maprect-pingpong)
 missing=()
 for t in "${targets[@]}"; do
   [ -x "$(find "$MAPRECT_BUILD_DIR" -name "$t" -type f -perm -u+x -print -quit 2>/dev/null)" ] || missing+=("$t")
 done
+[ -f "$MAPRECT_BUILD_DIR/lib/libmaprect-bind-network.so" ] || missing+=(maprect-bind-network)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "multihost: building ${missing[*]}"
   cmake --build "$MAPRECT_BUILD_DIR" -j2 --target "${missing[@]}"
@@ -326,6 +339,12 @@ else
   cat "$WORK"/dump-*.log
   fail "maprect-results-dump did not run to the end"
 fi
+
+# MPI on the network MAPRECT_NETWORK names, and faults of a rank on another host.
+# shellcheck source-path=SCRIPTDIR source=netns-exposure.sh
+source "$MAPRECT_ROOT/scripts/netns-exposure.sh"
+check_network_binding
+check_faults_across_hosts
 
 # The ranks really talked over their link: bytes received by every host's interface.
 rx=()

@@ -18,6 +18,7 @@
 #include "src/claims_choice.hpp"
 #include "src/exchange.hpp"
 #include "src/host_memory.hpp"
+#include "src/rank_facts.hpp"
 #include "src/reduce_sites.hpp"
 #include "src/settings.hpp"
 #include "src/wait.hpp"
@@ -146,6 +147,7 @@ class cluster_state {
   host_memory host;        ///< the claims (root and workers of its host) and the slots (all on one host)
   /// The hosts of tree and hierarchical collectives. Mutable: their buffers change in any call's collectives.
   mutable collective_hosts collectives;
+  std::vector<rank_fact> ranks;  ///< root: every rank's host, threads and CPUs, gathered at start-up
   std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
   double request[wire::request_doubles] = {};  ///< the opening broadcast of the current request
   root_state root;

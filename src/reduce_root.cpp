@@ -44,8 +44,8 @@ void check_fits(int call_id, long long count, const char* what) {
 /// With MAPRECT_TIMEOUT: names the workers that have not answered call `call_id` within it, and aborts.
 [[noreturn]] void abort_late(cluster_state& s, int call_id, const std::vector<int>& late) {
   for (int q : late)
-    std::fprintf(stderr, "maprect: rank %d did not answer reduce_sum call id %d within %g s (request %llu)\n", q,
-                 call_id, s.settings.timeout, static_cast<unsigned long long>(s.sequence));
+    std::fprintf(stderr, "maprect: rank %d did not answer reduce_sum call id %d within %g s (request %llu, host %s)\n",
+                 q, call_id, s.settings.timeout, static_cast<unsigned long long>(s.sequence), host_of(s.ranks, q));
   std::fprintf(stderr, "maprect: aborting the job (MAPRECT_TIMEOUT=%g)\n", s.settings.timeout);
   std::fflush(stderr);
   unguard_exit(s);  // this exit is deliberate and explained

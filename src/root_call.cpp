@@ -90,8 +90,8 @@ void start_timeout(cluster_state& s, bool done_messages = true) {
 /// Names the workers that have not answered call `req` within the timeout, and aborts the job.
 [[noreturn]] void abort_late(cluster_state& s, const call_request& req, const std::vector<int>& late) {
   for (int q : late)
-    std::fprintf(stderr, "maprect: rank %d did not answer call id %d within %g s (request %llu)\n", q, req.call_id,
-                 s.settings.timeout, static_cast<unsigned long long>(s.sequence));
+    std::fprintf(stderr, "maprect: rank %d did not answer call id %d within %g s (request %llu, host %s)\n", q,
+                 req.call_id, s.settings.timeout, static_cast<unsigned long long>(s.sequence), host_of(s.ranks, q));
   std::fprintf(stderr, "maprect: aborting the job (MAPRECT_TIMEOUT=%g)\n", s.settings.timeout);
   std::fflush(stderr);
   unguard_exit(s);  // this exit is deliberate and explained
@@ -1140,13 +1140,17 @@ void abort_on_guarded_exit() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (s == nullptr || finalized) return;
-  if (s->rank == 0)
+  if (s->rank == 0) {
     std::fprintf(stderr,
                  "maprect: rank 0 (the root) exited while its workers serve (cluster neither stopped nor "
                  "destroyed); aborting the job\n");
-  else
-    std::fprintf(stderr, "maprect: rank %d exited while serving request %llu; aborting the job\n", s->rank,
-                 static_cast<unsigned long long>(s->sequence));
+  } else {
+    char host[MPI_MAX_PROCESSOR_NAME] = "unknown";
+    int length = 0;
+    MPI_Get_processor_name(host, &length);
+    std::fprintf(stderr, "maprect: rank %d (host %s) exited while serving request %llu; aborting the job\n", s->rank,
+                 host, static_cast<unsigned long long>(s->sequence));
+  }
   std::fflush(stderr);
   MPI_Abort(s->comm, 1);
 }
@@ -1203,6 +1207,9 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
     throw;
   }
   start_team(s);
+  s.ranks = gather_rank_facts(s.comm, s.settings.threads);
+  if (const std::string warning = bound_threads_warning(s.ranks); !warning.empty())
+    std::fprintf(stderr, "%s\n", warning.c_str());
   // Ranks that share cores (the sleep policy) time their jobs with the scheduler's noise: even split.
   s.settings.tune_shares = s.settings.tune_shares && s.settings.policy != wait_policy::sleep;
   if (s.size > 1) s.host.open(s.comm, s.settings.take_over, s.settings.host_transport, s.settings.test_host_ranks);

@@ -12,6 +12,10 @@
 //   reduce-hang     the target worker never returns from a reduce_sum slice (run with MAPRECT_TIMEOUT)
 //   reduce-hang-steady  the same in a steady call (the call number in the sliced vars, the data unchanged),
 //                   which on one host with take-over waits for the workers' statuses in host memory
+//   worker-pause    the target worker, in the 4th call, creates $MAPRECT_FAULT_DIR/paused and waits inside the
+//                   functor until $MAPRECT_FAULT_DIR/resume exists, then answers: a script can act on the job
+//                   (inspect its sockets, take a link down) while the call is under way, without sleeps
+//   calls           no fault: the calls, then exit 0
 //   root-slow       the root's own jobs take 1.5 s once, its workers answer at once: with MAPRECT_TIMEOUT=1
 //                   the call must still succeed (exit 0), since no worker is late
 //   root-throw      the root throws out of main while the workers serve
@@ -27,6 +31,7 @@
 #include <new>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -55,6 +60,21 @@ int target = -1;     // the rank that fails
 int this_rank = 0;
 constexpr int kCallsBeforeFault = 3;  // the fault strikes in a steady-state call, not in the first one
 
+/// worker-pause: once, announces the pause with a file, then waits for the file that ends it.
+void pause_for_resume() {
+  static bool paused = false;
+  if (paused) return;
+  paused = true;
+  const char* dir = std::getenv("MAPRECT_FAULT_DIR");
+  if (dir == nullptr) {
+    std::fprintf(stderr, "fault_case: worker-pause needs MAPRECT_FAULT_DIR\n");
+    std::exit(2);
+  }
+  std::ofstream(std::string(dir) + "/paused") << "rank " << this_rank << "\n";
+  const std::string resume = std::string(dir) + "/resume";
+  while (!std::ifstream(resume)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 void strike() {
   if (fault == "worker-sigkill") std::raise(SIGKILL);
   if (fault == "worker-abort") std::abort();
@@ -62,6 +82,7 @@ void strike() {
   if (fault == "worker-exit0") std::exit(0);
   if (fault == "worker-hang" || fault == "worker-hang-first")
     while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+  if (fault == "worker-pause") pause_for_resume();
   static bool slept = false;  // once: the timeout is what is tested, not patience
   if (fault == "root-slow" && !slept) {
     slept = true;
