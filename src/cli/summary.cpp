@@ -4,8 +4,10 @@
 #include <maprect/sample/stan_csv.hpp>
 #include <maprect/sample/summary.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -97,8 +99,10 @@ std::vector<double> parse_percentiles(const std::string& text, std::vector<std::
 /// -243 and 2036 at 2 digits); "nan" for an undefined value.
 std::string cell(double x, int sig_figs) {
   if (std::isnan(x)) return "nan";
-  if (!std::isfinite(x) || std::fabs(x) < 1 || std::fabs(x) >= 1e17) return stan_csv_number(x, sig_figs);
-  const int integer_digits = static_cast<int>(std::floor(std::log10(std::fabs(x)))) + 1;
+  const std::string shortest = stan_csv_number(x, sig_figs);
+  const double rounded = std::strtod(shortest.c_str(), nullptr);  // 0.9996 at 2 digits is 1: shown as "1.0"
+  if (!std::isfinite(x) || std::fabs(rounded) < 1 || std::fabs(x) >= 1e17) return shortest;
+  const int integer_digits = static_cast<int>(std::floor(std::log10(std::fabs(rounded)))) + 1;
   char text[48];
   std::snprintf(text, sizeof text, "%.*f", std::max(0, sig_figs - integer_digits), x);  // 99.99 at 2: "100"
   return text;

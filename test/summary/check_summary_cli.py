@@ -65,7 +65,7 @@ check(re.search(r"Mean\s+MCSE\s+StdDev\s+MAD\s+5%\s+50%\s+95%\s+ESS_bulk\s+ESS_t
 check("Inference for Stan model: synthetic_model" in out, "the model is named")
 check("2 chains: each with iter=(100,100); warmup=(0,0); thin=(1,1); 200 iterations saved." in out,
       "chains, draws and thinning")
-check("Sampling took (0.5, 1.5) seconds, 2 seconds total" in out, "the sampling times, per chain and total")
+check("Sampling took (0.5, 1.5) seconds, 2.0 seconds total" in out, "the sampling times, per chain and total")
 check("Warning: 3 of 200 (1.5%) transitions ended with a divergence." in out, "the divergence warning counts 3")
 check("Warning: 5 of 200 (2.5%) transitions hit the maximum treedepth limit of 10, or 2^10 leapfrog steps." in out,
       "the tree-depth warning counts 5 at max_depth 10")
