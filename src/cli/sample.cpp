@@ -338,8 +338,8 @@ int report_interruption(const sample_command_options& o, const sample_model* mod
     } catch (const std::exception& e) {
       where = "no checkpoint to resume from (" + std::string(e.what()) + ")";
     }
-    std::printf("chain %d: %s; %s; resume with: %s\n", c.chain, c.failed ? c.message.c_str() : "stopped",
-                where.c_str(), resume.c_str());
+    const std::string how = c.failed ? c.message : c.stopped ? "stopped with the interrupted chains" : "finished";
+    std::printf("chain %d: %s; %s; resume with: %s\n", c.chain, how.c_str(), where.c_str(), resume.c_str());
   }
   std::fflush(stdout);
   return code;

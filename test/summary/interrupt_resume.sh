@@ -41,7 +41,7 @@ cat ../stopped.log | grep -v '^chain [0-9]: iteration'
 status=0
 ((rc != 0)) || { echo "FAIL: an interrupted run exited 0"; status=1; }
 for chain in 1 2; do
-  line=$(grep "^chain $chain: interrupted by SIGTERM\|^chain $chain: stopped because" ../stopped.log)
+  line=$(grep "^chain $chain: interrupted by SIGTERM\|^chain $chain: stopped with the interrupted chains" ../stopped.log)
   if ! grep -Eq "last checkpoint at iteration [0-9]+ of 1700 \(out/logreg-$chain.checkpoint\); resume with: .*--resume$" <<<"$line"; then
     echo "FAIL: no line for chain $chain with its checkpoint and the resume command"; status=1
   fi
