@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <ostream>
@@ -201,7 +202,7 @@ std::vector<double> read_csv_draw(const std::vector<std::string>& fields, std::s
 /// Reads a Stan CSV file; throws std::runtime_error naming the file and line of anything malformed.
 inline stan_csv read_stan_csv(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open");
+  if (!in) throw std::runtime_error(path + ": cannot open (" + std::strerror(errno) + ")");
   stan_csv r;
   std::vector<std::vector<double>> rows;
   std::string line;
@@ -239,7 +240,7 @@ inline stan_csv read_stan_csv(const std::string& path) {
 /// Rows of draws in a Stan CSV file: its lines that are neither comments nor empty, less the column names.
 inline long count_stan_csv_draw_rows(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open");
+  if (!in) throw std::runtime_error(path + ": cannot open (" + std::strerror(errno) + ")");
   long lines = 0;
   std::string line;
   while (std::getline(in, line))
