@@ -1,5 +1,5 @@
 # posterior_reference.R TABLE FILE...: compares `maprect summary --sig-figs 17 --csv TABLE FILE...` with R's
-# posterior package reading the same Stan CSV files (one per chain): mean, sd, R-hat, ESS bulk and tail, MCSE of
+# posterior package reading the same Stan CSV files (one per chain): mean, sd, mad, R-hat, ESS bulk and tail, MCSE of
 # the mean and of the sd, and the 5/50/95% quantiles of every column, within 1e-8 relative. Undefined values
 # (NA in posterior, nan in maprect) must be undefined in both; an R-hat above 1e10 in both (chains each constant,
 # at different values) counts as agreement.
@@ -10,9 +10,9 @@ chains <- lapply(args[-1], function(f) as.matrix(read.csv(f, comment.char = "#",
 draws <- array(NA_real_, c(nrow(chains[[1]]), length(chains), ncol(chains[[1]])),
                dimnames = list(NULL, NULL, colnames(chains[[1]])))
 for (c in seq_along(chains)) draws[, c, ] <- chains[[c]]
-reference <- summarise_draws(as_draws_array(draws), mean, sd, rhat, ess_bulk, ess_tail, mcse_mean, mcse_sd,
+reference <- summarise_draws(as_draws_array(draws), mean, sd, mad, rhat, ess_bulk, ess_tail, mcse_mean, mcse_sd,
                              ~quantile2(.x, probs = c(0.05, 0.5, 0.95)))
-pairs <- c(mean = "Mean", sd = "StdDev", rhat = "R_hat", ess_bulk = "ESS_bulk", ess_tail = "ESS_tail",
+pairs <- c(mean = "Mean", sd = "StdDev", mad = "MAD", rhat = "R_hat", ess_bulk = "ESS_bulk", ess_tail = "ESS_tail",
            mcse_mean = "MCSE", mcse_sd = "MCSE_SD", q5 = "5%", q50 = "50%", q95 = "95%")
 if (!identical(ours$name, reference$variable)) stop("the columns differ: ", paste(ours$name, collapse = ","))
 failures <- 0
