@@ -82,3 +82,20 @@ void add_sample_options(CLI::App& app, sample_command_options& options);
 int run_sample(const sample_command_options& options, const std::string& command_line);
 
 }  // namespace maprect::cli
+
+namespace maprect::cli {
+
+/// Options of `maprect summary`.
+struct summary_command_options {
+  std::vector<std::string> files;       ///< Stan CSV files, one per chain
+  std::string percentiles = "5,50,95";  ///< percentiles to show
+  int sig_figs = 2;                     ///< significant digits of the numbers
+  std::string csv_file;                 ///< also write the table as CSV here; "-": only CSV, on stdout
+};
+
+/// Adds summary's options to its subcommand.
+void add_summary_options(CLI::App& app, summary_command_options& options);
+/// Runs `maprect summary` (rank 0 reads and prints); returns the exit code, the same on every rank.
+int run_summary(const summary_command_options& options);
+
+}  // namespace maprect::cli

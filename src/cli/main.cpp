@@ -26,6 +26,10 @@ int main(int argc, char** argv) {
   CLI::App* sample_command = app.add_subcommand(
       "sample", "posterior draws with NUTS; chains on groups of ranks, Stan CSV per chain, a summary at the end");
   add_sample_options(*sample_command, sample);
+  summary_command_options summary;
+  CLI::App* summary_command = app.add_subcommand(
+      "summary", "posterior summary of Stan CSV files (one per chain), as CmdStan's stansummary");
+  add_summary_options(*summary_command, summary);
   plan_options plan;
   CLI::App* plan_command =
       app.add_subcommand("plan", "predicted time per gradient at 1 ... 1024 ranks, from figures measured here");
@@ -45,6 +49,7 @@ int main(int argc, char** argv) {
     if (fit_command->parsed()) return run_fit(fit, invocation);
     if (sample_command->parsed()) return run_sample(sample, invocation);
     if (plan_command->parsed()) return run_plan(plan, invocation);
+    if (summary_command->parsed()) return run_summary(summary);
     return run_bench(bench, invocation);
   } catch (const std::invalid_argument& e) {  // arguments CLI11 cannot check alone
     print_error(e.what());

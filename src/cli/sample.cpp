@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,8 @@
 #include <stdexcept>
 
 #include "commands.hpp"
+#include "interrupt.hpp"
+#include "output_lock.hpp"
 #include "sample_model.hpp"
 #include "spmd.hpp"
 
@@ -114,6 +117,7 @@ class progress_line {
 struct chain_files {
   std::string csv, checkpoint;
   std::ofstream out;
+  long rows = 0;  ///< draw rows in the CSV
 
   chain_files(const std::string& dir, const std::string& model, int chain)
       : csv(dir + "/" + model + "-" + std::to_string(chain) + ".csv"),
@@ -141,6 +145,8 @@ chain_checkpoint resume_chain(chain_files& files, const std::string& expected, c
                              " bytes); the output does not belong to this checkpoint");
   std::filesystem::resize_file(files.csv, c.output_bytes);
   const stan_csv kept = read_stan_csv(files.csv);
+  files.rows = static_cast<long>(kept.draws.rows());
+  if (c.draw_rows >= 0) check_stan_csv_draw_rows(files.csv, c.draw_rows, "from its checkpoint " + files.checkpoint);
   if (kept.draws.cols() != 7 + columns)
     throw std::runtime_error(files.csv + ": " + std::to_string(kept.draws.cols()) + " columns, expected " +
                              std::to_string(7 + columns));
@@ -180,6 +186,7 @@ void record_iteration(const sample_command_options& o, const sample_model& model
     write_stan_csv_adaptation(files.out, chain.step_size(), chain.inv_metric(), o.sig_figs);
   const Eigen::VectorXd out = model.write_array(d.q);
   write_stan_csv_draw(files.out, d, out, o.sig_figs);
+  ++files.rows;
   const Eigen::Index s = d.iteration - o.warmup;
   record.draws(s, 0) = d.log_density;
   record.draws.row(s).tail(out.size()) = out.transpose();
@@ -203,6 +210,9 @@ void run_one_chain(const sample_command_options& o, const chain_group& g, const 
   if (o.resume) {
     const chain_checkpoint c = resume_chain(files, expected, record, columns);
     chain.restore(c.state);
+    std::printf("chain %d: resuming from iteration %d of %d (checkpoint %s, %ld draws kept)\n", g.chain,
+                c.state.iteration, o.warmup + o.samples, files.checkpoint.c_str(), files.rows);
+    std::fflush(stdout);
     seconds[0] = c.warmup_seconds;
     seconds[1] = c.sampling_seconds;
     files.open(true);
@@ -214,19 +224,20 @@ void run_one_chain(const sample_command_options& o, const chain_group& g, const 
   const double gradient_seconds_before = density->seconds;
   const auto loop_start = clock_type::now();
   auto last = loop_start;
+  auto save = [&] {
+    files.out.flush();
+    files.check();
+    write_checkpoint(files.checkpoint, chain_checkpoint{expected, static_cast<std::uint64_t>(files.out.tellp()),
+                                                        seconds[0], seconds[1], chain.state(), files.rows});
+  };
   while (!chain.done()) {
-    stop_check();
+    stop_point(stop_check, save);
     const chain_draw d = chain.step();
     record_iteration(o, *model, chain, d, files, record);
     seconds[d.warmup ? 0 : 1] += seconds_since(last);
     last = clock_type::now();
     progress.update(chain.iteration(), d.warmup, *density);
-    if (o.checkpoint_every > 0 && (chain.iteration() % o.checkpoint_every == 0 || chain.done())) {
-      files.out.flush();
-      files.check();
-      write_checkpoint(files.checkpoint, chain_checkpoint{expected, static_cast<std::uint64_t>(files.out.tellp()),
-                                                          seconds[0], seconds[1], chain.state()});
-    }
+    if (o.checkpoint_every > 0 && (chain.iteration() % o.checkpoint_every == 0 || chain.done())) save();
   }
   record.seconds = seconds_since(loop_start);
   record.gradients = density->calls - calls_before;
@@ -234,6 +245,7 @@ void run_one_chain(const sample_command_options& o, const chain_group& g, const 
   write_stan_csv_timing(files.out, seconds[0], seconds[1]);
   files.out.close();
   files.check();
+  check_stan_csv_draw_rows(files.csv, files.rows, "the draws this chain wrote");
 }
 
 constexpr int record_tag = 7302;
@@ -270,11 +282,16 @@ std::vector<int> chain_roots(int size, int chains) {
 
 /// Rank 0: the summary table, per-chain timings and the plot.
 void report(const sample_command_options& o, const sample_model& model, const std::vector<chain_record>& records) {
+  // The table reads the finished files, so that it has the sampler's columns too and shows what was written.
   std::vector<Eigen::MatrixXd> draws;
+  std::vector<std::string> names;
   std::vector<int> divergences;
-  for (const chain_record& r : records) draws.push_back(r.draws), divergences.push_back(r.divergences);
-  std::vector<std::string> names = {"lp__"};
-  names.insert(names.end(), model.columns.begin(), model.columns.end());
+  for (int c = 1; c <= o.chains; ++c) {
+    const stan_csv csv = read_stan_csv(chain_files(o.output_dir, model.name, c).csv);
+    draws.push_back(csv.draws.bottomRows(csv.draws.rows() - csv.warmup_rows));
+    names = csv.columns;
+  }
+  for (const chain_record& r : records) divergences.push_back(r.divergences);
   std::printf("\n");
   for (std::size_t c = 0; c < records.size(); ++c) {
     const chain_record& r = records[c];
@@ -286,7 +303,7 @@ void report(const sample_command_options& o, const sample_model& model, const st
                 r.seconds > 0 ? 100.0 * outside / r.seconds : 0.0);
   }
   std::fflush(stdout);
-  print_summary(std::cout, summarize(draws, names), divergences, o.samples);
+  print_summary(std::cout, summarize(draws, names), divergences, static_cast<int>(draws[0].rows()));
   for (const auto& [name, value] : model.truth) std::cout << "true " << name << " = " << value << '\n';
   std::cout << "draws: " << o.output_dir << "/" << model.name << "-<chain>.csv (Stan CSV)" << std::endl;
 }
@@ -300,6 +317,32 @@ void plot(const sample_command_options& o, const sample_model& model) {
   command += " -o '" + o.output_dir + "/" + model.name + "-draws.png'";
   if (std::system(command.c_str()) != 0) throw std::runtime_error("plot failed: " + command);
   std::printf("plot: %s/%s-draws.png\n", o.output_dir.c_str(), model.name.c_str());
+}
+
+/// Rank 0, after SIGINT or SIGTERM stopped the chains: one line per chain with its last checkpoint and the
+/// command that resumes the run. Returns the exit status, 128 + the signal's number as a shell reports it.
+int report_interruption(const sample_command_options& o, const sample_model* model,
+                        const std::vector<chain_outcome>& outcomes, const std::string& invocation) {
+  int code = 128 + SIGTERM;
+  for (const chain_outcome& c : outcomes)
+    if (c.message.find("SIGINT") != std::string::npos) code = 128 + SIGINT;
+  if (world_rank() != 0 || !model) return code;
+  const std::string resume = "mpirun -np " + std::to_string(world_size()) + " " + invocation + (o.resume ? "" : " --resume");
+  for (const chain_outcome& c : outcomes) {
+    chain_files files(o.output_dir, model->name, c.chain);
+    std::string where;
+    try {
+      const chain_checkpoint k = read_checkpoint(files.checkpoint, fingerprint(o, *model, c.chain));
+      where = "last checkpoint at iteration " + std::to_string(k.state.iteration) + " of " +
+              std::to_string(o.warmup + o.samples) + " (" + files.checkpoint + ")";
+    } catch (const std::exception& e) {
+      where = "no checkpoint to resume from (" + std::string(e.what()) + ")";
+    }
+    const std::string how = c.failed ? c.message : c.stopped ? "stopped with the interrupted chains" : "finished";
+    std::printf("chain %d: %s; %s; resume with: %s\n", c.chain, how.c_str(), where.c_str(), resume.c_str());
+  }
+  std::fflush(stdout);
+  return code;
 }
 
 /// The same checks on every rank before any communication.
@@ -352,8 +395,9 @@ void add_sample_options(CLI::App& app, sample_command_options& o) {
   app.add_flag("--plot", o.plot, "also plot traces and marginal densities (scripts/plot-draws.py, matplotlib)");
 }
 
-int run_sample(const sample_command_options& o, const std::string& /*invocation*/) {
+int run_sample(const sample_command_options& o, const std::string& invocation) {
   check_arguments(o);
+  catch_interruptions();
   // The root reads the data before any cluster exists, so that a bad file ends every rank alike.
   std::shared_ptr<sample_model> model;
   std::string failure;
@@ -371,12 +415,20 @@ int run_sample(const sample_command_options& o, const std::string& /*invocation*
     print_error(failure);
     return 1;
   }
+  output_lock lock;  // held until the run ends: one writer per output directory
+  const std::string locked = lock_output_dir(o.output_dir, o.chains, lock);
+  if (!locked.empty()) {
+    print_error(locked);
+    return 1;
+  }
   chain_record mine;
   const std::vector<chain_outcome> outcomes =
       run_chains(MPI_COMM_WORLD, o.chains, [&](const chain_group& g, const std::function<void()>& stop_check) {
         run_one_chain(o, g, stop_check, mine);
       });
   std::string failures;
+  for (const chain_outcome& c : outcomes)
+    if (c.failed && is_interruption(c.message)) return agree(report_interruption(o, model.get(), outcomes, invocation));
   for (const chain_outcome& c : outcomes)
     if (c.failed) failures += (failures.empty() ? "" : "; ") + std::string("chain ") + std::to_string(c.chain) +
                               " failed: " + c.message;

@@ -202,3 +202,28 @@ TEST_CASE("four draws per chain: R-hat defined, ESS not (split halves of 2 draws
   CHECK(std::isnan(s.ess_tail));
   CHECK(s.mean == 3.0);
 }
+
+TEST_CASE("quantiles at any probabilities, MAD and the MCSE of sd in closed form", "[summary]") {
+  // Draws 1..100 as two chains, 1..50 and 51..100.
+  Eigen::MatrixXd x(50, 2);
+  for (int i = 0; i < 50; ++i) x(i, 0) = i + 1, x(i, 1) = i + 51;
+  const auto rows = summarize(one_column_chains(x), {"x"}, {0.0, 0.025, 0.5, 0.9, 1.0});
+  REQUIRE(rows[0].quantiles.size() == 5);
+  // Type 7 on 1..100: 1 + 99 p.
+  CHECK(rows[0].quantiles[0] == 1.0);
+  CHECK(rows[0].quantiles[1] == Approx(1 + 99 * 0.025).epsilon(1e-15));
+  CHECK(rows[0].quantiles[2] == 50.5);
+  CHECK(rows[0].quantiles[3] == Approx(1 + 99 * 0.9).epsilon(1e-15));
+  CHECK(rows[0].quantiles[4] == 100.0);
+  // |x - 50.5| takes 0.5, 1.5, ..., 49.5 twice each: its median is 25, scaled by 1.4826.
+  CHECK(rows[0].mad == Approx(25 * 1.4826).epsilon(1e-15));
+  // MCSE of sd: posterior 1.4's formula (its numbers on real draws: cli_summary_posterior_reference_np4).
+  const double mean = 50.5;
+  Eigen::ArrayXXd c2 = (x.array() - mean).square();
+  const double var = c2.mean(), var_var = (c2.square().mean() - var * var) /
+                                          maprect::detail::basic_ess(maprect::detail::split_chains(c2.matrix()));
+  CHECK(rows[0].mcse_sd == Approx(std::sqrt(var_var / var / 4)).epsilon(1e-14));
+  CHECK(std::isfinite(rows[0].mcse_sd));
+  CHECK_THROWS_WITH(summarize(one_column_chains(x), {"x"}, {0.5, 1.5}),
+                    "summarize: quantile probability 1.500000 is outside [0, 1]");
+}

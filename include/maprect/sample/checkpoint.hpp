@@ -5,6 +5,8 @@
 #include <Eigen/Dense>
 
 #include <cerrno>
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +27,7 @@ struct chain_checkpoint {
   double warmup_seconds = 0;      ///< warm-up time so far
   double sampling_seconds = 0;    ///< sampling time so far
   chain_state state;              ///< the chain
+  long draw_rows = -1;            ///< draw rows in the output file then (-1: not recorded)
 };
 
 namespace detail {
@@ -65,8 +68,11 @@ class checkpoint_reader {
     std::string token;
     if (!(fields >> token)) fail("'" + key_ + "' has too few values");
     char* end = nullptr;
+    errno = 0;
     const double x = std::strtod(token.c_str(), &end);
     if (end == token.c_str() || *end != '\0') fail("'" + key_ + "' holds '" + token + "', not a number");
+    // strtod flags underflow too, but the subnormal it returns is exact for %a text; only overflow is wrong.
+    if (errno == ERANGE && std::fabs(x) > DBL_MIN) fail("'" + key_ + "' holds '" + token + "', out of range");
     return x;
   }
   long integer(std::istream& fields) {
@@ -97,6 +103,7 @@ inline std::string checkpoint_body(const chain_checkpoint& c) {
   const chain_state& s = c.state;
   out << "fingerprint " << c.fingerprint << '\n';
   out << "output_bytes " << c.output_bytes << '\n';
+  out << "draw_rows " << c.draw_rows << '\n';
   out << "seconds " << hex_double(c.warmup_seconds) << ' ' << hex_double(c.sampling_seconds) << '\n';
   out << "iteration " << s.iteration << '\n';
   out << "step_size " << hex_double(s.step_size) << '\n';
@@ -120,7 +127,7 @@ inline std::string checkpoint_body(const chain_checkpoint& c) {
 
 /// Writes the checkpoint to path atomically: a reader sees the old file or the new one, never a mix.
 inline void write_checkpoint(const std::string& path, const chain_checkpoint& c) {
-  const std::string body = "maprect-checkpoint 1\n" + detail::checkpoint_body(c);
+  const std::string body = "maprect-checkpoint 2\n" + detail::checkpoint_body(c);
   char checksum[32];
   std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(detail::fnv1a(body)));
   const std::string temporary = path + ".tmp";
@@ -212,7 +219,12 @@ inline void read_chain_state(checkpoint_reader& r, chain_state& s) {
 inline chain_checkpoint read_checkpoint(const std::string& path, const std::string& expected_fingerprint) {
   std::istringstream in(detail::checked_checkpoint_body(path));
   detail::checkpoint_reader r(in, path);
-  if (r.line("maprect-checkpoint").str().find(" 1") == std::string::npos) r.fail("unknown version");
+  {
+    auto f = r.line("maprect-checkpoint");
+    const long version = r.integer(f);
+    if (version != 2)
+      r.fail("version " + std::to_string(version) + ", this maprect reads version 2 (rerun without --resume)");
+  }
   chain_checkpoint c;
   std::string fingerprint;
   std::getline(r.line("fingerprint") >> std::ws, fingerprint);
@@ -223,6 +235,10 @@ inline chain_checkpoint read_checkpoint(const std::string& path, const std::stri
   {
     auto f = r.line("output_bytes");
     c.output_bytes = static_cast<std::uint64_t>(r.integer(f));
+  }
+  {
+    auto f = r.line("draw_rows");
+    c.draw_rows = r.integer(f);
   }
   {
     auto f = r.line("seconds");

@@ -4,8 +4,13 @@
 
 #include <Eigen/Dense>
 
+#include <cerrno>
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <ostream>
@@ -59,11 +64,30 @@ inline void write_stan_csv_header(std::ostream& out, const stan_csv_config& c, c
   out << '\n';
 }
 
-/// A number as Stan CSV writes it: `sig_figs` significant digits, shortest form.
+/// A number as Stan CSV writes it: `sig_figs` significant digits, shortest form (17 digits give every double,
+/// subnormals and -0 included, back bit for bit); infinities and NaN as "inf", "-inf", "nan".
+/// A value near the largest double rounds up past it at few digits ("2e+308" for DBL_MAX at 1 digit), which would
+/// read back as no number: such a value is written with all 17 digits.
 inline std::string stan_csv_number(double x, int sig_figs) {
   char text[48];
   std::snprintf(text, sizeof text, "%.*g", sig_figs, x);
+  if (std::isfinite(x) && std::fabs(x) > 1e308 && !std::isfinite(std::strtod(text, nullptr)))
+    std::snprintf(text, sizeof text, "%.17g", x);
   return text;
+}
+
+/// Reads a whole field as a double into `x`; false for anything else (empty, trailing text, a magnitude beyond
+/// the largest double). A value below DBL_MIN is no error: it reads as the nearest subnormal (or zero), where
+/// std::stod would throw for strtod's ERANGE.
+inline bool parse_stan_number(const std::string& text, double& x) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return false;
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) return false;
+  if (errno == ERANGE && std::fabs(value) > DBL_MIN) return false;  // overflow; underflow gives a subnormal
+  x = value;
+  return true;
 }
 
 /// Writes the adaptation block that ends warm-up: step size and the inverse metric's diagonal.
@@ -105,6 +129,9 @@ struct stan_csv {
   std::vector<double> inv_metric;             ///< from the adaptation block
   Eigen::MatrixXd draws;                      ///< rows: draws, columns: as `columns`
   bool has_timing = false;                    ///< the timing block is there
+  double warmup_seconds = 0;                  ///< the timing block's warm-up time (0 if none)
+  double sampling_seconds = 0;                ///< the timing block's sampling time (0 if none)
+  Eigen::Index warmup_rows = 0;               ///< leading rows of `draws` saved during warm-up (--save-warmup)
 };
 
 namespace detail {
@@ -115,18 +142,37 @@ inline std::string trimmed(const std::string& s) {
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
 }
 
+/// A number of the adaptation block; throws std::runtime_error naming `what` (the caller adds file and line).
+inline double comment_number(const std::string& text, const char* what) {
+  double x = 0;
+  if (!parse_stan_number(text, x)) throw std::runtime_error(std::string(what) + ": '" + text + "' is not a number");
+  return x;
+}
+
+/// The number before " seconds (" of a timing line, after "Elapsed Time:" if there.
+inline std::string timing_value(const std::string& text) {
+  const std::size_t colon = text.find(':'), end = text.find(" seconds (");
+  const std::size_t begin = colon == std::string::npos || colon > end ? 0 : colon + 1;
+  return trimmed(text.substr(begin, end - begin));
+}
+
 /// Reads one comment line of a Stan CSV (without its '#') into `r`; `metric_next`: the line holds the
 /// inverse metric announced by the line before.
 inline void read_csv_comment(const std::string& text, stan_csv& r, bool& metric_next) {
   if (metric_next) {
     std::istringstream values(text);
     std::string v;
-    while (std::getline(values, v, ',')) r.inv_metric.push_back(std::stod(v));
+    while (std::getline(values, v, ',')) r.inv_metric.push_back(comment_number(trimmed(v), "inverse metric"));
     metric_next = false;
   } else if (text.find("Step size = ") != std::string::npos) {
-    r.step_size = std::stod(text.substr(text.find('=') + 1));
+    r.step_size = comment_number(trimmed(text.substr(text.find('=') + 1)), "step size");
   } else if (text.find("Diagonal elements of inverse mass matrix") != std::string::npos) {
     metric_next = true;
+  } else if (text.find("seconds (Warm-up)") != std::string::npos) {
+    r.has_timing = true;
+    r.warmup_seconds = comment_number(timing_value(text), "warm-up time");
+  } else if (text.find("seconds (Sampling)") != std::string::npos) {
+    r.sampling_seconds = comment_number(timing_value(text), "sampling time");
   } else if (text.find("Elapsed Time") != std::string::npos) {
     r.has_timing = true;
   } else if (r.columns.empty() && text.find('=') != std::string::npos) {
@@ -143,15 +189,9 @@ std::vector<double> read_csv_draw(const std::vector<std::string>& fields, std::s
   if (fields.size() != n_columns)
     fail(std::to_string(fields.size()) + " values for " + std::to_string(n_columns) + " columns");
   std::vector<double> row;
-  for (const std::string& f : fields) {
-    std::size_t used = 0;
+  for (std::size_t k = 0; k < fields.size(); ++k) {
     double x = 0;
-    try {
-      x = std::stod(f, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != f.size() || f.empty()) fail("'" + f + "' is not a number");
+    if (!parse_stan_number(fields[k], x)) fail("column " + std::to_string(k + 1) + ": '" + fields[k] + "' is not a number");
     row.push_back(x);
   }
   return row;
@@ -162,7 +202,7 @@ std::vector<double> read_csv_draw(const std::vector<std::string>& fields, std::s
 /// Reads a Stan CSV file; throws std::runtime_error naming the file and line of anything malformed.
 inline stan_csv read_stan_csv(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open");
+  if (!in) throw std::runtime_error(path + ": cannot open (" + std::strerror(errno) + ")");
   stan_csv r;
   std::vector<std::vector<double>> rows;
   std::string line;
@@ -173,8 +213,14 @@ inline stan_csv read_stan_csv(const std::string& path) {
   };
   while (std::getline(in, line)) {
     ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     if (!line.empty() && line[0] == '#') {
-      detail::read_csv_comment(line.substr(1), r, metric_next);
+      if (line.find("Adaptation terminated") != std::string::npos) r.warmup_rows = static_cast<Eigen::Index>(rows.size());
+      try {
+        detail::read_csv_comment(line.substr(1), r, metric_next);
+      } catch (const std::runtime_error& e) {
+        fail(e.what());
+      }
       continue;
     }
     std::vector<std::string> fields;
@@ -189,6 +235,26 @@ inline stan_csv read_stan_csv(const std::string& path) {
   for (std::size_t i = 0; i < rows.size(); ++i)
     for (std::size_t j = 0; j < rows[i].size(); ++j) r.draws(i, j) = rows[i][j];
   return r;
+}
+
+/// Rows of draws in a Stan CSV file: its lines that are neither comments nor empty, less the column names.
+inline long count_stan_csv_draw_rows(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open (" + std::strerror(errno) + ")");
+  long lines = 0;
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty() && line[0] != '#') ++lines;
+  return lines > 0 ? lines - 1 : 0;
+}
+
+/// Throws std::runtime_error when `path` holds other than `expected` draw rows; `source` says where the
+/// expectation comes from (a checkpoint, the run itself).
+inline void check_stan_csv_draw_rows(const std::string& path, long expected, const std::string& source) {
+  const long found = count_stan_csv_draw_rows(path);
+  if (found != expected)
+    throw std::runtime_error(path + ": " + std::to_string(found) + " draw rows, expected " + std::to_string(expected) +
+                             " (" + source + "); another process may have written to it");
 }
 
 }  // namespace maprect

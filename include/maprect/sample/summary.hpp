@@ -20,6 +20,9 @@ namespace maprect {
 struct parameter_summary {
   std::string name;
   double mean, mcse, sd, q5, q50, q95, ess_bulk, ess_tail, rhat;
+  double mcse_sd = std::numeric_limits<double>::quiet_NaN();  ///< Monte Carlo standard error of sd (posterior's)
+  double mad = std::numeric_limits<double>::quiet_NaN();      ///< median absolute deviation, scaled by 1.4826
+  std::vector<double> quantiles;  ///< at the probabilities asked of summarize (empty if none were)
 };
 
 namespace detail {
@@ -225,18 +228,42 @@ inline double indicator_ess(const chain_draws& x, double q) {
   return basic_ess(split_chains((x.array() <= q).cast<double>().matrix()));
 }
 
-/// Summary of one column's draws (draws x chains). Bulk ESS and bulk R-hat share the rank-normalised split
-/// chains; tail ESS uses the 5% and 95% quantiles, and the folded R-hat the median, that the row reports.
-inline parameter_summary summarize_column(const std::string& name, const chain_draws& x) {
+/// Monte Carlo standard error of the standard deviation by the delta method, as posterior 1.4's mcse_sd: the ESS
+/// of the squared centred draws, and their variance, over the variance estimate.
+inline double sd_mcse(const chain_draws& x, double mean) {
+  const Eigen::ArrayXXd centred_squared = (x.array() - mean).square();
+  const double expected_var = centred_squared.mean();
+  const double var_var =
+      (centred_squared.square().mean() - expected_var * expected_var) / basic_ess(split_chains(centred_squared.matrix()));
+  return std::sqrt(var_var / expected_var / 4);
+}
+
+/// Median absolute deviation from the median, scaled by 1.4826 to estimate a normal's sd (R's mad).
+inline double scaled_mad(const std::vector<double>& sorted, double median) {
+  std::vector<double> deviations(sorted.size());
+  for (std::size_t i = 0; i < sorted.size(); ++i) deviations[i] = std::fabs(sorted[i] - median);
+  std::sort(deviations.begin(), deviations.end());
+  return 1.4826 * sorted_quantile(deviations, 0.5);
+}
+
+/// Summary of one column's draws (draws x chains), with quantiles at `probabilities` too. Bulk ESS and bulk R-hat
+/// share the rank-normalised split chains; tail ESS uses the 5% and 95% quantiles, and the folded R-hat the
+/// median, that the row reports.
+inline parameter_summary summarize_column(const std::string& name, const chain_draws& x,
+                                          const std::vector<double>& probabilities = {}) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  parameter_summary s{name, x.mean(), nan, nan, nan, nan, nan, nan, nan, nan};
+  parameter_summary s{name, x.mean(), nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, {}};
   s.sd = std::sqrt((x.array() - s.mean).square().sum() / static_cast<double>(x.size() - 1));
   s.mcse = s.sd / std::sqrt(basic_ess(split_chains(x)));
+  s.mcse_sd = sd_mcse(x, s.mean);
+  s.quantiles.assign(probabilities.size(), nan);
   const std::vector<double> sorted = sorted_draws(x);
   if (sorted.empty()) return s;  // a NaN draw: no order, no quantiles
+  for (std::size_t k = 0; k < probabilities.size(); ++k) s.quantiles[k] = sorted_quantile(sorted, probabilities[k]);
   s.q5 = sorted_quantile(sorted, 0.05);
   s.q50 = sorted_quantile(sorted, 0.5);
   s.q95 = sorted_quantile(sorted, 0.95);
+  s.mad = scaled_mad(sorted, s.q50);
   if (summary_undefined(x)) return s;
   const chain_draws z = rank_normalize(split_chains(x));
   s.ess_bulk = basic_ess(z);
@@ -332,14 +359,20 @@ inline void print_convergence_warnings(std::ostream& os, const std::vector<param
 
 }  // namespace detail
 
-/// chains[c] is draws x columns for chain c (all chains the same shape).
+/// chains[c] is draws x columns for chain c (all chains the same shape); each row also holds the quantiles at
+/// `probabilities` (each in [0, 1]; std::invalid_argument names one outside).
 inline std::vector<parameter_summary> summarize(const std::vector<Eigen::MatrixXd>& chains,
-                                                const std::vector<std::string>& names) {
+                                                const std::vector<std::string>& names,
+                                                const std::vector<double>& probabilities = {}) {
   detail::check_summary_input(chains, names);
+  for (double p : probabilities)
+    if (!(p >= 0 && p <= 1))
+      throw std::invalid_argument("summarize: quantile probability " + std::to_string(p) + " is outside [0, 1]");
   std::vector<parameter_summary> rows;
   rows.reserve(names.size());
   for (Eigen::Index j = 0; j < chains[0].cols(); ++j)
-    rows.push_back(detail::summarize_column(names[static_cast<std::size_t>(j)], detail::gather_column(chains, j)));
+    rows.push_back(detail::summarize_column(names[static_cast<std::size_t>(j)], detail::gather_column(chains, j),
+                                            probabilities));
   return rows;
 }
 
