@@ -126,6 +126,9 @@ chain_checkpoint resume_chain(const sample_command_options& o, chain_files& file
     throw std::runtime_error(files.csv + ": " + std::to_string(kept.draws.cols()) + " columns, expected " +
                              std::to_string(7 + columns));
   const Eigen::Index warmup_rows = o.save_warmup ? kept_draws(o.warmup, o.thin) : 0;
+  if (kept.draws.rows() - warmup_rows > record.draws.rows())
+    throw std::runtime_error(files.csv + ": " + std::to_string(kept.draws.rows()) + " draw rows, more than the " +
+                             std::to_string(warmup_rows + record.draws.rows()) + " this run writes");
   for (Eigen::Index row = warmup_rows; row < kept.draws.rows(); ++row) {
     const Eigen::Index s = row - warmup_rows;
     record.draws(s, 0) = kept.draws(row, 0);

@@ -79,7 +79,8 @@ void add_cmdstan_sampler_options(CLI::App& app, sample_command_options& o) {
   app.add_option("--stepsize", o.stepsize, "initial step size (CmdStan's stepsize)")->capture_default_str();
   app.add_option("--stepsize-jitter", o.stepsize_jitter, "uniform jitter of the step size, in [0, 1]")
       ->capture_default_str();
-  app.add_option("--adapt-engaged", o.adapt_engaged, "1: adapt during warm-up; 0: no adaptation")->capture_default_str();
+  app.add_option("--adapt-engaged", o.adapt_engaged, "1: adapt during warm-up; 0: no adaptation")
+      ->capture_default_str();
   app.add_option("--init-buffer", o.init_buffer, "step-size-only warm-up iterations first (CmdStan's init_buffer)")
       ->capture_default_str();
   app.add_option("--term-buffer", o.term_buffer, "step-size-only warm-up iterations last (CmdStan's term_buffer)")
@@ -145,7 +146,8 @@ void check_sampler_arguments(const sample_command_options& o) {
   const int kept = kept_draws(o.samples, o.thin);
   if (kept < 4)
     refuse("--samples", std::to_string(o.samples),
-           "keeps " + std::to_string(kept) + " draws per chain" + (o.thin > 1 ? " at --thin " + std::to_string(o.thin) : "") +
+           "keeps " + std::to_string(kept) + " draws per chain" +
+               (o.thin > 1 ? " at --thin " + std::to_string(o.thin) : "") +
                ", but the summary splits each chain in two halves and needs at least 4");
   const metric_kind metric = parse_metric(o.metric);
   if (!o.metric_file.empty() && metric == metric_kind::unit)
@@ -183,7 +185,8 @@ Eigen::MatrixXd read_metric_file(const std::string& path, metric_kind metric, in
   if (static_cast<int>(entry.size()) != dim || (dim > 0 && !entry[0].is_array()))
     throw std::runtime_error(path + ": \"inv_metric\" must be " + n + " rows of " + n +
                              " numbers for --metric dense (the model has " + n + " parameters), got " +
-                             std::to_string(entry.size()) + (entry.empty() || entry[0].is_array() ? " rows" : " numbers"));
+                             std::to_string(entry.size()) +
+                             (entry.empty() || entry[0].is_array() ? " rows" : " numbers"));
   m.resize(dim, dim);
   for (int r = 0; r < dim; ++r) {
     const Eigen::VectorXd row = json_numbers(entry[r], path, "\"inv_metric\" row " + std::to_string(r + 1));
@@ -238,7 +241,7 @@ std::string window_warning(const sample_command_options& o) {
   w.configure(o.warmup, o.init_buffer, o.term_buffer, o.window);
   return "warning: --warmup " + std::to_string(o.warmup) + " cannot fit --init-buffer " +
          std::to_string(o.init_buffer) + ", --window " + std::to_string(o.window) + " and --term-buffer " +
-         std::to_string(o.term_buffer) + "; as Stan, 15%/75%/10% of the warm-up: init buffer " +
+         std::to_string(o.term_buffer) + ", so as Stan the windows take 15%/75%/10% of the warm-up: init buffer " +
          std::to_string(w.init_buffer) + ", window " + std::to_string(w.base_window) + ", term buffer " +
          std::to_string(w.term_buffer);
 }

@@ -201,7 +201,8 @@ TEST_CASE("the new options out of range, and initial metrics of the wrong shape,
     return o;
   };
   using opts = maprect::sample_options;
-  CHECK_THROWS_WITH(maprect::check_sample_options(with([](opts& o) { o.thin = 0; })), "sample: thin must be >= 1, got 0");
+  CHECK_THROWS_WITH(maprect::check_sample_options(with([](opts& o) { o.thin = 0; })),
+                    "sample: thin must be >= 1, got 0");
   CHECK_THROWS_WITH(maprect::check_sample_options(with([](opts& o) { o.stepsize_jitter = 1.5; })),
                     "sample: stepsize_jitter must be in [0, 1], got 1.500000");
   CHECK_THROWS_WITH(maprect::check_sample_options(with([](opts& o) { o.init_buffer = -1; })),

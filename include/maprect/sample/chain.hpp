@@ -368,7 +368,8 @@ inline sample_result sample_chain(log_density_function log_density, int dim, con
     if (d.warmup) {
       if (d.iteration >= options.warmup / 2) warm_sum += d.diagnostics.accept_stat, ++warm_n;
       if (d.iteration == options.warmup - 1)
-        r.step_size = chain.step_size(), r.inv_metric = chain.inv_metric(), r.dense_inv_metric = chain.dense_inv_metric();
+        r.step_size = chain.step_size(), r.inv_metric = chain.inv_metric(),
+        r.dense_inv_metric = chain.dense_inv_metric();
       continue;
     }
     r.gradients += d.diagnostics.n_leapfrog;
