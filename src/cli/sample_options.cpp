@@ -19,7 +19,7 @@ namespace maprect::cli {
 
 namespace {
 
-/// A number as the error messages show it: shortest form that reads back.
+/// A number as messages and fingerprints show it: 17 significant digits, so that it reads back exactly.
 std::string shown(double x) {
   char text[48];
   std::snprintf(text, sizeof text, "%.17g", x);
@@ -227,7 +227,7 @@ std::string sampler_fingerprint(const sample_command_options& o) {
   std::ostringstream f;
   f << "thin=" << o.thin << " save_warmup=" << o.save_warmup << " metric=" << o.metric
     << " metric_file=" << (o.metric_file.empty() ? "none" : file_hash(o.metric_file))
-    << " stepsize=" << detail::hex_double(o.stepsize) << " stepsize_jitter=" << detail::hex_double(o.stepsize_jitter)
+    << " stepsize=" << shown(o.stepsize) << " stepsize_jitter=" << shown(o.stepsize_jitter)
     << " adapt_engaged=" << o.adapt_engaged << " init_buffer=" << o.init_buffer << " term_buffer=" << o.term_buffer
     << " window=" << o.window;
   return f.str();
