@@ -196,7 +196,10 @@ Eigen::MatrixXd read_metric_file(const std::string& path, metric_kind metric, in
     m.row(r) = row.transpose();
   }
   if (!m.allFinite()) throw std::runtime_error(path + ": \"inv_metric\" has a non-finite entry");
-  if (!m.isApprox(m.transpose())) throw std::runtime_error(path + ": \"inv_metric\" is not symmetric");
+  // CmdStan writes 6 significant digits by default, which can round m(i, j) and m(j, i) apart.
+  if ((m - m.transpose()).cwiseAbs().maxCoeff() > 1e-5 * m.cwiseAbs().maxCoeff())
+    throw std::runtime_error(path + ": \"inv_metric\" is not symmetric");
+  m = (0.5 * (m + m.transpose())).eval();
   if (Eigen::LLT<Eigen::MatrixXd>(m).info() != Eigen::Success)
     throw std::runtime_error(path + ": \"inv_metric\" is not positive definite");
   return m;
