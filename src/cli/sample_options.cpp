@@ -237,7 +237,7 @@ std::string sampler_fingerprint(const sample_command_options& o) {
 }
 
 std::string window_warning(const sample_command_options& o) {
-  if (o.adapt_engaged == 0 || parse_metric(o.metric) == metric_kind::unit) return {};
+  if (o.adapt_engaged == 0 || o.warmup == 0 || parse_metric(o.metric) == metric_kind::unit) return {};
   if (o.warmup < 20) return "warning: no " + o.metric + " metric estimation is performed for --warmup < 20";
   if (metric_windows::fits(o.warmup, o.init_buffer, o.term_buffer, o.window)) return {};
   metric_windows w;

@@ -26,7 +26,7 @@ sample_options chain_options(const sample_command_options& o, int dim, int chain
 /// "key=value ..." of the sampler arguments, for the checkpoint fingerprint (the metric file by its bytes).
 std::string sampler_fingerprint(const sample_command_options& o);
 /// The warnings Stan prints for the adaptation windows (empty when none): too few warm-up iterations for the
-/// buffers and window, which are then rescaled to 15% / 75% / 10%, or none adapted below 20.
+/// buffers and window, which are then rescaled to 15% / 75% / 10%, or none adapted for 1 to 19.
 std::string window_warning(const sample_command_options& o);
 
 }  // namespace maprect::cli
