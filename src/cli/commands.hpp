@@ -74,6 +74,17 @@ struct sample_command_options {
   int sig_figs = 17;             ///< significant digits in the CSV (17: exact doubles)
   double progress_seconds = 2;   ///< least seconds between two progress lines of a chain
   bool plot = false;             ///< write <model>-draws.png with scripts/plot-draws.py
+  // CmdStan's sampler arguments, checked by check_sampler_arguments (sample_options.hpp).
+  int thin = 1;                  ///< keep every thin-th iteration (CmdStan's thin)
+  bool save_warmup = false;      ///< write the warm-up draws too (CmdStan's save_warmup)
+  std::string metric = "diag";   ///< unit | diag | dense (CmdStan's metric unit_e | diag_e | dense_e)
+  std::string metric_file;       ///< JSON {"inv_metric": ...} of the initial inverse metric; empty: identity
+  double stepsize = 1;           ///< initial step size (CmdStan's stepsize)
+  double stepsize_jitter = 0;    ///< uniform jitter of each transition's step size, in [0, 1]
+  int adapt_engaged = 1;         ///< 0: no adaptation (CmdStan's adapt engaged)
+  int init_buffer = 75;          ///< CmdStan's adapt init_buffer
+  int term_buffer = 50;          ///< CmdStan's adapt term_buffer
+  int window = 25;               ///< CmdStan's adapt window
 };
 
 /// Adds sample's options to its subcommand.

@@ -20,6 +20,7 @@
 #include "interrupt.hpp"
 #include "output_lock.hpp"
 #include "sample_model.hpp"
+#include "sample_options.hpp"
 #include "spmd.hpp"
 
 namespace maprect::cli {
@@ -32,40 +33,19 @@ double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
-/// --seed as an unsigned 64-bit integer; throws std::invalid_argument naming the text.
-std::uint64_t parse_seed(const std::string& text) {
-  const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-  errno = 0;
-  const unsigned long long value = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
-  if (!digits || errno == ERANGE)
-    throw std::invalid_argument("--seed must be an integer from 0 to 18446744073709551615, got '" + text + "'");
-  return value;
-}
-
-/// A chain's settings from the command's options.
-sample_options chain_options(const sample_command_options& o, int chain) {
-  sample_options s;
-  s.warmup = o.warmup;
-  s.samples = o.samples;
-  s.max_depth = o.max_depth;
-  s.delta = target_delta(o);
-  s.seed = parse_seed(o.seed);
-  s.chain = chain;
-  return s;
-}
-
 /// Everything that must match for a checkpoint to be resumed.
 std::string fingerprint(const sample_command_options& o, const sample_model& m, int chain) {
   std::ostringstream f;
   f << "model=" << m.name << " data=" << m.data_identity << " parameters=" << m.size << " chains=" << o.chains
     << " warmup=" << o.warmup << " samples=" << o.samples << " max_depth=" << o.max_depth << " delta=" << target_delta(o)
-    << " seed=" << parse_seed(o.seed) << " chain=" << chain << " sig_figs=" << o.sig_figs;
+    << " seed=" << parse_seed(o.seed) << " chain=" << chain << " sig_figs=" << o.sig_figs << ' '
+    << sampler_fingerprint(o);
   return f.str();
 }
 
 /// What a chain hands to rank 0 for the summary.
 struct chain_record {
-  Eigen::MatrixXd draws;  ///< samples x (1 + columns): lp__ then the model's columns
+  Eigen::MatrixXd draws;  ///< kept draws x (1 + columns): lp__ then the model's columns (warm-up left out)
   int divergences = 0;
   long gradients = 0;          ///< gradients in the iteration loop
   double gradient_seconds = 0;  ///< seconds in those gradients
@@ -132,7 +112,8 @@ struct chain_files {
 };
 
 /// Resumes: reads the checkpoint, cuts the CSV back to its length then, and reads the draws kept so far.
-chain_checkpoint resume_chain(chain_files& files, const std::string& expected, chain_record& record, int columns) {
+chain_checkpoint resume_chain(const sample_command_options& o, chain_files& files, const std::string& expected,
+                              chain_record& record, int columns) {
   if (!std::filesystem::exists(files.checkpoint))
     throw std::runtime_error(files.checkpoint + ": no checkpoint to resume from (run without --resume)");
   chain_checkpoint c = read_checkpoint(files.checkpoint, expected);
@@ -150,10 +131,15 @@ chain_checkpoint resume_chain(chain_files& files, const std::string& expected, c
   if (kept.draws.cols() != 7 + columns)
     throw std::runtime_error(files.csv + ": " + std::to_string(kept.draws.cols()) + " columns, expected " +
                              std::to_string(7 + columns));
-  for (Eigen::Index s = 0; s < kept.draws.rows(); ++s) {
-    record.draws(s, 0) = kept.draws(s, 0);
-    record.draws.row(s).tail(columns) = kept.draws.row(s).tail(columns);
-    record.divergences += kept.draws(s, 5) != 0;
+  const Eigen::Index warmup_rows = o.save_warmup ? kept_draws(o.warmup, o.thin) : 0;
+  if (kept.draws.rows() - warmup_rows > record.draws.rows())
+    throw std::runtime_error(files.csv + ": " + std::to_string(kept.draws.rows()) + " draw rows, more than the " +
+                             std::to_string(warmup_rows + record.draws.rows()) + " this run writes");
+  for (Eigen::Index row = warmup_rows; row < kept.draws.rows(); ++row) {
+    const Eigen::Index s = row - warmup_rows;
+    record.draws(s, 0) = kept.draws(row, 0);
+    record.draws.row(s).tail(columns) = kept.draws.row(row).tail(columns);
+    record.divergences += kept.draws(row, 5) != 0;
   }
   return c;
 }
@@ -169,6 +155,7 @@ void start_chain(const sample_command_options& o, const sample_model& model, con
   config.options = options;
   config.num_chains = o.chains;
   config.sig_figs = o.sig_figs;
+  config.metric_file = o.metric_file;
   write_stan_csv_header(files.out, config, model.columns);
   chain.initialize();
 }
@@ -177,17 +164,24 @@ void start_chain(const sample_command_options& o, const sample_model& model, con
 /// the draw for the summary.
 void record_iteration(const sample_command_options& o, const sample_model& model, const nuts_chain& chain,
                       const chain_draw& d, chain_files& files, chain_record& record) {
-  if (d.warmup) {
-    if (d.iteration == o.warmup - 1)
-      write_stan_csv_adaptation(files.out, chain.step_size(), chain.inv_metric(), o.sig_figs);
+  auto adaptation_block = [&] {
+    write_stan_csv_adaptation(files.out, chain.step_size(), chain.options().metric, chain.inv_metric(),
+                              chain.dense_inv_metric(), o.sig_figs);
+  };
+  if (d.warmup) {  // as CmdStan: every thin-th warm-up draw when saved, then the block
+    if (o.save_warmup && d.iteration % o.thin == 0) {
+      write_stan_csv_draw(files.out, d, model.write_array(d.q), o.sig_figs);
+      ++files.rows;
+    }
+    if (d.iteration == o.warmup - 1) adaptation_block();
     return;
   }
-  if (d.iteration == 0)  // no warm-up: the block still comes before the draws, as CmdStan writes it
-    write_stan_csv_adaptation(files.out, chain.step_size(), chain.inv_metric(), o.sig_figs);
+  if (d.iteration == 0) adaptation_block();  // no warm-up: the block still comes before the draws
+  if ((d.iteration - o.warmup) % o.thin != 0) return;
   const Eigen::VectorXd out = model.write_array(d.q);
   write_stan_csv_draw(files.out, d, out, o.sig_figs);
   ++files.rows;
-  const Eigen::Index s = d.iteration - o.warmup;
+  const Eigen::Index s = (d.iteration - o.warmup) / o.thin;
   record.draws(s, 0) = d.log_density;
   record.draws.row(s).tail(out.size()) = out.transpose();
   record.divergences += d.diagnostics.divergent;
@@ -197,9 +191,9 @@ void record_iteration(const sample_command_options& o, const sample_model& model
 void run_one_chain(const sample_command_options& o, const chain_group& g, const std::function<void()>& stop_check,
                    chain_record& record) {
   const std::shared_ptr<sample_model> model = make_sample_model(o);
-  const sample_options options = chain_options(o, g.chain);
+  const sample_options options = chain_options(o, model->size, g.chain);
   const int columns = static_cast<int>(model->columns.size());
-  record.draws = Eigen::MatrixXd::Zero(o.samples, 1 + columns);
+  record.draws = Eigen::MatrixXd::Zero(kept_draws(o.samples, o.thin), 1 + columns);
   auto density = std::make_shared<timed_density>(timed_density{model->log_density});
   nuts_chain chain([density](const Eigen::VectorXd& q, Eigen::VectorXd& gr) { return (*density)(q, gr); },
                    model->size, options);
@@ -208,7 +202,7 @@ void run_one_chain(const sample_command_options& o, const chain_group& g, const 
   const std::string expected = fingerprint(o, *model, g.chain);
   double seconds[2] = {0, 0};  // warm-up, sampling
   if (o.resume) {
-    const chain_checkpoint c = resume_chain(files, expected, record, columns);
+    const chain_checkpoint c = resume_chain(o, files, expected, record, columns);
     chain.restore(c.state);
     std::printf("chain %d: resuming from iteration %d of %d (checkpoint %s, %ld draws kept)\n", g.chain,
                 c.state.iteration, o.warmup + o.samples, files.checkpoint.c_str(), files.rows);
@@ -358,42 +352,13 @@ void check_arguments(const sample_command_options& o) {
     throw std::invalid_argument("--chains " + std::to_string(o.chains) + " needs at least " +
                                 std::to_string(o.chains) + " MPI ranks (one per chain), got " +
                                 std::to_string(world_size()));
-  check_sample_options(chain_options(o, 1));
+  check_sampler_arguments(o);
+  sample_command_options no_file = o;  // the metric file is read once the model's size is known
+  no_file.metric_file.clear();
+  check_sample_options(chain_options(no_file, 1, 1));
 }
 
 }  // namespace
-
-void add_sample_options(CLI::App& app, sample_command_options& o) {
-  const int max_int = std::numeric_limits<int>::max();
-  app.add_option("--model", o.model, "model to sample")
-      ->check(CLI::IsMember({"logreg", "pk2cmt", "eight_schools"}))
-      ->capture_default_str();
-  CLI::Option* data = app.add_option("--data", o.data, "CSV with header group,y,x (logreg only); default: embedded data");
-  app.add_option("--jobs", o.jobs, "groups (logreg, default 8) or subjects (pk2cmt, default 16) of the embedded data")
-      ->check(CLI::Range(1, max_int))
-      ->excludes(data);
-  app.add_option("--points", o.points, "points per group of the embedded logreg data (default 200)")
-      ->check(CLI::Range(1, max_int))
-      ->excludes(data);
-  app.add_option("--chains", o.chains, "chains; the ranks are split into this many groups")->check(CLI::Range(1, max_int))->capture_default_str();
-  app.add_option("--warmup", o.warmup, "warm-up iterations per chain")->check(CLI::Range(0, max_int))->capture_default_str();
-  app.add_option("--samples", o.samples, "draws per chain")->check(CLI::Range(1, max_int))->capture_default_str();
-  app.add_option("--seed", o.seed, "random seed, 0 to 2^64-1")->capture_default_str();
-  app.add_option("--max-depth", o.max_depth, "largest NUTS tree depth")->check(CLI::Range(1, 30))->capture_default_str();
-  app.add_option("--delta", o.delta,
-                 "target acceptance statistic of the step-size adaptation [default: 0.8; 0.9 for eight_schools]")
-      ->check(CLI::Range(0.01, 0.999));
-  app.add_option("--output-dir", o.output_dir, "directory of the Stan CSV files (created if missing)")->capture_default_str();
-  app.add_option("--checkpoint-every", o.checkpoint_every, "iterations between checkpoints (0: none)")
-      ->check(CLI::Range(0, max_int))
-      ->capture_default_str();
-  app.add_flag("--resume", o.resume, "continue from the checkpoints in --output-dir and append to the CSV files");
-  app.add_option("--sig-figs", o.sig_figs, "significant digits of the CSV numbers")->check(CLI::Range(1, 17))->capture_default_str();
-  app.add_option("--progress-seconds", o.progress_seconds, "least seconds between two progress lines of a chain")
-      ->check(CLI::Range(0.0, 1e9))
-      ->capture_default_str();
-  app.add_flag("--plot", o.plot, "also plot traces and marginal densities (scripts/plot-draws.py, matplotlib)");
-}
 
 int run_sample(const sample_command_options& o, const std::string& invocation) {
   check_arguments(o);
@@ -404,6 +369,9 @@ int run_sample(const sample_command_options& o, const std::string& invocation) {
   if (world_rank() == 0) {
     try {
       model = make_sample_model(o);
+      if (!o.metric_file.empty()) read_metric_file(o.metric_file, parse_metric(o.metric), model->size);
+      const std::string warning = window_warning(o);
+      if (!warning.empty()) std::printf("%s\n", warning.c_str());
       std::printf("maprect sample: %s, %d parameters, %d chain%s on %d rank%s\n", model->description.c_str(),
                   model->size, o.chains, o.chains == 1 ? "" : "s", world_size(), world_size() == 1 ? "" : "s");
       std::fflush(stdout);

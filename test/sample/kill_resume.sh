@@ -1,11 +1,12 @@
 #!/bin/bash
-# kill_resume.sh MPIEXEC MAPRECT WORKDIR: a sampling run with checkpoints is killed (SIGKILL to the whole job)
+# kill_resume.sh MPIEXEC MAPRECT WORKDIR [OPTION...]: a sampling run (OPTIONs added) with checkpoints is killed (SIGKILL to the whole job)
 # once a checkpoint lies past warm-up, resumed with --resume, and must then have written the same files as an
 # uninterrupted run with the same seed, timing lines apart.
 set -u
 mpiexec=$1 maprect=$2 work=$3
+shift 3
 args=(sample --model logreg --jobs 8 --points 200 --chains 2 --warmup 200 --samples 1500 --seed 5
-      --checkpoint-every 25 --output-dir out)
+      --checkpoint-every 25 --output-dir out "$@")
 rm -rf "$work" && mkdir -p "$work/straight" "$work/killed"
 (cd "$work/straight" && "$mpiexec" -np 2 "$maprect" "${args[@]}") > "$work/straight.log" 2>&1 \
   || { echo "FAIL: the uninterrupted run failed"; cat "$work/straight.log"; exit 1; }

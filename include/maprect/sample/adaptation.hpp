@@ -1,6 +1,6 @@
 #pragma once
-/// \file Stan's warm-up: step-size dual averaging (Hoffman and Gelman 2014) and the diagonal metric estimated
-/// in expanding windows (an initial buffer, windows doubling in length, a terminal buffer).
+/// \file Stan's warm-up: step-size dual averaging (Hoffman and Gelman 2014) and the diagonal or dense metric
+/// estimated in expanding windows (an initial buffer, windows doubling in length, a terminal buffer).
 
 #include <Eigen/Dense>
 
@@ -60,6 +60,29 @@ struct welford_variance {
   Eigen::VectorXd variance() const { return n > 1 ? Eigen::VectorXd(m2 / (n - 1.0)) : Eigen::VectorXd(m2); }
 };
 
+/// Running mean and sum of outer products of deviations (Welford), for the dense metric.
+struct welford_covariance {
+  long n = 0;          ///< samples added
+  Eigen::VectorXd m;   ///< running mean
+  Eigen::MatrixXd m2;  ///< running sum of outer products of deviations
+
+  /// Starts over in dimension `dim`.
+  void restart(Eigen::Index dim) {
+    n = 0;
+    m = Eigen::VectorXd::Zero(dim);
+    m2 = Eigen::MatrixXd::Zero(dim, dim);
+  }
+  /// Adds one sample.
+  void add(const Eigen::VectorXd& q) {
+    ++n;
+    const Eigen::VectorXd delta = q - m;
+    m += delta / static_cast<double>(n);
+    m2 += (q - m) * delta.transpose();
+  }
+  /// Sample covariance (n - 1 in the denominator).
+  Eigen::MatrixXd covariance() const { return n > 1 ? Eigen::MatrixXd(m2 / (n - 1.0)) : Eigen::MatrixXd(m2); }
+};
+
 /// Stan's windows for the metric: which warm-up iterations feed the estimator and where a window ends.
 struct metric_windows {
   int num_warmup = 0;   ///< warm-up iterations
@@ -70,6 +93,8 @@ struct metric_windows {
   int window_size = 0;  ///< length of the current window
   int next_window = -1; ///< iteration that ends the current window
 
+  /// True when Stan keeps the buffers and window as given: at least 20 warm-up iterations and room for all three.
+  static bool fits(int warmup, int init, int term, int base) { return warmup < 20 || init + base + term <= warmup; }
   /// Stan's set_window_params: 75 / 25 / 50 unless they do not fit, then 15% / 75% / 10% of the warm-up; no
   /// metric adaptation below 20 warm-up iterations.
   void configure(int warmup, int init = 75, int term = 50, int base = 25) {
@@ -111,28 +136,48 @@ struct metric_windows {
   }
 };
 
-/// The diagonal metric's adaptation: returns true when a window ended and inv_metric was updated.
+/// The metric's adaptation: returns true when a window ended and the inverse metric was updated.
 struct metric_adaptation {
-  metric_windows windows;    ///< the window schedule
-  welford_variance samples;  ///< draws of the current window
+  metric_windows windows;         ///< the window schedule
+  welford_variance samples;       ///< draws of the current window (diagonal metric)
+  welford_covariance covariance;  ///< draws of the current window (dense metric; empty otherwise)
 
-  /// One warm-up draw in.
+  /// One warm-up draw in, for the diagonal metric.
   bool learn(Eigen::VectorXd& inv_metric, const Eigen::VectorXd& q) {
     if (windows.in_window()) samples.add(q);
-    if (windows.window_ends()) {
-      windows.compute_next_window();
-      const double n = static_cast<double>(samples.n);
-      // Stan's regularisation: shrink towards 1e-3 by five pseudo-draws.
-      inv_metric = (n / (n + 5.0)) * samples.variance() +
-                   1e-3 * (5.0 / (n + 5.0)) * Eigen::VectorXd::Ones(inv_metric.size());
-      if (!inv_metric.allFinite())
-        throw std::runtime_error("numerical overflow in metric adaptation: the warm-up draws are not finite");
-      samples.restart(inv_metric.size());
+    if (!windows.window_ends()) {
       ++windows.counter;
-      return true;
+      return false;
     }
+    windows.compute_next_window();
+    const double n = static_cast<double>(samples.n);
+    // Stan's regularisation: shrink towards 1e-3 by five pseudo-draws.
+    inv_metric = (n / (n + 5.0)) * samples.variance() +
+                 1e-3 * (5.0 / (n + 5.0)) * Eigen::VectorXd::Ones(inv_metric.size());
+    if (!inv_metric.allFinite())
+      throw std::runtime_error("numerical overflow in metric adaptation: the warm-up draws are not finite");
+    samples.restart(inv_metric.size());
     ++windows.counter;
-    return false;
+    return true;
+  }
+  /// One warm-up draw in, for the dense metric: Stan's regularised sample covariance of the window.
+  bool learn(Eigen::MatrixXd& inv_metric, const Eigen::VectorXd& q) {
+    if (windows.in_window()) covariance.add(q);
+    if (!windows.window_ends()) {
+      ++windows.counter;
+      return false;
+    }
+    windows.compute_next_window();
+    const double n = static_cast<double>(covariance.n);
+    const Eigen::Index dim = inv_metric.rows();
+    inv_metric = (n / (n + 5.0)) * covariance.covariance() +
+                 1e-3 * (5.0 / (n + 5.0)) * Eigen::MatrixXd::Identity(dim, dim);
+    if (!inv_metric.allFinite() || Eigen::LLT<Eigen::MatrixXd>(inv_metric).info() != Eigen::Success)
+      throw std::runtime_error(
+          "numerical overflow in metric adaptation: the warm-up draws' covariance is not positive definite");
+    covariance.restart(dim);
+    ++windows.counter;
+    return true;
   }
 };
 

@@ -50,6 +50,13 @@ inline void put_vector(std::ostream& out, const char* key, const Eigen::VectorXd
   out << '\n';
 }
 
+/// A matrix as "key rows cols values...", column by column.
+inline void put_matrix(std::ostream& out, const char* key, const Eigen::MatrixXd& m) {
+  out << key << ' ' << m.rows() << ' ' << m.cols();
+  for (Eigen::Index i = 0; i < m.size(); ++i) out << ' ' << hex_double(m.data()[i]);
+  out << '\n';
+}
+
 /// Reads the checkpoint's lines in order, naming the file and the key in every error.
 class checkpoint_reader {
  public:
@@ -88,6 +95,14 @@ class checkpoint_reader {
     for (long i = 0; i < n; ++i) v(i) = number(fields);
     return v;
   }
+  Eigen::MatrixXd matrix(const std::string& key) {
+    std::istringstream fields = line(key);
+    const long rows = integer(fields), cols = integer(fields);
+    if (rows < 0 || cols < 0 || rows > (1L << 12) || cols > (1L << 12)) fail("'" + key + "' has a bad shape");
+    Eigen::MatrixXd m(rows, cols);
+    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = number(fields);
+    return m;
+  }
   [[noreturn]] void fail(const std::string& what) const {
     throw std::runtime_error(path_ + ": damaged checkpoint: " + what);
   }
@@ -119,6 +134,10 @@ inline std::string checkpoint_body(const chain_checkpoint& c) {
   out << "welford_n " << s.metric_adapt.samples.n << '\n';
   put_vector(out, "welford_m", s.metric_adapt.samples.m);
   put_vector(out, "welford_m2", s.metric_adapt.samples.m2);
+  put_matrix(out, "dense_inv_metric", s.dense_inv_metric);
+  out << "welford_dense_n " << s.metric_adapt.covariance.n << '\n';
+  put_vector(out, "welford_dense_m", s.metric_adapt.covariance.m);
+  put_matrix(out, "welford_dense_m2", s.metric_adapt.covariance.m2);
   out << "rng " << s.rng << '\n';
   return out.str();
 }
@@ -127,7 +146,7 @@ inline std::string checkpoint_body(const chain_checkpoint& c) {
 
 /// Writes the checkpoint to path atomically: a reader sees the old file or the new one, never a mix.
 inline void write_checkpoint(const std::string& path, const chain_checkpoint& c) {
-  const std::string body = "maprect-checkpoint 2\n" + detail::checkpoint_body(c);
+  const std::string body = "maprect-checkpoint 3\n" + detail::checkpoint_body(c);
   char checksum[32];
   std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(detail::fnv1a(body)));
   const std::string temporary = path + ".tmp";
@@ -211,6 +230,13 @@ inline void read_chain_state(checkpoint_reader& r, chain_state& s) {
   }
   s.metric_adapt.samples.m = r.vector("welford_m");
   s.metric_adapt.samples.m2 = r.vector("welford_m2");
+  s.dense_inv_metric = r.matrix("dense_inv_metric");
+  {
+    auto f = r.line("welford_dense_n");
+    s.metric_adapt.covariance.n = r.integer(f);
+  }
+  s.metric_adapt.covariance.m = r.vector("welford_dense_m");
+  s.metric_adapt.covariance.m2 = r.matrix("welford_dense_m2");
   std::getline(r.line("rng") >> std::ws, s.rng);
 }
 
@@ -222,8 +248,8 @@ inline chain_checkpoint read_checkpoint(const std::string& path, const std::stri
   {
     auto f = r.line("maprect-checkpoint");
     const long version = r.integer(f);
-    if (version != 2)
-      r.fail("version " + std::to_string(version) + ", this maprect reads version 2 (rerun without --resume)");
+    if (version != 3)
+      r.fail("version " + std::to_string(version) + ", this maprect reads version 3 (rerun without --resume)");
   }
   chain_checkpoint c;
   std::string fingerprint;

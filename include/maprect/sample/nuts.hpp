@@ -31,11 +31,11 @@ inline double nuts_log_sum_exp(double a, double b) {
   return m + std::log1p(std::exp(-std::fabs(a - b)));
 }
 
-/// Stan's base_nuts transition for a diagonal metric.
+/// Stan's base_nuts transition for a Euclidean metric (diagonal or dense).
 class nuts_sampler {
  public:
   /// The Hamiltonian and the RNG are held by reference: both outlive the sampler.
-  nuts_sampler(const diag_hamiltonian& hamiltonian, sampler_rng& rng, int max_depth, double max_delta_h = 1000)
+  nuts_sampler(const euclidean_hamiltonian& hamiltonian, sampler_rng& rng, int max_depth, double max_delta_h = 1000)
       : h_(hamiltonian), rng_(rng), max_depth_(max_depth), max_delta_h_(max_delta_h) {}
 
   /// One transition from z (with its log density and gradient evaluated) at step size epsilon; z becomes the
@@ -69,7 +69,7 @@ class nuts_sampler {
     return levels_[static_cast<std::size_t>(depth)];
   }
 
-  const diag_hamiltonian& h_;
+  const euclidean_hamiltonian& h_;
   sampler_rng& rng_;
   int max_depth_;
   double max_delta_h_;

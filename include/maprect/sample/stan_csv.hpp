@@ -39,7 +39,16 @@ struct stan_csv_config {
   int num_chains = 1;        ///< chains of the run
   int sig_figs = 17;         ///< significant digits of the numbers
   int refresh = 100;         ///< progress granularity (iterations)
+  std::string metric_file;   ///< the --metric-file read, empty if none
 };
+
+/// `value`, followed by " (Default)" when it is CmdStan's default, as CmdStan writes its arguments.
+template <class T>
+std::string stan_csv_argument(const T& value, const T& default_value) {
+  std::ostringstream out;
+  out << value << (value == default_value ? " (Default)" : "");
+  return out.str();
+}
 
 /// Writes the comment header (CmdStan's argument tree) and the column names.
 inline void write_stan_csv_header(std::ostream& out, const stan_csv_config& c, const std::vector<std::string>& names) {
@@ -47,13 +56,20 @@ inline void write_stan_csv_header(std::ostream& out, const stan_csv_config& c, c
   out << "# stan_version_major = 2\n# stan_version_minor = 33\n# stan_version_patch = 0\n"
       << "# model = " << c.model << "\n# method = sample (Default)\n#   sample\n"
       << "#     num_samples = " << o.samples << "\n#     num_warmup = " << o.warmup
-      << "\n#     save_warmup = 0 (Default)\n#     thin = 1 (Default)\n#     adapt\n#       engaged = 1 (Default)\n"
+      << "\n#     save_warmup = " << stan_csv_argument(o.save_warmup ? 1 : 0, 0)
+      << "\n#     thin = " << stan_csv_argument(o.thin, 1)
+      << "\n#     adapt\n#       engaged = " << stan_csv_argument(o.adapt_engaged ? 1 : 0, 1) << "\n"
       << "#       gamma = 0.05 (Default)\n#       delta = " << o.delta << "\n#       kappa = 0.75 (Default)\n"
-      << "#       t0 = 10 (Default)\n#       init_buffer = 75 (Default)\n#       term_buffer = 50 (Default)\n"
-      << "#       window = 25 (Default)\n#     algorithm = hmc (Default)\n#       hmc\n#         engine = nuts (Default)\n"
-      << "#           nuts\n#             max_depth = " << o.max_depth << "\n#         metric = diag_e (Default)\n"
-      << "#         metric_file =  (Default)\n#         stepsize = " << o.initial_step_size
-      << "\n#         stepsize_jitter = 0 (Default)\n#     num_chains = 1 (Default)\n"
+      << "#       t0 = 10 (Default)\n#       init_buffer = " << stan_csv_argument(o.init_buffer, 75)
+      << "\n#       term_buffer = " << stan_csv_argument(o.term_buffer, 50)
+      << "\n#       window = " << stan_csv_argument(o.window, 25)
+      << "\n#     algorithm = hmc (Default)\n#       hmc\n#         engine = nuts (Default)\n"
+      << "#           nuts\n#             max_depth = " << o.max_depth
+      << "\n#         metric = " << stan_csv_argument(metric_stan_name(o.metric), std::string("diag_e"))
+      << "\n#         metric_file = " << stan_csv_argument(c.metric_file, std::string())
+      << "\n#         stepsize = " << stan_csv_argument(o.initial_step_size, 1.0)
+      << "\n#         stepsize_jitter = " << stan_csv_argument(o.stepsize_jitter, 0.0)
+      << "\n#     num_chains = 1 (Default)\n"
       << "# id = " << o.chain << "\n# data\n#   file = " << c.data_file << "\n# init = " << o.init_radius
       << "\n# random\n#   seed = " << o.seed << "\n# output\n#   file = " << c.output_file
       << "\n#   diagnostic_file =  (Default)\n#   refresh = " << c.refresh << "\n#   sig_figs = " << c.sig_figs
@@ -90,14 +106,35 @@ inline bool parse_stan_number(const std::string& text, double& x) {
   return true;
 }
 
+/// Writes `values` as one comment line: "# a, b, c".
+inline void write_stan_csv_row(std::ostream& out, const Eigen::VectorXd& values, int sig_figs) {
+  out << "# ";
+  for (Eigen::Index i = 0; i < values.size(); ++i) out << (i ? ", " : "") << stan_csv_number(values(i), sig_figs);
+  out << '\n';
+}
+
 /// Writes the adaptation block that ends warm-up: step size and the inverse metric's diagonal.
 inline void write_stan_csv_adaptation(std::ostream& out, double step_size, const Eigen::VectorXd& inv_metric,
                                       int sig_figs) {
   out << "# Adaptation terminated\n# Step size = " << stan_csv_number(step_size, sig_figs)
-      << "\n# Diagonal elements of inverse mass matrix:\n# ";
-  for (Eigen::Index i = 0; i < inv_metric.size(); ++i)
-    out << (i ? ", " : "") << stan_csv_number(inv_metric(i), sig_figs);
-  out << '\n';
+      << "\n# Diagonal elements of inverse mass matrix:\n";
+  write_stan_csv_row(out, inv_metric, sig_figs);
+}
+
+/// Writes the adaptation block as CmdStan does for each metric: unit_e has no free parameters, diag_e one line
+/// of the diagonal, dense_e one line per row of the matrix.
+inline void write_stan_csv_adaptation(std::ostream& out, double step_size, metric_kind metric,
+                                      const Eigen::VectorXd& inv_metric, const Eigen::MatrixXd& dense_inv_metric,
+                                      int sig_figs) {
+  if (metric == metric_kind::diag) return write_stan_csv_adaptation(out, step_size, inv_metric, sig_figs);
+  out << "# Adaptation terminated\n# Step size = " << stan_csv_number(step_size, sig_figs) << '\n';
+  if (metric == metric_kind::unit) {
+    out << "# No free parameters for unit metric\n";
+    return;
+  }
+  out << "# Elements of inverse mass matrix:\n";
+  for (Eigen::Index r = 0; r < dense_inv_metric.rows(); ++r)
+    write_stan_csv_row(out, dense_inv_metric.row(r).transpose(), sig_figs);
 }
 
 /// Writes one draw: the sampler columns, then the model's outputs at the draw.
