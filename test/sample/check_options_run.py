@@ -88,8 +88,12 @@ def main():
                 fail('%s: mean %g (sd %g), truth %g' % (name, mean, sd, truth[name]))
             print('ok: %s mean %g (sd %g), truth %g' % (name, mean, sd, truth[name]))
     for name, r in rows.items():
-        if not r[8] < 1.02:
-            fail('%s: R-hat %g' % (name, r[8]))
+        # A sampler column other than lp__ may be constant within each chain (stepsize__ after adaptation):
+        # its R-hat is no convergence figure.
+        if name.endswith('__') and name != 'lp__':
+            continue
+        if not r[-1] < 1.02:
+            fail('%s: R-hat %g' % (name, r[-1]))
 
 
 main()
