@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ASan + UBSan build of the whole test suite, MPI tests included, in build-sanitize/ (RelWithDebInfo at -O1 -g,
+# ASan + UBSan build of the programs the test suite runs, MPI tests included, in build-sanitize/ (RelWithDebInfo at -O1 -g,
 # the level ASan's authors advise: reports carry file and line, and the build takes a third less time than at
 # -O2; Debug would trip Boost debug asserts unrelated to maprect). Runs every CTest test except those that
 # cannot work under the sanitizers (see EXCLUDE below) and fails on any finding.
@@ -24,8 +24,10 @@ EXCLUDE='^(faults|slurm)$'
 log "sanitize: configure $BUILD (ASan + UBSan, RelWithDebInfo at -O1)"
 cmake -S "$MAPRECT_ROOT" -B "$BUILD" -G Ninja -DMAPRECT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" $(compiler_launcher) >/dev/null
-log "sanitize: build -j2"
-cmake --build "$BUILD" -j2
+# Only the programs the tests run (target maprect-test-programs): the benchmarks and tools no test runs are
+# left to the Release build.
+log "sanitize: build maprect-test-programs -j$MAPRECT_JOBS"
+cmake --build "$BUILD" -j"$MAPRECT_JOBS" --target maprect-test-programs
 
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:strict_init_order=1:check_initialization_order=1"
 export LSAN_OPTIONS="suppressions=$SUPP/lsan.supp:fast_unwind_on_malloc=0:print_suppressions=0"
@@ -52,7 +54,7 @@ scan() {
 # memory and fake stacks grow RSS by design, so that one case is left to the Release build (stage ctest);
 # the binary's other cases run here, directly.
 status=0
-ctest --test-dir "$BUILD" --output-on-failure --timeout 300 --label-exclude "$EXCLUDE" -E '^test_ad_memory$' -j2 ||
+ctest --test-dir "$BUILD" --output-on-failure --timeout 300 --label-exclude "$EXCLUDE" -E '^test_ad_memory$' -j"$MAPRECT_JOBS" ||
   status=$?
 scan "$BUILD/Testing/Temporary/LastTest.log"
 mem_log=$BUILD/Testing/Temporary/test_ad_memory-sanitize.log

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages maprect needs (only those missing) and builds it in Release into build/.
+# Installs the Debian packages maprect needs (only those missing) and builds it in Release into build/:
+# every target, or only those named (`scripts/setup.sh maprect-cli`).
 # Run it directly, or source it from the other scripts: sourcing defines the functions without running them.
 set -euo pipefail
 
@@ -17,6 +18,8 @@ MAPRECT_PACKAGES=(
 MAPRECT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$MAPRECT_ROOT}  # used only where ccache is the compiler launcher
 MAPRECT_BUILD_DIR="${MAPRECT_BUILD_DIR:-$MAPRECT_ROOT/build}"
+# Parallel compile jobs and parallel CTest slots (tests declare their ranks as PROCESSORS): the cores.
+MAPRECT_JOBS="${MAPRECT_JOBS:-$(nproc)}"
 
 log() { printf '[maprect] %s\n' "$*"; }
 
@@ -47,22 +50,23 @@ compiler_launcher() {
   if command -v ccache >/dev/null; then echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache; fi
 }
 
-# Configures (first time) and builds maprect in Release.
+# Configures (first time) and builds maprect in Release: every target, or only the targets given.
 build() {
   log "configure: $MAPRECT_BUILD_DIR (Release, Ninja)"
   cmake -S "$MAPRECT_ROOT" -B "$MAPRECT_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release $(compiler_launcher) >/dev/null
-  log "build: cmake --build -j2"
-  cmake --build "$MAPRECT_BUILD_DIR" -j2
+  log "build: cmake --build -j$MAPRECT_JOBS${1:+ --target $*}"
+  cmake --build "$MAPRECT_BUILD_DIR" -j"$MAPRECT_JOBS" ${1:+--target "$@"}
 }
 
+# The packages, then the Release build of every target, or only of the targets given.
 setup() {
   install_packages
-  build
+  build "$@"
 }
 
 # Run only when executed, not when sourced.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   cd "$MAPRECT_ROOT"
-  setup
+  setup "$@"
   log "setup: done"
 fi
