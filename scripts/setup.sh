@@ -13,6 +13,7 @@ MAPRECT_PACKAGES=(
   python3 python3-matplotlib
   valgrind iproute2
   nlohmann-json3-dev
+  ccache
 )
 
 MAPRECT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -44,8 +45,9 @@ install_packages() {
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
 }
 
-# The compiler launcher flag: ccache where it is installed (optional; with CCACHE_BASEDIR, set below, a clone
-# anywhere shares its cache).
+# The compiler launcher flag: ccache where it is installed (a package above, so that every build on a CI
+# machine after its first takes its objects from the cache; with CCACHE_BASEDIR, set above, a clone anywhere
+# shares the cache).
 compiler_launcher() {
   if command -v ccache >/dev/null; then echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache; fi
 }

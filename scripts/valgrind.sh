@@ -17,7 +17,7 @@ NP=3
 BUILD=$MAPRECT_BUILD_DIR
 if [ "${MAPRECT_VALGRIND_DEBUG:-0}" = 1 ]; then
   BUILD=$MAPRECT_ROOT/build-valgrind
-  cmake -S "$MAPRECT_ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake -S "$MAPRECT_ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(compiler_launcher) >/dev/null
 fi
 [ -f "$BUILD/CMakeCache.txt" ] || build
 
