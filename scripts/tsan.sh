@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ThreadSanitizer build of the tests that run in one process without MPI (test/ad, test/map_rect,
-# test/threads, test/reduce_sum), in build-tsan/ (RelWithDebInfo at -O1 -g: reports carry file and line), run with no
-# finding allowed. Only those test targets are built, which keeps the stage to a few minutes on 2 cores.
+# test/threads, test/reduce_sum), in build-tsan/ (RelWithDebInfo at -O1 -g1: line tables, so that reports carry
+# file and line, as in scripts/sanitize.sh), run with no finding allowed. Only those test targets are built, which keeps the stage to a few minutes on 2 cores.
 #   scripts/tsan.sh            (stage `tsan` of scripts/test.sh)
 #   MAPRECT_TSAN_BUILD_DIR     build directory (default: <repo>/build-tsan)
 set -euo pipefail
@@ -14,7 +14,7 @@ TARGETS=(test_ad test_ad_memory test_map_rect test_threads test_reduce_sum)
 
 log "tsan: configure $BUILD (ThreadSanitizer, RelWithDebInfo at -O1)"
 cmake -S "$MAPRECT_ROOT" -B "$BUILD" -G Ninja -DMAPRECT_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" -DMAPRECT_BUILD_PROGRAMS=OFF $(compiler_launcher) >/dev/null
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMAPRECT_BUILD_PROGRAMS=OFF $(compiler_launcher) >/dev/null
 log "tsan: build ${TARGETS[*]} -j$MAPRECT_JOBS"
 cmake --build "$BUILD" -j"$MAPRECT_JOBS" --target "${TARGETS[@]}"
 
