@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds in Release, then runs the main job over MAPRECT_RANKS MPI ranks
+# Installs what is missing, builds the program in Release (target maprect-cli only: no tests, no
+# benchmarks), then runs the main job over MAPRECT_RANKS MPI ranks
 # (default 4): posterior sampling of the embedded logistic-regression data, `maprect sample --model logreg`
 # with 4 chains (MAPRECT_CHAINS), Stan CSV files in build/sample/ and a summary at the end. Arguments go to
 # `maprect sample`; `scripts/run.sh fit [ARGS]` runs the MAP fit (`maprect fit --model logreg ARGS`) instead.
@@ -10,7 +11,9 @@ cd "$MAPRECT_ROOT"
 
 MAPRECT_RANKS="${MAPRECT_RANKS:-4}"
 
-setup
+# The main job needs bin/maprect alone; `maprect sample --plot` adds scripts/plot-draws.py, which runs on
+# /usr/bin/python3 with python3-matplotlib (a package of setup.sh).
+setup maprect-cli
 
 # Open MPI refuses root without these; oversubscribe lets ranks exceed cores; self,vader keeps all
 # traffic in shared memory (no TCP start-up, no listening on every interface).

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages maprect needs (only those missing) and builds it in Release into build/.
+# Installs the Debian packages maprect needs (only those missing) and builds it in Release into build/:
+# every target, or only those named (`scripts/setup.sh maprect-cli`).
 # Run it directly, or source it from the other scripts: sourcing defines the functions without running them.
 set -euo pipefail
 
@@ -13,11 +14,14 @@ MAPRECT_PACKAGES=(
   valgrind iproute2
   nlohmann-json3-dev
   r-base-core r-cran-posterior
+  ccache
 )
 
 MAPRECT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$MAPRECT_ROOT}  # used only where ccache is the compiler launcher
 MAPRECT_BUILD_DIR="${MAPRECT_BUILD_DIR:-$MAPRECT_ROOT/build}"
+# Parallel compile jobs and parallel CTest slots (tests declare their ranks as PROCESSORS): the cores.
+MAPRECT_JOBS="${MAPRECT_JOBS:-$(nproc)}"
 
 log() { printf '[maprect] %s\n' "$*"; }
 
@@ -42,28 +46,30 @@ install_packages() {
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
 }
 
-# The compiler launcher flag: ccache where it is installed (optional; with CCACHE_BASEDIR, set below, a clone
-# anywhere shares its cache).
+# The compiler launcher flag: ccache where it is installed (a package above, so that every build on a CI
+# machine after its first takes its objects from the cache; with CCACHE_BASEDIR, set above, a clone anywhere
+# shares the cache).
 compiler_launcher() {
   if command -v ccache >/dev/null; then echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache; fi
 }
 
-# Configures (first time) and builds maprect in Release.
+# Configures (first time) and builds maprect in Release: every target, or only the targets given.
 build() {
   log "configure: $MAPRECT_BUILD_DIR (Release, Ninja)"
   cmake -S "$MAPRECT_ROOT" -B "$MAPRECT_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release $(compiler_launcher) >/dev/null
-  log "build: cmake --build -j2"
-  cmake --build "$MAPRECT_BUILD_DIR" -j2
+  log "build: cmake --build -j$MAPRECT_JOBS${1:+ --target $*}"
+  cmake --build "$MAPRECT_BUILD_DIR" -j"$MAPRECT_JOBS" ${1:+--target "$@"}
 }
 
+# The packages, then the Release build of every target, or only of the targets given.
 setup() {
   install_packages
-  build
+  build "$@"
 }
 
 # Run only when executed, not when sourced.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   cd "$MAPRECT_ROOT"
-  setup
+  setup "$@"
   log "setup: done"
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ThreadSanitizer build of the tests that run in one process without MPI (test/ad, test/map_rect,
-# test/threads, test/reduce_sum), in build-tsan/ (RelWithDebInfo at -O1 -g: reports carry file and line), run with no
-# finding allowed. Only those test targets are built, which keeps the stage to a few minutes on 2 cores.
+# test/threads, test/reduce_sum), in build-tsan/ (RelWithDebInfo at -O1 -g1: line tables, so that reports carry
+# file and line, as in scripts/sanitize.sh), run with no finding allowed. Only those test targets are built, which keeps the stage to a few minutes on 2 cores.
 #   scripts/tsan.sh            (stage `tsan` of scripts/test.sh)
 #   MAPRECT_TSAN_BUILD_DIR     build directory (default: <repo>/build-tsan)
 set -euo pipefail
@@ -14,16 +14,16 @@ TARGETS=(test_ad test_ad_memory test_map_rect test_threads test_reduce_sum)
 
 log "tsan: configure $BUILD (ThreadSanitizer, RelWithDebInfo at -O1)"
 cmake -S "$MAPRECT_ROOT" -B "$BUILD" -G Ninja -DMAPRECT_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" -DMAPRECT_BUILD_PROGRAMS=OFF $(compiler_launcher) >/dev/null
-log "tsan: build ${TARGETS[*]} -j2"
-cmake --build "$BUILD" -j2 --target "${TARGETS[@]}"
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMAPRECT_BUILD_PROGRAMS=OFF $(compiler_launcher) >/dev/null
+log "tsan: build ${TARGETS[*]} -j$MAPRECT_JOBS"
+cmake --build "$BUILD" -j"$MAPRECT_JOBS" --target "${TARGETS[@]}"
 
 # halt_on_error: the first race ends its test with a failure; the scan below also catches a report in a
 # test that passed anyway.
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4"
 FINDING='WARNING: ThreadSanitizer|ThreadSanitizer: reported|SUMMARY: ThreadSanitizer'
 status=0
-ctest --test-dir "$BUILD" --output-on-failure --timeout 300 -R "^($(IFS='|'; echo "${TARGETS[*]}"))\$" || status=$?
+ctest --test-dir "$BUILD" --output-on-failure --timeout 300 -j"$MAPRECT_JOBS" -R "^($(IFS='|'; echo "${TARGETS[*]}"))\$" || status=$?
 log_file=$BUILD/Testing/Temporary/LastTest.log
 findings=$(grep -cE "$FINDING" "$log_file" || true)
 if [ "$findings" -gt 0 ]; then

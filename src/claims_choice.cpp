@@ -42,7 +42,8 @@ bool claims_chooser::record_trial(double seconds) {
   }
   ratios_.push_back(claims_seconds_ / seconds);
   if (static_cast<int>(ratios_.size()) < trial_pairs) return false;
-  decide(median_of(ratios_) < 1 - min_gain);
+  trial_ratio_ = median_of(ratios_);
+  decide(trial_ratio_ < 1 - min_gain);
   return true;
 }
 
@@ -84,7 +85,8 @@ claims_report call_site_claims(int call_id) {
   if (s == nullptr) return {};
   const auto site = s->root.sites.find(call_id);
   if (site == s->root.sites.end()) return {s->call.claimed, false, 0};
-  return {s->call.claimed, site->second.claims.chosen(), site->second.claims.trials()};
+  const claims_chooser& c = site->second.claims;
+  return {s->call.claimed, c.chosen(), c.trials(), c.trial_ratio()};
 }
 
 }  // namespace maprect::detail

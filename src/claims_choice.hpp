@@ -41,6 +41,8 @@ class claims_chooser {
   bool chosen() const { return chosen_; }
   /// Trials of the claims made so far.
   int trials() const { return trials_; }
+  /// The last finished trial's median of a claims call's time over the take-over call's after it (0: none).
+  double trial_ratio() const { return trial_ratio_; }
   /// Whether a trial is under way: its calls alternate between the ways, so they tune no root share.
   bool trying() const { return phase_ == phase::trial; }
   /// Records a steady call made the way claims() said: its `seconds`, and `spread`, how much longer the
@@ -61,6 +63,7 @@ class claims_chooser {
   int interval_ = first_interval;
   int trials_ = 0;
   double claims_seconds_ = 0;  ///< the trial's last claims call, waiting for its take-over call
+  double trial_ratio_ = 0;     ///< the last finished trial's median ratio
   std::vector<double> take_over_, spreads_, ratios_;
 };
 
@@ -73,6 +76,7 @@ struct claims_report {
   bool last_call = false;  ///< the cluster's last steady call went by claims (any site; also under hosts)
   bool chosen = false;     ///< the site's last decision is the claims
   int trials = 0;          ///< trials of the claims the site has made
+  double trial_ratio = 0;  ///< its last trial's median ratio of claims to take-over call time (0: none)
 };
 
 /// Root: the report for call site `call_id`; all false and 0 without a live cluster or such a site.

@@ -48,16 +48,17 @@ bool taking_over() {
 }
 
 /// Runs `calls` calls of call site Id with the root running none of its own jobs, each bit-equal to in
-/// process; returns the jobs the root took over in the steady ones, checking each one's traffic.
+/// process, and more (up to `most_calls`) until the root has taken over a job; returns the jobs the root took
+/// over in the steady ones, checking each one's traffic against what the root reports it took.
 template <int Id, class T_shared, class T_job>
-int taken_over_in(const slow_data& d, int calls) {
+int taken_over_in(const slow_data& d, int calls, int most_calls) {
   const int J = static_cast<int>(d.x_r.size()), R = test::the_cluster->size();
   const auto serial =
       test::in_process([&] { return evaluate<Id, test::slow_job, T_shared, T_job>(d.phi, d.theta, d.x_r, d.x_i); });
   detail::plan_root_share(Id, 0);
   const int rows = detail::rows_per_output(detail::kinds_of<T_shared, T_job>(), 2, 2);
   int taken = 0;
-  for (int call = 0; call < calls; ++call) {
+  for (int call = 0; call < most_calls && (call < calls || taken == 0); ++call) {
     INFO("call " << call << ", ranks " << R);
     const auto distributed = evaluate<Id, test::slow_job, T_shared, T_job>(d.phi, d.theta, d.x_r, d.x_i);
     REQUIRE(distributed.size() == serial.size());
@@ -81,11 +82,14 @@ int taken_over_in(const slow_data& d, int calls) {
 }  // namespace
 
 TEST_CASE("the root takes over a worker's jobs and gets the in-process bits") {
-  // 48 jobs of 200 us and none of them the root's: it runs some of the workers' while they run theirs.
+  // 48 jobs of 200 us and none of them the root's: it runs some of the workers' while they run theirs. How
+  // many is the schedule's; that it took some is summed over the calls, 12 at most where a loaded machine
+  // starts the root late time after time (the share tuner, which could move the root's share of 0, proposes
+  // after two windows of 6 measured calls at the earliest).
   const slow_data d(48, 200);
   const int R = test::the_cluster->size();
-  const int vv = taken_over_in<231, var, var>(d, 5);
-  const int dd = taken_over_in<232, double, double>(d, 5);
+  const int vv = taken_over_in<231, var, var>(d, 5, 12);
+  const int dd = taken_over_in<232, double, double>(d, 5, 12);
   if (R > 1 && taking_over()) {
     CHECK(vv > 0);
     CHECK(dd > 0);
