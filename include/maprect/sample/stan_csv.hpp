@@ -4,8 +4,10 @@
 
 #include <Eigen/Dense>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <ostream>
@@ -115,16 +117,28 @@ inline std::string trimmed(const std::string& s) {
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
 }
 
+/// `text` (blanks around it aside) as a finite positive number; throws std::invalid_argument naming `what`
+/// and the text otherwise.
+inline double positive_comment_number(const std::string& text, const char* what) {
+  const std::string t = trimmed(text);
+  char* end = nullptr;
+  const double x = std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(x) || !(x > 0))
+    throw std::invalid_argument(std::string(what) + " '" + t + "' is not a finite positive number");
+  return x;
+}
+
 /// Reads one comment line of a Stan CSV (without its '#') into `r`; `metric_next`: the line holds the
-/// inverse metric announced by the line before.
+/// inverse metric announced by the line before. Throws std::invalid_argument for a malformed number.
 inline void read_csv_comment(const std::string& text, stan_csv& r, bool& metric_next) {
   if (metric_next) {
     std::istringstream values(text);
     std::string v;
-    while (std::getline(values, v, ',')) r.inv_metric.push_back(std::stod(v));
+    while (std::getline(values, v, ','))
+      r.inv_metric.push_back(positive_comment_number(v, "the inverse metric's element"));
     metric_next = false;
   } else if (text.find("Step size = ") != std::string::npos) {
-    r.step_size = std::stod(text.substr(text.find('=') + 1));
+    r.step_size = positive_comment_number(text.substr(text.find('=') + 1), "the step size");
   } else if (text.find("Diagonal elements of inverse mass matrix") != std::string::npos) {
     metric_next = true;
   } else if (text.find("Elapsed Time") != std::string::npos) {
@@ -173,8 +187,13 @@ inline stan_csv read_stan_csv(const std::string& path) {
   };
   while (std::getline(in, line)) {
     ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // a file that passed through Windows
     if (!line.empty() && line[0] == '#') {
-      detail::read_csv_comment(line.substr(1), r, metric_next);
+      try {
+        detail::read_csv_comment(line.substr(1), r, metric_next);
+      } catch (const std::invalid_argument& e) {
+        fail(e.what());
+      }
       continue;
     }
     std::vector<std::string> fields;
