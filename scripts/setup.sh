@@ -12,6 +12,7 @@ MAPRECT_PACKAGES=(
   python3 python3-matplotlib
   valgrind iproute2
   nlohmann-json3-dev
+  clang libclang-rt-14-dev
 )
 
 MAPRECT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -144,6 +144,9 @@ chain_checkpoint resume_chain(chain_files& files, const std::string& expected, c
   if (kept.draws.cols() != 7 + columns)
     throw std::runtime_error(files.csv + ": " + std::to_string(kept.draws.cols()) + " columns, expected " +
                              std::to_string(7 + columns));
+  if (kept.draws.rows() > record.draws.rows())  // each would be written past the run's draws
+    throw std::runtime_error(files.csv + ": " + std::to_string(kept.draws.rows()) + " draws, more than the " +
+                             std::to_string(record.draws.rows()) + " samples of this run");
   for (Eigen::Index s = 0; s < kept.draws.rows(); ++s) {
     record.draws(s, 0) = kept.draws(s, 0);
     record.draws.row(s).tail(columns) = kept.draws.row(s).tail(columns);
