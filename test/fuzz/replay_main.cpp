@@ -28,16 +28,19 @@ int run_file(const std::filesystem::path& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int inputs = 0, errors = 0;
+  std::vector<std::filesystem::path> files;
   for (int a = 1; a < argc; ++a) {
     const std::filesystem::path arg(argv[a]);
     if (std::filesystem::is_directory(arg)) {
       for (const auto& entry : std::filesystem::directory_iterator(arg))
-        if (entry.is_regular_file()) errors += run_file(entry.path()), ++inputs;
+        if (entry.is_regular_file()) files.push_back(entry.path());
     } else if (std::filesystem::exists(arg)) {
-      errors += run_file(arg), ++inputs;
+      files.push_back(arg);
     }
   }
+  int errors = 0;
+  for (const auto& file : files) errors += run_file(file);
+  const int inputs = static_cast<int>(files.size());
   std::printf("replayed %d inputs\n", inputs);
   return errors == 0 && inputs > 0 ? 0 : 1;
 }
