@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "maprect/sample/chain.hpp"
 #include "maprect/sample/checkpoint.hpp"
 #include "maprect/sample/stan_csv.hpp"
 
@@ -43,10 +44,38 @@ std::string write_file(const std::string& name, const std::string& text) {
 /// A valid Stan CSV written by maprect (the seed corpus' file).
 std::string stan_csv_seed() { return read_text(MAPRECT_FUZZ_DIR "/corpus/stan_csv/valid.csv"); }
 
-/// A checkpoint at iteration 35 (the seed corpus' body) with line `key ...` replaced by `line`, and its
-/// checksum, as write_checkpoint would have written it: only the parser can object.
+const std::string fingerprint = "model=normal data=none seed=7 chain=1";
+
+/// What write_checkpoint writes for a 2-dimensional standard normal chain after 35 of its 40 iterations
+/// (taken from the writer, so that it follows the format's version), without its checksum line.
+std::string checkpoint_body() {
+  maprect::sample_options o;
+  o.warmup = 30;
+  o.samples = 10;
+  o.max_depth = 4;
+  o.seed = 7;
+  maprect::nuts_chain chain(
+      [](const Eigen::VectorXd& q, Eigen::VectorXd& gradient) {
+        gradient = -q;
+        return -0.5 * q.squaredNorm();
+      },
+      2, o);
+  chain.initialize();
+  for (int i = 0; i < 35; ++i) chain.step();
+  maprect::chain_checkpoint c;
+  c.fingerprint = fingerprint;
+  c.output_bytes = 1035;
+  c.state = chain.state();
+  const std::string path = write_file("written.checkpoint", "");
+  maprect::write_checkpoint(path, c);
+  const std::string text = read_text(path);
+  return text.substr(0, text.rfind("checksum "));
+}
+
+/// That checkpoint with line `key ...` replaced by `line`, and its checksum as write_checkpoint would have
+/// written it: only the parser can object.
 std::string checkpoint_with(const std::string& key, const std::string& line) {
-  std::string body = read_text(MAPRECT_FUZZ_DIR "/corpus/checkpoint/body_iteration35.txt");
+  std::string body = checkpoint_body();
   const std::regex old("(^|\n)" + key + " [^\n]*");
   REQUIRE(std::regex_search(body, old));
   body = std::regex_replace(body, old, "$1" + line, std::regex_constants::format_first_only);
@@ -55,7 +84,6 @@ std::string checkpoint_with(const std::string& key, const std::string& line) {
   return body + "checksum " + checksum + "\n";
 }
 
-const std::string fingerprint = "model=normal data=none seed=7 chain=1";
 
 }  // namespace
 
@@ -131,7 +159,7 @@ TEST_CASE("checkpoint: a step size, metric or adaptation state that is not a usa
                        Message(path + ": damaged checkpoint: 'dual_averaging' holds inf, not a finite number"));
 }
 
-TEST_CASE("checkpoint: the seed corpus' body with its checksum reads back") {
+TEST_CASE("checkpoint: the body these cases edit reads back as written") {
   const std::string path = write_file("good.checkpoint", checkpoint_with("iteration", "iteration 35"));
   const maprect::chain_checkpoint c = maprect::read_checkpoint(path, fingerprint);
   CHECK(c.state.iteration == 35);
