@@ -15,6 +15,7 @@ MAPRECT_PACKAGES=(
   nlohmann-json3-dev
   r-base-core r-cran-posterior
   ccache
+  clang libclang-rt-14-dev
 )
 
 MAPRECT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -6,7 +6,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$MAPRECT_ROOT"
 
-STAGES=(setup ctest tsan slurm multihost soak valgrind sanitize)
+STAGES=(setup ctest tsan slurm multihost soak valgrind sanitize fuzz)
 
 stage_setup() {
   setup
@@ -50,6 +50,12 @@ stage_valgrind() {
 # ASan + UBSan build of the whole test suite in build-sanitize/: no findings.
 stage_sanitize() {
   scripts/sanitize.sh
+}
+
+# libFuzzer with ASan + UBSan on every reader of a file, 20 s per target from the seed corpus, in build-fuzz/:
+# no findings (the long pass is `scripts/fuzz.sh --long`).
+stage_fuzz() {
+  scripts/fuzz.sh
 }
 
 passed=() failed=""

@@ -10,8 +10,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -41,6 +44,13 @@ inline std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 0xcbf29ce4
 inline std::string hex_double(double x) {
   char text[64];
   std::snprintf(text, sizeof text, "%a", x);
+  return text;
+}
+
+/// `x` in decimal, for errors.
+inline std::string decimal(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", x);
   return text;
 }
 
@@ -82,26 +92,43 @@ class checkpoint_reader {
     if (errno == ERANGE && std::fabs(x) > DBL_MIN) fail("'" + key_ + "' holds '" + token + "', out of range");
     return x;
   }
-  long integer(std::istream& fields) {
+  /// An integer in [low, high] (within 2^53, where doubles hold every integer).
+  long integer(std::istream& fields, double low = -0x1p53, double high = 0x1p53) {
     const double x = number(fields);
-    if (x != static_cast<double>(static_cast<long>(x))) fail("'" + key_ + "' holds a non-integer");
+    if (!(x >= low && x <= high)) fail("'" + key_ + "' holds " + decimal(x) + ", out of range");
+    if (x != std::trunc(x)) fail("'" + key_ + "' holds a non-integer");
     return static_cast<long>(x);
   }
-  Eigen::VectorXd vector(const std::string& key) {
+  /// An integer that fits an int.
+  int int_value(std::istream& fields) { return static_cast<int>(integer(fields, INT_MIN, INT_MAX)); }
+  /// A finite number > 0 (step sizes, inverse metric elements).
+  double positive(std::istream& fields) {
+    const double x = number(fields);
+    if (!(std::isfinite(x) && x > 0)) fail("'" + key_ + "' holds " + decimal(x) + ", not a finite positive number");
+    return x;
+  }
+  /// A finite number (the dual averaging's state).
+  double finite(std::istream& fields) {
+    const double x = number(fields);
+    if (!std::isfinite(x)) fail("'" + key_ + "' holds " + decimal(x) + ", not a finite number");
+    return x;
+  }
+  /// "KEY n x1 .. xn", its numbers read with `value` (a member such as &checkpoint_reader::number).
+  Eigen::VectorXd vector(const std::string& key, double (checkpoint_reader::*value)(std::istream&) =
+                                                     &checkpoint_reader::number) {
     std::istringstream fields = line(key);
-    const long n = integer(fields);
-    if (n < 0 || n > (1L << 24)) fail("'" + key + "' has a bad length");
-    Eigen::VectorXd v(n);
-    for (long i = 0; i < n; ++i) v(i) = number(fields);
-    return v;
+    const long n = integer(fields, 0, 1L << 24);
+    std::vector<double> v;  // grown as values come, so that a false length allocates nothing
+    for (long i = 0; i < n; ++i) v.push_back((this->*value)(fields));
+    return Eigen::Map<const Eigen::VectorXd>(v.data(), n);
   }
   Eigen::MatrixXd matrix(const std::string& key) {
     std::istringstream fields = line(key);
     const long rows = integer(fields), cols = integer(fields);
     if (rows < 0 || cols < 0 || rows > (1L << 12) || cols > (1L << 12)) fail("'" + key + "' has a bad shape");
-    Eigen::MatrixXd m(rows, cols);
-    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = number(fields);
-    return m;
+    std::vector<double> v;  // grown as values come, so that a false shape allocates nothing
+    for (long i = 0; i < rows * cols; ++i) v.push_back(number(fields));
+    return Eigen::Map<const Eigen::MatrixXd>(v.data(), rows, cols);
   }
   [[noreturn]] void fail(const std::string& what) const {
     throw std::runtime_error(path_ + ": damaged checkpoint: " + what);
@@ -204,29 +231,29 @@ inline std::string checked_checkpoint_body(const std::string& path) {
 inline void read_chain_state(checkpoint_reader& r, chain_state& s) {
   {
     auto f = r.line("iteration");
-    s.iteration = static_cast<int>(r.integer(f));
+    s.iteration = r.int_value(f);
   }
   {
     auto f = r.line("step_size");
-    s.step_size = r.number(f);
+    s.step_size = r.positive(f);
   }
   s.q = r.vector("q");
-  s.inv_metric = r.vector("inv_metric");
+  s.inv_metric = r.vector("inv_metric", &checkpoint_reader::positive);
   {
     auto f = r.line("dual_averaging");
     step_size_adaptation& a = s.step_adapt;
-    for (double* x : {&a.delta, &a.gamma, &a.kappa, &a.t0, &a.mu, &a.counter, &a.s_bar, &a.x_bar}) *x = r.number(f);
+    for (double* x : {&a.delta, &a.gamma, &a.kappa, &a.t0, &a.mu, &a.counter, &a.s_bar, &a.x_bar}) *x = r.finite(f);
   }
   {
     auto f = r.line("windows");
     metric_windows& w = s.metric_adapt.windows;
     for (int* x : {&w.num_warmup, &w.init_buffer, &w.term_buffer, &w.base_window, &w.counter, &w.window_size,
                    &w.next_window})
-      *x = static_cast<int>(r.integer(f));
+      *x = r.int_value(f);
   }
   {
     auto f = r.line("welford_n");
-    s.metric_adapt.samples.n = r.integer(f);
+    s.metric_adapt.samples.n = r.integer(f, 0);
   }
   s.metric_adapt.samples.m = r.vector("welford_m");
   s.metric_adapt.samples.m2 = r.vector("welford_m2");
@@ -238,6 +265,9 @@ inline void read_chain_state(checkpoint_reader& r, chain_state& s) {
   s.metric_adapt.covariance.m = r.vector("welford_dense_m");
   s.metric_adapt.covariance.m2 = r.matrix("welford_dense_m2");
   std::getline(r.line("rng") >> std::ws, s.rng);
+  std::istringstream rng_text(s.rng);
+  std::mt19937_64 engine;
+  if (!(rng_text >> engine)) r.fail("'rng' holds a damaged random number state");
 }
 
 }  // namespace detail
@@ -260,7 +290,7 @@ inline chain_checkpoint read_checkpoint(const std::string& path, const std::stri
                              fingerprint_difference(fingerprint, expected_fingerprint) + "); refusing to resume");
   {
     auto f = r.line("output_bytes");
-    c.output_bytes = static_cast<std::uint64_t>(r.integer(f));
+    c.output_bytes = static_cast<std::uint64_t>(r.integer(f, 0));
   }
   {
     auto f = r.line("draw_rows");

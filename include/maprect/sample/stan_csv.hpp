@@ -186,6 +186,14 @@ inline double comment_number(const std::string& text, const char* what) {
   return x;
 }
 
+/// A step size or a diagonal inverse metric's element: comment_number, and finite and positive.
+inline double positive_comment_number(const std::string& text, const char* what) {
+  const double x = comment_number(text, what);
+  if (!(std::isfinite(x) && x > 0))
+    throw std::runtime_error(std::string(what) + ": '" + text + "' is not a finite positive number");
+  return x;
+}
+
 /// The number before " seconds (" of a timing line, after "Elapsed Time:" if there.
 inline std::string timing_value(const std::string& text) {
   const std::size_t colon = text.find(':'), end = text.find(" seconds (");
@@ -194,15 +202,15 @@ inline std::string timing_value(const std::string& text) {
 }
 
 /// Reads one comment line of a Stan CSV (without its '#') into `r`; `metric_next`: the line holds the
-/// inverse metric announced by the line before.
+/// inverse metric announced by the line before. Throws std::runtime_error for a malformed number.
 inline void read_csv_comment(const std::string& text, stan_csv& r, bool& metric_next) {
   if (metric_next) {
     std::istringstream values(text);
     std::string v;
-    while (std::getline(values, v, ',')) r.inv_metric.push_back(comment_number(trimmed(v), "inverse metric"));
+    while (std::getline(values, v, ',')) r.inv_metric.push_back(positive_comment_number(trimmed(v), "inverse metric"));
     metric_next = false;
   } else if (text.find("Step size = ") != std::string::npos) {
-    r.step_size = comment_number(trimmed(text.substr(text.find('=') + 1)), "step size");
+    r.step_size = positive_comment_number(trimmed(text.substr(text.find('=') + 1)), "step size");
   } else if (text.find("Diagonal elements of inverse mass matrix") != std::string::npos) {
     metric_next = true;
   } else if (text.find("seconds (Warm-up)") != std::string::npos) {

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Fuzzes every reader of a file the user gives (test/fuzz/fuzz_<target>.cpp) with libFuzzer, ASan and UBSan
+# (clang), in build-fuzz/, starting from the seed corpus in test/fuzz/corpus/<target>/. Fails on any finding:
+# a crash, an uncaught exception, an error that is not one line naming the file, a sanitizer report, a leak,
+# an input slower than 10 s, more than 2 GB resident or one allocation over 64 MB.
+#   scripts/fuzz.sh                   every target for 20 s (stage `fuzz` of scripts/test.sh)
+#   scripts/fuzz.sh --seconds 300     every target for 300 s
+#   scripts/fuzz.sh --long            every target for 10^6 executions (the figures in docs/reliability.md)
+#   scripts/fuzz.sh ... TARGET...     only these targets (e.g. checkpoint)
+#   MAPRECT_FUZZ_BUILD_DIR            build directory (default: <repo>/build-fuzz)
+# A finding's input is left in build-fuzz/findings/<target>/; the grown corpus in build-fuzz/corpus/<target>/.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$MAPRECT_ROOT"
+
+BUILD=${MAPRECT_FUZZ_BUILD_DIR:-$MAPRECT_ROOT/build-fuzz}
+FUZZ_DIR=$MAPRECT_ROOT/test/fuzz
+limit=(-max_total_time=20)
+targets=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --long) limit=(-runs=1000000) ;;
+    --seconds) limit=(-max_total_time="$2"); shift ;;
+    -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
+    *) targets+=("$1") ;;
+  esac
+  shift
+done
+if [ "${#targets[@]}" -eq 0 ]; then
+  mapfile -t targets < <(sed -n 's/^maprect_fuzz_target(\([a-z_0-9]*\) .*/\1/p' "$FUZZ_DIR/CMakeLists.txt")
+fi
+
+log "fuzz: configure $BUILD (clang, libFuzzer + ASan + UBSan)"
+cmake -S "$MAPRECT_ROOT" -B "$BUILD" -G Ninja -DMAPRECT_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" $(compiler_launcher) >/dev/null
+log "fuzz: build ${targets[*]}"
+cmake --build "$BUILD" -j2 --target "${targets[@]/#/fuzz_}"
+
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+failed=()
+for target in "${targets[@]}"; do
+  corpus=$BUILD/corpus/$target findings=$BUILD/findings/$target log_file=$BUILD/fuzz-$target.log
+  mkdir -p "$corpus" "$findings"
+  dict=()
+  if [ -f "$FUZZ_DIR/dict/$target.dict" ]; then dict=(-dict="$FUZZ_DIR/dict/$target.dict"); fi
+  log "fuzz: $target (${limit[*]})"
+  status=0
+  "$BUILD/test/fuzz/fuzz_$target" "${limit[@]}" "${dict[@]}" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=64 \
+    -max_len=16384 -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" "$FUZZ_DIR/corpus/$target" \
+    >"$log_file" 2>&1 || status=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log_file")
+  speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log_file")
+  cover=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log_file" | tail -1 || true)
+  log "fuzz: $target: ${runs:-?} executions, ${speed:-?} exec/s, ${cover:-no coverage line}, exit $status"
+  if [ "$status" -ne 0 ]; then
+    grep -E -m1 -A30 'ERROR|runtime error|fuzz finding|deadly signal|uncaught' "$log_file" | head -40 || true
+    log "fuzz: $target: FINDING; input in $findings/, full log $log_file"
+    failed+=("$target")
+  fi
+done
+if [ "${#failed[@]}" -gt 0 ]; then
+  log "fuzz: FAILED: ${failed[*]}"
+  exit 1
+fi
+log "fuzz: no findings in ${targets[*]}"
