@@ -156,8 +156,12 @@ TEST_CASE("a checkpoint with edge values in every number reads back bit for bit"
   c.sampling_seconds = DBL_MAX;
   c.state.iteration = 12;
   c.state.step_size = 6.98e-316;
+  c.state.rng = maprect::sampler_rng(1, 1).state();  // a valid state: a damaged one is refused
   c.state.q = Eigen::Map<const Eigen::VectorXd>(values.data(), static_cast<Eigen::Index>(values.size()));
-  c.state.inv_metric = c.state.q.reverse();
+  // A metric must be finite and positive (a damaged one is refused): its edges are the magnitudes of the others.
+  c.state.inv_metric = c.state.q.reverse().unaryExpr([](double v) {
+    return std::isfinite(v) && v != 0 ? std::fabs(v) : std::numeric_limits<double>::denorm_min();
+  });
   c.state.step_adapt.mu = -0.0;
   c.state.step_adapt.s_bar = std::nextafter(DBL_MIN, 0.0);
   c.state.step_adapt.x_bar = -DBL_MAX;
