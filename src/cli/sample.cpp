@@ -48,6 +48,7 @@ sample_options chain_options(const sample_command_options& o, int chain) {
   s.delta = target_delta(o);
   s.seed = parse_seed(o.seed);
   s.chain = chain;
+  s.init_radius = parse_init(o.init).radius;
   return s;
 }
 
@@ -56,7 +57,8 @@ std::string fingerprint(const sample_command_options& o, const sample_model& m, 
   std::ostringstream f;
   f << "model=" << m.name << " data=" << m.data_identity << " parameters=" << m.size << " chains=" << o.chains
     << " warmup=" << o.warmup << " samples=" << o.samples << " max_depth=" << o.max_depth << " delta=" << target_delta(o)
-    << " seed=" << parse_seed(o.seed) << " chain=" << chain << " sig_figs=" << o.sig_figs;
+    << " seed=" << parse_seed(o.seed) << " chain=" << chain << " sig_figs=" << o.sig_figs
+    << " init=" << init_identity(parse_init(o.init));
   return f.str();
 }
 
@@ -164,7 +166,9 @@ void start_chain(const sample_command_options& o, const sample_model& model, con
   config.num_chains = o.chains;
   config.sig_figs = o.sig_figs;
   write_stan_csv_header(files.out, config, model.columns);
-  chain.initialize();
+  const init_option init = parse_init(o.init);
+  if (init.file.empty()) chain.initialize();
+  else chain.initialize(initial_point(model, init, options.seed, options.chain));
 }
 
 /// Writes what an iteration adds to the CSV (the adaptation block after warm-up, then each draw) and keeps
@@ -305,12 +309,8 @@ void plot(const sample_command_options& o, const sample_model& model) {
 /// The same checks on every rank before any communication.
 void check_arguments(const sample_command_options& o) {
   parse_seed(o.seed);
-  if (o.model != "logreg" && !o.data.empty())
-    throw std::invalid_argument("--data reads logreg data (group,y,x); " + o.model + " samples its embedded data");
-  if (o.model != "logreg" && o.points > 0)
-    throw std::invalid_argument("--points sets logreg's embedded data, not " + o.model + "'s");
-  if (o.model == "eight_schools" && o.jobs > 0)
-    throw std::invalid_argument("--jobs: eight_schools has its 8 schools, one job each");
+  parse_init(o.init);
+  check_model_arguments(o.model, o.data, o.jobs, o.points);
   if (o.chains > world_size())
     throw std::invalid_argument("--chains " + std::to_string(o.chains) + " needs at least " +
                                 std::to_string(o.chains) + " MPI ranks (one per chain), got " +
@@ -322,10 +322,10 @@ void check_arguments(const sample_command_options& o) {
 
 void add_sample_options(CLI::App& app, sample_command_options& o) {
   const int max_int = std::numeric_limits<int>::max();
-  app.add_option("--model", o.model, "model to sample")
-      ->check(CLI::IsMember({"logreg", "pk2cmt", "eight_schools"}))
+  app.add_option("--model", o.model, "model to sample")->check(CLI::IsMember(registered_model_names()))->capture_default_str();
+  CLI::Option* data = app.add_option("--data", o.data, "CmdStan JSON data (logreg: also CSV group,y,x); default: embedded data");
+  app.add_option("--init", o.init, "R: inits uniform on (-R, R), unconstrained (0: all zero); or a JSON file of values")
       ->capture_default_str();
-  CLI::Option* data = app.add_option("--data", o.data, "CSV with header group,y,x (logreg only); default: embedded data");
   app.add_option("--jobs", o.jobs, "groups (logreg, default 8) or subjects (pk2cmt, default 16) of the embedded data")
       ->check(CLI::Range(1, max_int))
       ->excludes(data);
@@ -360,6 +360,9 @@ int run_sample(const sample_command_options& o, const std::string& /*invocation*
   if (world_rank() == 0) {
     try {
       model = make_sample_model(o);
+      const init_option init = parse_init(o.init);
+      if (!init.file.empty())  // a bad init file ends the run here, before any chain starts
+        read_init_values(model->model->parameters(), model_data::read(init.file, "parameter"));
       std::printf("maprect sample: %s, %d parameters, %d chain%s on %d rank%s\n", model->description.c_str(),
                   model->size, o.chains, o.chains == 1 ? "" : "s", world_size(), world_size() == 1 ? "" : "s");
       std::fflush(stdout);
