@@ -362,7 +362,9 @@ int run_sample(const sample_command_options& o, const std::string& /*invocation*
       model = make_sample_model(o);
       const init_option init = parse_init(o.init);
       if (!init.file.empty())  // a bad init file ends the run here, before any chain starts
-        read_init_values(model->model->parameters(), model_data::read(init.file, "parameter"));
+        for (const std::string& name : check_init_file(*model->model, init.file))
+          std::printf("maprect sample: note: %s: '%s' is not a variable of %s (ignored)\n", init.file.c_str(),
+                      name.c_str(), o.model.c_str());
       std::printf("maprect sample: %s, %d parameters, %d chain%s on %d rank%s\n", model->description.c_str(),
                   model->size, o.chains, o.chains == 1 ? "" : "s", world_size(), world_size() == 1 ? "" : "s");
       std::fflush(stdout);

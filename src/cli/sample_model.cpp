@@ -131,6 +131,19 @@ std::string init_identity(const init_option& init) {
   return "file:" + file_identity(init.file);
 }
 
+std::vector<std::string> check_init_file(const maprect::model& model, const std::string& file) {
+  const model_data init = model_data::read(file, "parameter");
+  read_init_values(model.parameters(), init);
+  std::vector<std::string> unknown;
+  for (const auto& [name, value] : init.json().items()) {
+    bool known = false;
+    for (const std::string& column : model.column_names())
+      known = known || column == name || column.compare(0, name.size() + 1, name + ".") == 0;
+    if (!known) unknown.push_back(name);
+  }
+  return unknown;
+}
+
 Eigen::VectorXd initial_point(const sample_model& m, const init_option& init, std::uint64_t seed, int chain) {
   const init_values given = read_init_values(m.model->parameters(), model_data::read(init.file, "parameter"));
   // A stream of its own, so that the chain's RNG (momenta, tree directions) is untouched by the file.

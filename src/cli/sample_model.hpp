@@ -64,6 +64,9 @@ struct init_option {
 init_option parse_init(const std::string& text);
 /// What a checkpoint must match: "2", or "file:<hash of the file's bytes>".
 std::string init_identity(const init_option& init);
+/// Checks an init file against the model (shapes, bounds: throws as read_init_values) and returns the names
+/// in it that are neither parameters nor generated quantities: ignored, as CmdStan ignores them, but likely typos.
+std::vector<std::string> check_init_file(const maprect::model& model, const std::string& file);
 /// The start of chain `chain` for an init file: its values, and uniform(-R, R) draws from (seed, chain) for
 /// the parameters it leaves out, retried up to 100 times until the log density is finite. Throws naming
 /// the file and the value for a wrong shape or a value outside its bounds.

@@ -1,8 +1,8 @@
 #!/bin/bash
 # data_init.sh MPIEXEC MAPRECT DATA_DIR WORKDIR: `maprect sample` with CmdStan JSON data and --init.
 # - eight_schools from data/eight_schools.json draws exactly what it draws from its embedded data;
-# - an init file giving every parameter starts there: two seeds' first draws differ, but both runs agree
-#   with a rerun (deterministic), and --init 0 differs from the default --init 2;
+# - an init file giving every parameter (and a misspelt name, noted and ignored) gives the same draws twice
+#   and others than the default --init 2, and so does --init 0;
 # - a checkpoint written with --init 2 is refused by --resume --init 0, naming init.
 set -u
 mpiexec=$1 maprect=$2 data=$3 work=$4
@@ -24,7 +24,7 @@ done
 echo "ok: JSON data and embedded data give the same draws"
 
 cat > init.json <<'JSON'
-{"mu": 1.5, "tau": 2.0, "theta_tilde": [0.1, -0.2, 0.3, 0, 0.5, -0.6, 0.7, -0.8]}
+{"mu": 1.5, "tau": 2.0, "theta_tilde": [0.1, -0.2, 0.3, 0, 0.5, -0.6, 0.7, -0.8], "taux": 1, "theta": [1]}
 JSON
 sample init-a --init ../init.json
 sample init-b --init ../init.json
@@ -35,7 +35,10 @@ cmp -s <(draws init-a/out/eight_schools-1.csv) <(draws embedded/out/eight_school
   && fail "--init file.json changed nothing"
 cmp -s <(draws zero/out/eight_schools-1.csv) <(draws embedded/out/eight_schools-1.csv) \
   && fail "--init 0 changed nothing"
-echo "ok: --init file and --init 0 start elsewhere than --init 2, deterministically"
+grep -q "note: ../init.json: 'taux' is not a variable of eight_schools (ignored)" init-a.log \
+  || { cat init-a.log; fail "no note about the misspelt 'taux'"; }
+grep -q "'theta' is not a variable" init-a.log && fail "the generated quantity theta was called unknown"
+echo "ok: --init file and --init 0 start elsewhere than --init 2, deterministically; 'taux' noted"
 
 sample checkpointed --checkpoint-every 50
 output=$(cd checkpointed && "$mpiexec" -np 2 "$maprect" "${run[@]}" --output-dir out --resume --init 0 2>&1) \
