@@ -115,6 +115,11 @@ TEST_CASE("CmdStan JSON data are read with their shapes", "[model][data]") {
   const std::vector<double> z = d.reals("z");
   CHECK((z[0] == HUGE_VAL && z[1] == -HUGE_VAL && std::isnan(z[2])));
   CHECK(d.vectors("v", 3, 2)[2](1) == 6);
+  const model_data empty = data_of(R"({"e": []})");  // [] is any empty array, as CmdStan reads it
+  CHECK(empty.vector("e", 0).size() == 0);
+  CHECK(empty.matrix("e", 0, 3).cols() == 3);
+  CHECK(empty.vectors("e", 0, 4).empty());
+  CHECK_THROWS_MATCHES(empty.vector("e", 2), data_error, message_contains({"expected shape [2], got [0]"}));
 }
 
 TEST_CASE("data errors name the variable, the expected and given shape, or line and column", "[model][data]") {

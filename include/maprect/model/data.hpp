@@ -8,6 +8,7 @@
 
 #include <Eigen/Dense>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -163,6 +164,8 @@ class model_data {
     if (!has(name)) throw data_error(where(name) + ": missing (expected shape " + expected_text(expected) + ")");
     const nlohmann::json& value = json_.at(name);
     std::vector<int> given = shape_of(name, value);
+    if (!given.empty() && given.back() == 0)  // [] stands for any empty array: a matrix[0, 3] too, as in CmdStan
+      for (std::size_t d = given.size(); d < expected.size(); ++d) given.push_back(std::max(expected[d], 0));
     bool match = given.size() == expected.size();
     for (std::size_t d = 0; match && d < given.size(); ++d) match = expected[d] < 0 || expected[d] == given[d];
     if (!match) throw data_error(where(name) + ": expected shape " + expected_text(expected) + ", got " + dims_text(given));
