@@ -1,7 +1,7 @@
 # maprect_add_program(<name> SOURCES <file>... [LIBRARIES <target>...])
 #
 # Builds the executable <name> from a user's model sources: their MAPRECT_REGISTER_MODEL models get the
-# commands `sample`, `fit` and `summary` of the maprect program (docs/models.md), e.g.
+# commands `sample`, `fit`, `summary` and `plan` of the maprect program (docs/models.md), e.g.
 #   maprect_add_program(my_sampler SOURCES my_model.cpp)
 #   mpirun -np 8 my_sampler sample --model my_model --data my.json --chains 4
 # The sources are compiled into the executable itself, so that their static registrations (models and

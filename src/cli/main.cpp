@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   CLI::App app{"maprect: gradients of statistical models by map_rect over MPI ranks"};
   app.require_subcommand(1);
   program_commands commands;
-  add_program_commands(app, commands);
+  add_program_commands(app, commands, false);  // plan: the built-in call sites, below
   bench_options bench;
   CLI::App* bench_command =
       app.add_subcommand("bench", "benchmark matrix of the standard model: analytic, single tape, in process, cluster");

@@ -1,4 +1,4 @@
-// The commands of a model program: sample, fit and summary over the registered models, with the argument handling
+// The commands of a model program: sample, fit, summary and plan over the registered models, with the argument handling
 // of every maprect program (SPMD: every rank parses the same arguments before any communication).
 #include "program.hpp"
 
@@ -9,7 +9,7 @@
 
 namespace maprect::cli {
 
-void add_program_commands(CLI::App& app, program_commands& c) {
+void add_program_commands(CLI::App& app, program_commands& c, bool model_plan) {
   c.fit_command = app.add_subcommand("fit", "MAP fit with L-BFGS; every gradient is one distributed map_rect call");
   add_fit_options(*c.fit_command, c.fit);
   c.sample_command = app.add_subcommand(
@@ -18,6 +18,10 @@ void add_program_commands(CLI::App& app, program_commands& c) {
   c.summary_command = app.add_subcommand(
       "summary", "posterior summary of Stan CSV files (one per chain), as CmdStan's stansummary");
   add_summary_options(*c.summary_command, c.summary);
+  if (!model_plan) return;
+  c.plan_command = app.add_subcommand(
+      "plan", "predicted time per gradient at 1 ... 1024 ranks of a model's map_rect call site, measured here");
+  add_model_plan_options(*c.plan_command, c.plan);
 }
 
 bool run_program_command(const program_commands& c, const std::string& invocation, int& code) {
@@ -31,6 +35,10 @@ bool run_program_command(const program_commands& c, const std::string& invocatio
   }
   if (c.summary_command->parsed()) {
     code = run_summary(c.summary);
+    return true;
+  }
+  if (c.plan_command != nullptr && c.plan_command->parsed()) {
+    code = run_model_plan(c.plan, invocation);
     return true;
   }
   return false;
@@ -64,7 +72,7 @@ int parse_and_run(CLI::App& app, int argc, char** argv, const std::function<int(
 int run_model_program(int argc, char** argv) {
   mpi_session mpi(argc, argv);
   const std::string invocation = command_line(argc, argv);
-  CLI::App app{"sample, fit or summarise your models with maprect: map_rect over MPI ranks"};
+  CLI::App app{"sample, fit, summarise or plan your models with maprect: map_rect over MPI ranks"};
   app.require_subcommand(1);
   program_commands commands;
   add_program_commands(app, commands);

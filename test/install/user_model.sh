@@ -1,8 +1,8 @@
 #!/bin/bash
 # user_model.sh BUILD_DIR WORK_DIR GENERATOR CXX CXX_FLAGS BUILD_TYPE MPIEXEC PYTHON: installs maprect, builds
 # test/install/user_model against the installed package with maprect_add_program, and samples it: the same
-# draws on 1 and 3 ranks, posterior means against the closed forms, and bad --data and --init refused with
-# their messages.
+# draws on 1 and 3 ranks, posterior means against the closed forms, its plan's figures (check_plan.py), and
+# bad --data and --init refused with their messages.
 set -u
 build=$1 work=$2 generator=$3 cxx=$4 flags=$5 type=$6 mpiexec=$7 python=$8
 src=$(cd "$(dirname "$0")/user_model" && pwd)
@@ -27,6 +27,11 @@ echo "ok: $(grep -vc '^#' np3/out/normal_model-1.csv) CSV lines identical on 1 a
 "$mpiexec" -np 3 "$program" "${run[@]}" "${data[@]}" --chains 3 --samples 1000 --output-dir chains3 > chains3.log 2>&1 \
   || { cat chains3.log; fail "three chains"; }
 "$python" "$src/check_posterior.py" "$src/data.json" chains3/normal_model-{1,2,3}.csv || fail "posterior"
+# plan: the model's map_rect call site measured here, predicted at 1 ... 64 ranks.
+"$mpiexec" -np 2 "$program" plan --model normal_model "${data[@]}" --ranks-max 64 --repeat 3 --json plan.json \
+  > plan.log 2>&1 || { cat plan.log; fail "plan"; }
+grep -q "us/gradient" plan.log || { cat plan.log; fail "plan printed no table"; }
+"$python" "$src/check_plan.py" "$src/data.json" plan.json 2 64 || { cat plan.log; fail "plan's figures"; }
 # Errors: a value outside its bounds in an init file, a variable of the wrong shape in the data.
 echo '{"mu": 0.5, "p": 1.5}' > bad-init.json
 "$program" "${run[@]}" "${data[@]}" --chains 1 --init bad-init.json --output-dir bad > bad-init.log 2>&1 && fail "bad init accepted"
