@@ -15,8 +15,8 @@ namespace maprect::cli {
 
 /// Options of `maprect fit`.
 struct fit_options {
-  std::string model = "logreg";  ///< logreg | pk2cmt
-  std::string data;              ///< CSV of logreg data (group,y,x); empty: embedded data
+  std::string model = "logreg";  ///< a registered model: logreg | pk2cmt | eight_schools | your own
+  std::string data;              ///< CmdStan JSON (or logreg's CSV group,y,x); empty: embedded data
   int jobs = 0;                  ///< groups (logreg) or subjects (pk2cmt) of the embedded data; 0: model default
   int points = 0;                ///< points per group of the embedded logreg data; 0: default
   int max_iter = 200;            ///< L-BFGS iteration limit
@@ -58,8 +58,9 @@ namespace maprect::cli {
 
 /// Options of `maprect sample`.
 struct sample_command_options {
-  std::string model = "logreg";  ///< logreg | pk2cmt | eight_schools
-  std::string data;              ///< CSV of logreg data; empty: embedded data
+  std::string model = "logreg";  ///< a registered model: logreg | pk2cmt | eight_schools | your own
+  std::string data;              ///< CmdStan JSON (or logreg's CSV); empty: embedded data
+  std::string init = "2";        ///< --init: radius R of uniform(-R, R) inits, or a JSON file of values
   int jobs = 0;                  ///< groups (logreg) or subjects (pk2cmt) of the embedded data; 0: default
   int points = 0;                ///< points per group of the embedded logreg data; 0: default
   int chains = 4;                ///< chains, each on its own group of ranks

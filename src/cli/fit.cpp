@@ -16,78 +16,53 @@
 
 #include "commands.hpp"
 #include "json_output.hpp"
-#include "logreg.hpp"
-#include "pk2cmt.hpp"
+#include "sample_model.hpp"
 #include "spmd.hpp"
 
 namespace maprect::cli {
 
 namespace {
 
-constexpr int default_logreg_groups = 8;
-constexpr int default_logreg_points = 200;
-constexpr int default_pk2cmt_subjects = 16;
-
-/// A model as the fit sees it: a log density with gradient, a start, and named estimates.
+/// A registered model as the fit sees it: a log density with gradient (no Jacobian: the mode of the
+/// constrained density, as CmdStan's optimize), a start, and named estimates.
 class fit_problem {
  public:
-  virtual ~fit_problem() = default;
+  explicit fit_problem(loaded_model loaded) : loaded_(std::move(loaded)) {}
   /// What is being fitted, for the report.
-  virtual std::string description() const = 0;
-  /// Number of parameters.
-  virtual int size() const = 0;
-  /// Starting point.
-  virtual Eigen::VectorXd initial() const = 0;
+  std::string description() const { return loaded_.description; }
+  /// Number of unconstrained parameters.
+  int size() const { return loaded_.model->size(); }
+  /// The model's initial_values() where it has them, zero on the unconstrained scale elsewhere.
+  Eigen::VectorXd initial() const {
+    const nlohmann::json values = loaded_.model->initial_values();
+    if (values.is_null()) return Eigen::VectorXd::Zero(size());
+    return read_init_values(loaded_.model->parameters(), model_data(values, "the model's initial values")).unconstrained;
+  }
   /// Log density at x; writes its gradient.
-  virtual double log_density_gradient(const Eigen::VectorXd& x, Eigen::VectorXd& gradient) const = 0;
-  /// Named estimates at x.
-  virtual std::vector<std::pair<std::string, double>> estimates(const Eigen::VectorXd& x) const = 0;
-  /// The same names with the true values; empty when unknown.
-  virtual std::vector<std::pair<std::string, double>> truth() const = 0;
-};
-
-template <class Model>
-class model_problem final : public fit_problem {
- public:
-  model_problem(Model model, std::string description)
-      : model_(std::move(model)), description_(std::move(description)) {}
-  std::string description() const override { return description_; }
-  int size() const override { return model_.size(); }
-  Eigen::VectorXd initial() const override { return model_.initial(); }
-  double log_density_gradient(const Eigen::VectorXd& x, Eigen::VectorXd& gradient) const override {
-    double lp = 0;
-    maprect::gradient([&](const vector_v& p) { return model_.log_density(p); }, x, lp, gradient);
-    return lp;
+  double log_density_gradient(const Eigen::VectorXd& x, Eigen::VectorXd& gradient) const {
+    return loaded_.model->log_density(x, gradient, false);
   }
-  std::vector<std::pair<std::string, double>> estimates(const Eigen::VectorXd& x) const override {
-    return model_.estimates(x);
+  /// Every column (parameters, then generated quantities) at x.
+  std::vector<std::pair<std::string, double>> estimates(const Eigen::VectorXd& x) const {
+    const Eigen::VectorXd values = loaded_.model->write_array(x);
+    std::vector<std::pair<std::string, double>> out;
+    for (std::size_t k = 0; k < loaded_.model->column_names().size(); ++k)
+      out.emplace_back(loaded_.model->column_names()[k], values(static_cast<Eigen::Index>(k)));
+    return out;
   }
-  std::vector<std::pair<std::string, double>> truth() const override { return model_.truth(); }
+  /// The true value of a column, when the model knows it.
+  std::optional<double> truth(const std::string& name) const {
+    for (const auto& [n, v] : loaded_.model->truth())
+      if (n == name) return v;
+    return std::nullopt;
+  }
 
  private:
-  Model model_;
-  std::string description_;
+  loaded_model loaded_;
 };
 
 std::unique_ptr<fit_problem> make_problem(const fit_options& o) {
-  if (o.model == "pk2cmt") {
-    const int subjects = o.jobs > 0 ? o.jobs : default_pk2cmt_subjects;
-    return std::make_unique<model_problem<models::pk2cmt_model>>(
-        models::pk2cmt_model(subjects), "pk2cmt: " + std::to_string(subjects) + " simulated subjects (embedded)");
-  }
-  if (!o.data.empty()) {
-    models::logreg_data data = models::read_logreg_csv(o.data);
-    std::size_t points = 0;
-    for (const auto& row : data.x_i) points += static_cast<std::size_t>(row[0]);
-    const std::string what = "logreg: " + std::to_string(data.x_r.size()) + " groups, " + std::to_string(points) +
-                             " points from " + o.data;
-    return std::make_unique<model_problem<models::logreg_model>>(models::logreg_model(std::move(data)), what);
-  }
-  const int groups = o.jobs > 0 ? o.jobs : default_logreg_groups;
-  const int points = o.points > 0 ? o.points : default_logreg_points;
-  return std::make_unique<model_problem<models::logreg_model>>(
-      models::logreg_model(groups, points),
-      "logreg: " + std::to_string(groups) + " groups of " + std::to_string(points) + " points (embedded)");
+  return std::make_unique<fit_problem>(load_model(o.model, o.data, o.jobs, o.points));
 }
 
 /// -log density for LBFGSpp, timing every gradient and printing a line per iteration.
@@ -227,14 +202,16 @@ void print_fit_report(const fit_problem& problem, const fit_result& r, const clu
   std::printf("%s after %d iterations (%d gradients): log density %.8f, |grad| %.3e\n", r.status.c_str(),
               r.iterations, r.gradients, r.log_density, r.gradient_norm);
   const auto estimates = problem.estimates(r.x);
-  const auto truth = problem.truth();
-  std::printf("%-16s %14s %14s\n", "parameter", "estimate", truth.empty() ? "" : "true");
-  for (std::size_t k = 0; k < estimates.size(); ++k) {
-    if (truth.size() == estimates.size())
-      std::printf("%-16s %14.6f %14.6f\n", estimates[k].first.c_str(), estimates[k].second, truth[k].second);
+  constexpr std::size_t shown = 40;  // the rest is in --out's JSON
+  std::printf("%-16s %14s %14s\n", "column", "estimate", "true");
+  for (std::size_t k = 0; k < estimates.size() && k < shown; ++k) {
+    const std::optional<double> truth = problem.truth(estimates[k].first);
+    if (truth)
+      std::printf("%-16s %14.6f %14.6f\n", estimates[k].first.c_str(), estimates[k].second, *truth);
     else
       std::printf("%-16s %14.6f\n", estimates[k].first.c_str(), estimates[k].second);
   }
+  if (estimates.size() > shown) std::printf("... and %zu more columns\n", estimates.size() - shown);
   std::printf("time per gradient: %.4f ms (mean of %d, %d rank%s)\n", r.ms_per_gradient, r.gradients, c.size(),
               c.size() == 1 ? "" : "s");
   if (c.size() > 1)
@@ -262,13 +239,11 @@ fit_result fit_on_root(const fit_problem& problem, const fit_options& o, const c
 
 /// The named estimates at x, each with its true value or null.
 json estimates_json(const fit_problem& problem, const Eigen::VectorXd& x) {
-  const auto estimates = problem.estimates(x);
-  const auto truth = problem.truth();
   json out = json::array();
-  for (std::size_t k = 0; k < estimates.size(); ++k)
-    out.push_back({{"name", estimates[k].first},
-                   {"estimate", estimates[k].second},
-                   {"truth", truth.size() == estimates.size() ? json(truth[k].second) : json(nullptr)}});
+  for (const auto& [name, estimate] : problem.estimates(x)) {
+    const std::optional<double> truth = problem.truth(name);
+    out.push_back({{"name", name}, {"estimate", estimate}, {"truth", truth ? json(*truth) : json(nullptr)}});
+  }
   return out;
 }
 
@@ -301,8 +276,8 @@ void write_fit_json(std::ostream& out, const fit_problem& problem, const fit_opt
 }  // namespace
 
 void add_fit_options(CLI::App& app, fit_options& o) {
-  app.add_option("--model", o.model, "model to fit")->check(CLI::IsMember({"logreg", "pk2cmt"}))->capture_default_str();
-  CLI::Option* data = app.add_option("--data", o.data, "CSV with header group,y,x (logreg only); default: embedded data");
+  app.add_option("--model", o.model, "model to fit")->check(CLI::IsMember(registered_model_names()))->capture_default_str();
+  CLI::Option* data = app.add_option("--data", o.data, "CmdStan JSON data (logreg: also CSV group,y,x); default: embedded data");
   app.add_option("--jobs", o.jobs, "groups (logreg, default 8) or subjects (pk2cmt, default 16) of the embedded data")
       ->check(CLI::Range(1, std::numeric_limits<int>::max()))
       ->excludes(data);
@@ -317,10 +292,7 @@ void add_fit_options(CLI::App& app, fit_options& o) {
 int run_fit(const fit_options& o, const std::string& invocation) {
   // Checks that need no file: the same on every rank, before any communication.
   const cluster::options threads = cluster_options(o.threads);
-  if (o.model == "pk2cmt" && !o.data.empty())
-    throw std::invalid_argument("--data reads logreg data (group,y,x); pk2cmt fits its embedded study");
-  if (o.model == "pk2cmt" && o.points > 0)
-    throw std::invalid_argument("--points sets logreg's embedded data; pk2cmt has a fixed sampling schedule");
+  check_model_arguments(o.model, o.data, o.jobs, o.points);
 
   // The root reads the data and opens the output; every rank learns whether that worked before the cluster
   // exists, so a bad file ends all ranks with the same code and no rank waits for work.

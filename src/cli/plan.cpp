@@ -3,6 +3,7 @@
 // predicted time per gradient and efficiency for P = 1 ... ranks-max ranks x T threads, with the bound that
 // limits each (docs/cost-model.md).
 #include <chrono>
+#include <functional>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -11,6 +12,7 @@
 #include "json_output.hpp"
 #include "plan_commands.hpp"
 #include "plan_measure.hpp"
+#include "sample_model.hpp"
 #include "spmd.hpp"
 #include <maprect/detail/wire.hpp>
 
@@ -165,8 +167,9 @@ json plan_json(const site_figures& f, const chosen_links& l, const link_report& 
 }
 
 /// Rank 0's part once the links are known: measure the call site, predict, report.
-void plan_on_root(const plan_options& o, const link_report& links, const std::string& invocation, std::ofstream& out) {
-  const site_figures f = measure_site({o.model, o.kernel, o.jobs, o.points, o.skew, o.repeat});
+void plan_on_root(const plan_options& o, const link_report& links, const std::string& invocation, std::ofstream& out,
+                  const std::function<site_figures()>& measure) {
+  const site_figures f = measure();
   const chosen_links l = choose_links(o, links);
   const plan::cost_inputs in = make_inputs(f, l, o.job_data);
   const auto rows = plan::predict_table(in, plan::rank_counts(o.ranks_max, {links.ranks}), o.threads);
@@ -180,17 +183,8 @@ void plan_on_root(const plan_options& o, const link_report& links, const std::st
   }
 }
 
-}  // namespace
-
-void add_plan_options(CLI::App& app, plan_options& o) {
-  app.add_option("--model", o.model, "logreg (the standard model) | pk2cmt")->capture_default_str();
-  app.add_option("--kernel", o.kernel, "logreg kernel: scalar | vector")->capture_default_str();
-  app.add_option("--jobs", o.jobs, "J: groups (logreg, default 256) or subjects (pk2cmt, default 16)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--points", o.points, "logreg points per group (default 1000)")->check(CLI::PositiveNumber);
-  app.add_option("--skew", o.skew, "logreg: groups j >= 0.9 J have this many times the points (uneven jobs)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+/// The options every plan has, whatever it measures.
+void add_machine_options(CLI::App& app, plan_options& o) {
   app.add_flag("--job-data", o.job_data, "the call site is fed a job_data: predict no per-call data check");
   app.add_option("--threads", o.threads, "T: threads per rank")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--ranks-max", o.ranks_max, "largest rank count of the table (powers of 2 up to it)")
@@ -211,20 +205,42 @@ void add_plan_options(CLI::App& app, plan_options& o) {
   app.add_option("--json", o.json, "write the inputs and predictions as JSON to this file");
 }
 
-int run_plan(const plan_options& o, const std::string& invocation) {
-  if (o.model != "logreg" && o.model != "pk2cmt")
-    throw std::invalid_argument("--model: '" + o.model + "', expected logreg or pk2cmt");
-  if (o.kernel != "scalar" && o.kernel != "vector")
-    throw std::invalid_argument("--kernel: '" + o.kernel + "', expected scalar or vector");
-  if (o.skew != 1 && o.model != "logreg")
-    throw std::invalid_argument("--skew: " + std::to_string(o.skew) + " applies to --model logreg only");
+}  // namespace
+
+void add_plan_options(CLI::App& app, plan_options& o) {
+  app.add_option("--model", o.model, "logreg (the standard model) | pk2cmt")->capture_default_str();
+  app.add_option("--kernel", o.kernel, "logreg kernel: scalar | vector")->capture_default_str();
+  app.add_option("--jobs", o.jobs, "J: groups (logreg, default 256) or subjects (pk2cmt, default 16)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--points", o.points, "logreg points per group (default 1000)")->check(CLI::PositiveNumber);
+  app.add_option("--skew", o.skew, "logreg: groups j >= 0.9 J have this many times the points (uneven jobs)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  add_machine_options(app, o);
+}
+
+void add_model_plan_options(CLI::App& app, plan_options& o) {
+  app.add_option("--model", o.model, "the registered model to plan")
+      ->check(CLI::IsMember(registered_model_names()))
+      ->required();
+  CLI::Option* data = app.add_option("--data", o.data, "CmdStan JSON data (as for sample); default: embedded data");
+  app.add_option("--jobs", o.jobs, "the embedded data's size, where the model has embedded data")
+      ->check(CLI::PositiveNumber)
+      ->excludes(data);
+  app.add_option("--points", o.points, "the embedded data's points per job, where the model has them")
+      ->check(CLI::PositiveNumber)
+      ->excludes(data);
+  add_machine_options(app, o);
+}
+
+int run_plan_with(const plan_options& o, const std::string& invocation, const std::function<site_figures()>& measure) {
   std::ofstream out;
   if (!open_output_on_root(o.json, out)) return 1;
   const link_report links = measure_links(MPI_COMM_WORLD, o.repeat);
   int code = 0;
   if (world_rank() == 0) {
     try {
-      plan_on_root(o, links, invocation, out);
+      plan_on_root(o, links, invocation, out, measure);
     } catch (const std::exception& e) {
       print_error(e.what());
       code = 1;

@@ -1,5 +1,6 @@
 #pragma once
-// `maprect plan`: its options and entry point (collective over MPI_COMM_WORLD, like every subcommand).
+// `plan`: its options and entry points (collective over MPI_COMM_WORLD, like every subcommand): the maprect
+// program's plan of its built-in call sites, and the plan of a registered model in a program of your own.
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -8,7 +9,8 @@ namespace maprect::cli {
 
 /// Options of `maprect plan`.
 struct plan_options {
-  std::string model = "logreg";   ///< logreg (standard model) | pk2cmt
+  std::string model = "logreg";   ///< logreg (standard model) | pk2cmt; a registered model's name
+  std::string data;               ///< a registered model's CmdStan JSON data; empty: its embedded data
   std::string kernel = "scalar";  ///< logreg kernel: scalar | vector
   int jobs = 0;                   ///< J; 0: the model's default
   int points = 0;                 ///< logreg points per job; 0: default
@@ -25,9 +27,14 @@ struct plan_options {
   std::string json;               ///< JSON output file; empty: none
 };
 
-/// Adds plan's options to its subcommand.
+/// Adds plan's options to its subcommand (the maprect program's built-in call sites).
 void add_plan_options(CLI::App& app, plan_options& options);
 /// Runs `maprect plan` on every rank; returns the exit code, the same on every rank.
 int run_plan(const plan_options& options, const std::string& invocation);
+/// Adds plan's options for a registered model (--model, --data, --jobs, --points and the machine's options).
+void add_model_plan_options(CLI::App& app, plan_options& options);
+/// Runs plan for the registered model --model on every rank: its first map_rect call site, measured in
+/// process on rank 0; returns the exit code, the same on every rank.
+int run_model_plan(const plan_options& options, const std::string& invocation);
 
 }  // namespace maprect::cli

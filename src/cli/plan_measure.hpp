@@ -3,9 +3,11 @@
 // process, on the root) and the links between rank 0 and the other ranks (ping-pong, collective).
 #include <mpi.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "plan_commands.hpp"
 #include "src/plan/cost_model.hpp"
 
 namespace maprect::cli {
@@ -46,5 +48,14 @@ struct link_report {
 /// Ping-pong between rank 0 and each other rank at 8 B, 64 KiB and 1 MiB, and a burst of small messages for
 /// the root's per-message cost. Collective over `comm`; the figures are valid on rank 0.
 link_report measure_links(MPI_Comm comm, int repeat);
+
+/// Measures the links, then on rank 0 the call site by `measure`, and prints (and writes) the predictions.
+/// Collective over MPI_COMM_WORLD; returns the exit code, the same on every rank.
+int run_plan_with(const plan_options& o, const std::string& invocation, const std::function<site_figures()>& measure);
+
+/// The figures of the first map_rect call site of registered model `model`'s log density on its data (see
+/// load_model), at an unconstrained point where the density is finite; throws naming the model when its
+/// gradient makes no map_rect call.
+site_figures measure_model_site(const std::string& model, const std::string& data, int jobs, int points, int repeat);
 
 }  // namespace maprect::cli

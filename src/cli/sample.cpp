@@ -39,7 +39,7 @@ std::string fingerprint(const sample_command_options& o, const sample_model& m, 
   f << "model=" << m.name << " data=" << m.data_identity << " parameters=" << m.size << " chains=" << o.chains
     << " warmup=" << o.warmup << " samples=" << o.samples << " max_depth=" << o.max_depth << " delta=" << target_delta(o)
     << " seed=" << parse_seed(o.seed) << " chain=" << chain << " sig_figs=" << o.sig_figs << ' '
-    << sampler_fingerprint(o);
+    << sampler_fingerprint(o) << " init=" << init_identity(parse_init(o.init));
   return f.str();
 }
 
@@ -157,7 +157,9 @@ void start_chain(const sample_command_options& o, const sample_model& model, con
   config.sig_figs = o.sig_figs;
   config.metric_file = o.metric_file;
   write_stan_csv_header(files.out, config, model.columns);
-  chain.initialize();
+  const init_option init = parse_init(o.init);
+  if (init.file.empty()) chain.initialize();
+  else chain.initialize(initial_point(model, init, options.seed, options.chain));
 }
 
 /// Writes what an iteration adds to the CSV (the adaptation block after warm-up, then each draw) and keeps
@@ -342,12 +344,8 @@ int report_interruption(const sample_command_options& o, const sample_model* mod
 /// The same checks on every rank before any communication.
 void check_arguments(const sample_command_options& o) {
   parse_seed(o.seed);
-  if (o.model != "logreg" && !o.data.empty())
-    throw std::invalid_argument("--data reads logreg data (group,y,x); " + o.model + " samples its embedded data");
-  if (o.model != "logreg" && o.points > 0)
-    throw std::invalid_argument("--points sets logreg's embedded data, not " + o.model + "'s");
-  if (o.model == "eight_schools" && o.jobs > 0)
-    throw std::invalid_argument("--jobs: eight_schools has its 8 schools, one job each");
+  parse_init(o.init);
+  check_model_arguments(o.model, o.data, o.jobs, o.points);
   if (o.chains > world_size())
     throw std::invalid_argument("--chains " + std::to_string(o.chains) + " needs at least " +
                                 std::to_string(o.chains) + " MPI ranks (one per chain), got " +
@@ -370,6 +368,11 @@ int run_sample(const sample_command_options& o, const std::string& invocation) {
     try {
       model = make_sample_model(o);
       if (!o.metric_file.empty()) read_metric_file(o.metric_file, parse_metric(o.metric), model->size);
+      const init_option init = parse_init(o.init);
+      if (!init.file.empty())  // a bad init file ends the run here, before any chain starts
+        for (const std::string& name : check_init_file(*model->model, init.file))
+          std::printf("maprect sample: note: %s: '%s' is not a variable of %s (ignored)\n", init.file.c_str(),
+                      name.c_str(), o.model.c_str());
       const std::string warning = window_warning(o);
       if (!warning.empty()) std::printf("%s\n", warning.c_str());
       std::printf("maprect sample: %s, %d parameters, %d chain%s on %d rank%s\n", model->description.c_str(),

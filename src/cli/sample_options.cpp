@@ -92,10 +92,10 @@ void add_cmdstan_sampler_options(CLI::App& app, sample_command_options& o) {
 
 void add_sample_options(CLI::App& app, sample_command_options& o) {
   const int max_int = std::numeric_limits<int>::max();
-  app.add_option("--model", o.model, "model to sample")
-      ->check(CLI::IsMember({"logreg", "pk2cmt", "eight_schools"}))
+  app.add_option("--model", o.model, "model to sample")->check(CLI::IsMember(registered_model_names()))->capture_default_str();
+  CLI::Option* data = app.add_option("--data", o.data, "CmdStan JSON data (logreg: also CSV group,y,x); default: embedded data");
+  app.add_option("--init", o.init, "R: inits uniform on (-R, R), unconstrained (0: all zero); or a JSON file of values")
       ->capture_default_str();
-  CLI::Option* data = app.add_option("--data", o.data, "CSV with header group,y,x (logreg only); default: embedded data");
   app.add_option("--jobs", o.jobs, "groups (logreg, default 8) or subjects (pk2cmt, default 16) of the embedded data")
       ->check(CLI::Range(1, max_int))
       ->excludes(data);
@@ -213,6 +213,7 @@ sample_options chain_options(const sample_command_options& o, int dim, int chain
   s.delta = target_delta(o);
   s.seed = parse_seed(o.seed);
   s.chain = chain;
+  s.init_radius = parse_init(o.init).radius;
   s.thin = o.thin;
   s.save_warmup = o.save_warmup;
   s.metric = parse_metric(o.metric);

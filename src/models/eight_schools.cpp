@@ -7,9 +7,24 @@ MAPRECT_REGISTER(3, maprect::models::eight_schools_job);
 
 namespace maprect::models {
 
-eight_schools_model::eight_schools_model() : x_r_(eight_schools_n), x_i_(eight_schools_n) {
-  for (int j = 0; j < eight_schools_n; ++j) x_r_[j] = {eight_schools_y[j], eight_schools_sigma[j]};
+std::vector<std::vector<double>> eight_schools_rows(const std::vector<double>& y, const std::vector<double>& sigma) {
+  if (y.size() != sigma.size())
+    throw std::invalid_argument("eight_schools: " + std::to_string(y.size()) + " effects but " +
+                                std::to_string(sigma.size()) + " standard errors");
+  std::vector<std::vector<double>> rows;
+  for (std::size_t j = 0; j < y.size(); ++j) {
+    if (!(sigma[j] > 0))
+      throw std::invalid_argument("eight_schools: sigma[" + std::to_string(j + 1) + "] = " + std::to_string(sigma[j]) +
+                                  " must be > 0");
+    rows.push_back({y[j], sigma[j]});
+  }
+  return rows;
 }
+
+eight_schools_model::eight_schools_model()
+    : x_r_(eight_schools_rows({eight_schools_y.begin(), eight_schools_y.end()},
+                              {eight_schools_sigma.begin(), eight_schools_sigma.end()})),
+      x_i_(eight_schools_n) {}
 
 std::vector<std::string> eight_schools_model::column_names() const {
   std::vector<std::string> names = {"mu", "tau"};

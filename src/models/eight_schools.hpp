@@ -52,6 +52,10 @@ struct eight_schools_job {
   }
 };
 
+/// map_rect rows of eight_schools_job, one per school: (y_j, sigma_j). Throws std::invalid_argument for sizes
+/// that differ and for a sigma that is not > 0, naming the school (1-based).
+std::vector<std::vector<double>> eight_schools_rows(const std::vector<double>& y, const std::vector<double>& sigma);
+
 /// The model for the sampler: log density, output columns in Stan's naming and their values at a draw.
 class eight_schools_model {
  public:

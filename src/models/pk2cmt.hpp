@@ -191,6 +191,8 @@ class pk2cmt_model {
   int size() const { return pk2cmt_n_shared + pk2cmt_n_pk * n_subjects(); }
   /// The data.
   const pk2cmt_data& data() const { return data_; }
+  /// The data as map_rect rows, shipped once.
+  const job_data& jobs() const { return jobs_; }
 
   /// Starting point: mu and sigma at the prior centres, omega = 0.5, every theta_j = mu.
   Eigen::VectorXd initial() const;

@@ -1,0 +1,95 @@
+#pragma once
+// The timings `plan` takes of one map_rect call site in process, shared by the built-in sites (maprect plan)
+// and a registered model's site (plan in a program of your own): each job alone through its chunk runner,
+// the root's per-call and per-output work, and the data check. Times are medians over rounds; in each round
+// the contenders of one figure are timed back to back, so that the drift of a shared machine cancels in their
+// differences.
+#include <maprect/maprect.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "plan_measure.hpp"
+
+namespace maprect::cli {
+
+/// One call site's data and the parameter values it is measured at.
+struct site_data {
+  std::vector<std::vector<double>> x_r;  ///< J rows of real data
+  std::vector<std::vector<int>> x_i;     ///< J rows of integer data
+  Eigen::VectorXd phi;                   ///< shared parameter values
+  std::vector<Eigen::VectorXd> theta;    ///< each job's parameter values
+  /// J.
+  int jobs() const { return static_cast<int>(x_r.size()); }
+};
+
+/// The median of `xs` (not empty).
+double plan_median(std::vector<double> xs);
+
+/// Seconds per run of `f`, over `batch` runs.
+template <class F>
+double seconds_per_run(F&& f, int batch) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int b = 0; b < batch; ++b) f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / batch;
+}
+
+/// Runs of `f` per batch so that a batch lasts at least ~1 ms (1 to 1000).
+template <class F>
+int batch_for(F&& f) {
+  f();
+  const double once = seconds_per_run(f, 1);
+  return static_cast<int>(std::clamp(std::ceil(1e-3 / std::max(once, 1e-9)), 1.0, 1000.0));
+}
+
+/// Medians over rounds of a whole call, of its jobs alone, and of their difference (timed back to back).
+struct call_and_jobs {
+  double call_s, jobs_s, overhead_s;
+};
+
+/// Times `call` and `jobs` back to back, `repeat` rounds.
+template <class C, class R>
+call_and_jobs time_call_and_jobs(C&& call, R&& jobs, int repeat) {
+  const int batch = batch_for(call);
+  std::vector<double> calls, alone, overhead;
+  for (int r = 0; r < repeat; ++r) {
+    const double c = seconds_per_run(call, batch), j = seconds_per_run(jobs, batch);
+    calls.push_back(c);
+    alone.push_back(j);
+    overhead.push_back(c - j);
+  }
+  return {plan_median(calls), plan_median(alone), plan_median(overhead)};
+}
+
+/// A chunk runner over jobs [first, first + n) of a site: what a rank does with its share, nothing else.
+class chunk_timer {
+ public:
+  /// The site's jobs through `runner` (a registered functor's chunk runner for the site's parameter kinds).
+  chunk_timer(const site_data& data, detail::chunk_runner runner);
+  /// Runs jobs [first, first + n).
+  void run(int first, int n);
+  /// The outputs of each job at the last run (of the jobs it ran).
+  const std::vector<int>& counts() const { return counts_; }
+
+ private:
+  const site_data& d_;
+  detail::chunk_runner runner_;
+  std::vector<double> job_params_;
+  detail::block_buffer out_;
+  std::vector<int> counts_;
+};
+
+/// Each job alone, the fastest of 5 runs (a busy machine only ever adds time, and a spread made of that
+/// noise would be charged as imbalance), in job order.
+std::vector<double> job_times(chunk_timer& chunks, int jobs);
+/// The standard deviation of the per-job times over the jobs.
+double spread_of(const std::vector<double>& per_job);
+/// The data check's work per job: every row compared with a flat copy, as the root does per call.
+double check_seconds_per_job(const site_data& d, int repeat);
+/// The root's costs of a site of d's sizes (per call, per output with `outputs_per_job` outputs a job), from a
+/// job that costs next to nothing (call sites 303 and 304): a call minus its jobs, at J jobs and at one.
+void measure_root_costs(const site_data& d, int repeat, site_figures& f);
+
+}  // namespace maprect::cli
