@@ -13,48 +13,15 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "metric_file.hpp"
 #include "sample_model.hpp"
 
 namespace maprect::cli {
 
 namespace {
 
-/// A number as messages and fingerprints show it: 17 significant digits, so that it reads back exactly.
-std::string shown(double x) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%.17g", x);
-  return text;
-}
-
 [[noreturn]] void refuse(const std::string& option, const std::string& value, const std::string& why) {
   throw std::invalid_argument(option + " " + value + ": " + why);
-}
-
-/// One row of the metric file's matrix (or its vector) as doubles; `what` names it in errors.
-Eigen::VectorXd json_numbers(const nlohmann::json& values, const std::string& path, const std::string& what) {
-  if (!values.is_array()) throw std::runtime_error(path + ": " + what + " is not an array of numbers");
-  Eigen::VectorXd v(static_cast<Eigen::Index>(values.size()));
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (!values[i].is_number())
-      throw std::runtime_error(path + ": " + what + " entry " + std::to_string(i + 1) + " is not a number");
-    v(static_cast<Eigen::Index>(i)) = values[i].get<double>();
-  }
-  return v;
-}
-
-/// The metric file's "inv_metric" entry, parsed; throws naming the file.
-nlohmann::json metric_file_entry(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open the metric file");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(path + ": not JSON (" + std::string(e.what()) + ")");
-  }
-  if (!doc.is_object() || !doc.contains("inv_metric"))
-    throw std::runtime_error(path + ": no \"inv_metric\" entry (CmdStan's metric file is {\"inv_metric\": [...]})");
-  return doc["inv_metric"];
 }
 
 /// The FNV-1a hash of a file's bytes, as hex.
@@ -153,56 +120,14 @@ void check_sampler_arguments(const sample_command_options& o) {
   if (!o.metric_file.empty() && metric == metric_kind::unit)
     refuse("--metric-file", o.metric_file, "the unit metric takes no metric file (use --metric diag or dense)");
   if (!(o.stepsize > 0) || !std::isfinite(o.stepsize))
-    refuse("--stepsize", shown(o.stepsize), "must be positive and finite");
+    refuse("--stepsize", shown_exactly(o.stepsize), "must be positive and finite");
   if (!(o.stepsize_jitter >= 0 && o.stepsize_jitter <= 1))
-    refuse("--stepsize-jitter", shown(o.stepsize_jitter), "must be in [0, 1]");
+    refuse("--stepsize-jitter", shown_exactly(o.stepsize_jitter), "must be in [0, 1]");
   if (o.adapt_engaged != 0 && o.adapt_engaged != 1)
     refuse("--adapt-engaged", std::to_string(o.adapt_engaged), "must be 0 or 1");
   if (o.init_buffer < 0) refuse("--init-buffer", std::to_string(o.init_buffer), "must be >= 0");
   if (o.term_buffer < 0) refuse("--term-buffer", std::to_string(o.term_buffer), "must be >= 0");
   if (o.window < 1) refuse("--window", std::to_string(o.window), "must be >= 1");
-}
-
-Eigen::MatrixXd read_metric_file(const std::string& path, metric_kind metric, int dim) {
-  const nlohmann::json entry = metric_file_entry(path);
-  if (!entry.is_array()) throw std::runtime_error(path + ": \"inv_metric\" is not an array");
-  const std::string n = std::to_string(dim);
-  Eigen::MatrixXd m;
-  if (metric == metric_kind::diag) {
-    if (!entry.empty() && entry[0].is_array())
-      throw std::runtime_error(path + ": \"inv_metric\" is a matrix, but --metric diag needs a vector of " + n +
-                               " numbers");
-    m = json_numbers(entry, path, "\"inv_metric\"");
-    if (m.rows() != dim)
-      throw std::runtime_error(path + ": \"inv_metric\" has " + std::to_string(m.rows()) +
-                               " entries, but the model has " + n + " parameters");
-    for (Eigen::Index i = 0; i < m.rows(); ++i)
-      if (!std::isfinite(m(i, 0)) || !(m(i, 0) > 0))
-        throw std::runtime_error(path + ": \"inv_metric\" entry " + std::to_string(i + 1) + " is " + shown(m(i, 0)) +
-                                 ", but the diagonal must be finite and positive");
-    return m;
-  }
-  if (static_cast<int>(entry.size()) != dim || (dim > 0 && !entry[0].is_array()))
-    throw std::runtime_error(path + ": \"inv_metric\" must be " + n + " rows of " + n +
-                             " numbers for --metric dense (the model has " + n + " parameters), got " +
-                             std::to_string(entry.size()) +
-                             (entry.empty() || entry[0].is_array() ? " rows" : " numbers"));
-  m.resize(dim, dim);
-  for (int r = 0; r < dim; ++r) {
-    const Eigen::VectorXd row = json_numbers(entry[r], path, "\"inv_metric\" row " + std::to_string(r + 1));
-    if (row.size() != dim)
-      throw std::runtime_error(path + ": \"inv_metric\" row " + std::to_string(r + 1) + " has " +
-                               std::to_string(row.size()) + " numbers, but the model has " + n + " parameters");
-    m.row(r) = row.transpose();
-  }
-  if (!m.allFinite()) throw std::runtime_error(path + ": \"inv_metric\" has a non-finite entry");
-  // CmdStan writes 6 significant digits by default, which can round m(i, j) and m(j, i) apart.
-  if ((m - m.transpose()).cwiseAbs().maxCoeff() > 1e-5 * m.cwiseAbs().maxCoeff())
-    throw std::runtime_error(path + ": \"inv_metric\" is not symmetric");
-  m = (0.5 * (m + m.transpose())).eval();
-  if (Eigen::LLT<Eigen::MatrixXd>(m).info() != Eigen::Success)
-    throw std::runtime_error(path + ": \"inv_metric\" is not positive definite");
-  return m;
 }
 
 sample_options chain_options(const sample_command_options& o, int dim, int chain) {
@@ -231,7 +156,7 @@ std::string sampler_fingerprint(const sample_command_options& o) {
   std::ostringstream f;
   f << "thin=" << o.thin << " save_warmup=" << o.save_warmup << " metric=" << o.metric
     << " metric_file=" << (o.metric_file.empty() ? "none" : file_hash(o.metric_file))
-    << " stepsize=" << shown(o.stepsize) << " stepsize_jitter=" << shown(o.stepsize_jitter)
+    << " stepsize=" << shown_exactly(o.stepsize) << " stepsize_jitter=" << shown_exactly(o.stepsize_jitter)
     << " adapt_engaged=" << o.adapt_engaged << " init_buffer=" << o.init_buffer << " term_buffer=" << o.term_buffer
     << " window=" << o.window;
   return f.str();

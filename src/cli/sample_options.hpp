@@ -7,6 +7,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "metric_file.hpp"
 
 namespace maprect::cli {
 
@@ -16,10 +17,6 @@ std::uint64_t parse_seed(const std::string& text);
 metric_kind parse_metric(const std::string& text);
 /// Throws std::invalid_argument naming the option and value of the first sampler argument that cannot work.
 void check_sampler_arguments(const sample_command_options& o);
-/// The inverse metric in CmdStan's metric file (JSON {"inv_metric": vector for diag, array of rows for dense}),
-/// checked against the model's `dim` parameters: a column for diag, dim x dim for dense. Throws
-/// std::runtime_error naming the file and what is wrong.
-Eigen::MatrixXd read_metric_file(const std::string& path, metric_kind metric, int dim);
 /// A chain's settings from the command's options, the model's parameter count and the chain number (reads the
 /// metric file, if any).
 sample_options chain_options(const sample_command_options& o, int dim, int chain);

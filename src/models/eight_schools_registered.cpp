@@ -12,6 +12,16 @@
 namespace maprect::models {
 
 /// The non-centred eight schools model, with its data from JSON (J, y, sigma) or embedded.
+/// The reals `name` of `data`, each > 0; throws data_error naming the variable, the element and its value.
+inline std::vector<double> positive_reals(const model_data& data, const std::string& name, int n) {
+  std::vector<double> values = data.reals(name, n);
+  for (std::size_t j = 0; j < values.size(); ++j)
+    if (!(values[j] > 0))
+      throw data_error(data.where(name) + ": element " + std::to_string(j + 1) + " is " + std::to_string(values[j]) +
+                       ", but must be > 0");
+  return values;
+}
+
 class eight_schools {
  public:
   /// Stan's 0.8 leaves about 2 divergences per 10,000 draws in the funnel; see eight_schools_default_delta.
@@ -20,7 +30,7 @@ class eight_schools {
   /// Reads J, y[J] and sigma[J] (> 0); each school's (y, sigma) becomes its map_rect row.
   explicit eight_schools(const model_data& data)
       : J_(data.integer("J", 1)),
-        x_r_(eight_schools_rows(data.reals("y", J_), data.reals("sigma", J_))),
+        x_r_(eight_schools_rows(data.reals("y", J_), positive_reals(data, "sigma", J_))),
         x_i_(static_cast<std::size_t>(J_)) {}
 
   /// mu, tau > 0, theta_tilde[J].

@@ -34,6 +34,10 @@ nlohmann::json logreg_json(const logreg_data& d) {
 /// The points of each group 1..J, in the order of the data; throws data_error for a group without points.
 logreg_data logreg_groups(const model_data& data) {
   const int N = data.integer("N", 1), J = data.integer("J", 1);
+  // Every group needs a point: more groups than points is an error before J groups are allocated.
+  if (J > N)
+    throw data_error(data.where("J") + ": " + std::to_string(J) + " groups, but N = " + std::to_string(N) +
+                     " points: every group needs at least one");
   const std::vector<int> group = data.integers("group", N, 1, J), y = data.integers("y", N, 0, 1);
   const std::vector<double> x = data.reals("x", N);
   std::vector<std::vector<double>> xs(static_cast<std::size_t>(J));
@@ -52,7 +56,7 @@ class logreg {
   /// Reads N, J, group, y, x and packs the groups as map_rect rows, shipped once (a job_data).
   explicit logreg(const model_data& data) : data_(logreg_groups(data)), jobs_(data_.x_r, data_.x_i) {
     if (data.has("truth"))
-      for (const auto& [name, value] : data.json().at("truth").items()) truth_.emplace_back(name, value.get<double>());
+      truth_ = data.named_reals("truth");
   }
 
   /// alpha, beta, effects[J] of (u_j, v_j): their storage order is the standard model's (alpha, beta, u_1, v_1, ...).

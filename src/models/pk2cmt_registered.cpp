@@ -74,7 +74,7 @@ class pk2cmt {
   /// Reads S, N, dose, subject, time, conc.
   explicit pk2cmt(const model_data& data) : model_(pk2cmt_subjects(data)) {
     if (data.has("truth"))
-      for (const auto& [name, value] : data.json().at("truth").items()) truth_.emplace_back(name, value.get<double>());
+      truth_ = data.named_reals("truth");
   }
 
   /// phi's 11 reals, then theta[S] of 5: the packing of pk2cmt_model.

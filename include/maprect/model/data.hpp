@@ -55,6 +55,11 @@ class model_data {
   static model_data parse(const std::string& text, const std::string& source, const std::string& noun = "data variable") {
     try {
       return model_data(nlohmann::json::parse(text), source, noun);
+    } catch (const nlohmann::json::out_of_range& e) {  // a number beyond a double: nlohmann names no position
+      std::string why = e.what();
+      const std::size_t bracket = why.find("] ");
+      if (bracket != std::string::npos) why = why.substr(bracket + 2);
+      throw data_error(source + ": " + why);
     } catch (const nlohmann::json::parse_error& e) {
       const auto [line, column] = line_and_column(text, e.byte);
       std::string why = e.what();  // "[json.exception.parse_error.101] parse error at line 1, column 5: ..."
@@ -75,6 +80,19 @@ class model_data {
     text << in.rdbuf();
     if (in.bad()) throw data_error(path + ": cannot read the data file");
     return parse(text.str(), path, noun);
+  }
+
+  /// An object of named numbers (a simulation's true values, say); throws data_error naming a value that is
+  /// not a number.
+  std::vector<std::pair<std::string, double>> named_reals(const std::string& name) const {
+    const nlohmann::json& object = json_.at(name);
+    if (!object.is_object()) throw data_error(where(name) + ": expected an object of numbers, got " + describe(object));
+    std::vector<std::pair<std::string, double>> out;
+    for (const auto& [key, value] : object.items()) {
+      if (!value.is_number()) throw data_error(where(name + "." + key) + ": expected a number, got " + describe(value));
+      out.emplace_back(key, value.get<double>());
+    }
+    return out;
   }
 
   /// Where the data came from (a file name, "embedded", ...).
