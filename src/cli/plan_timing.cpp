@@ -36,28 +36,6 @@ namespace maprect::cli {
 
 namespace {
 
-/// One in-process gradient through map_rect at call site CallId over the first `n` jobs of `d`.
-template <int CallId>
-void shape_only_gradient(const site_data& d, int n) {
-  in_process_scope local;
-  vector_v phi(d.phi.size());
-  for (Eigen::Index s = 0; s < d.phi.size(); ++s) phi(s) = var(d.phi(s));
-  std::vector<vector_v> theta(static_cast<std::size_t>(n));
-  for (int j = 0; j < n; ++j) {
-    theta[j].resize(d.theta[j].size());
-    for (Eigen::Index p = 0; p < d.theta[j].size(); ++p) theta[j](p) = var(d.theta[j](p));
-  }
-  static thread_local std::vector<std::vector<double>> x_r;
-  static thread_local std::vector<std::vector<int>> x_i;
-  if (static_cast<int>(x_r.size()) != n) {  // one call site, one data set: the same rows every call
-    x_r.assign(d.x_r.begin(), d.x_r.begin() + n);
-    x_i.assign(d.x_i.begin(), d.x_i.begin() + n);
-  }
-  var lp = map_rect<CallId, shape_only_job>(phi, theta, x_r, x_i).sum();
-  grad(lp);
-  recover_memory();
-}
-
 }  // namespace
 
 double plan_median(std::vector<double> xs) {
@@ -126,9 +104,9 @@ double check_seconds_per_job(const site_data& d, int repeat) {
 void measure_root_costs(const site_data& d, int repeat, site_figures& f) {
   const int J = d.jobs();
   chunk_timer cheap(d, &detail::run_chunk<shape_only_job, detail::param_kinds::vv>);
-  const double all = std::max(0.0, time_call_and_jobs([&] { shape_only_gradient<303>(d, J); },
+  const double all = std::max(0.0, time_call_and_jobs([&] { in_process_gradient<303, shape_only_job>(d, J); },
                                                       [&] { cheap.run(0, J); }, repeat).overhead_s);
-  const double one = std::max(0.0, time_call_and_jobs([&] { shape_only_gradient<304>(d, 1); },
+  const double one = std::max(0.0, time_call_and_jobs([&] { in_process_gradient<304, shape_only_job>(d, 1); },
                                                       [&] { cheap.run(0, 1); }, repeat).overhead_s);
   // The shape-only job has one output: what a call costs beyond one job is per output.
   f.root_output_s = J > 1 ? std::max(0.0, (all - one) / (J - 1.0)) : 0.0;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plan_measure.hpp"
+#include "spmd.hpp"
 
 namespace maprect::cli {
 
@@ -24,6 +25,28 @@ struct site_data {
   /// J.
   int jobs() const { return static_cast<int>(x_r.size()); }
 };
+
+/// One in-process gradient through map_rect at call site CallId over the first `n` jobs.
+template <int CallId, class F>
+void in_process_gradient(const site_data& d, int n) {
+  in_process_scope local;
+  vector_v phi(d.phi.size());
+  for (Eigen::Index s = 0; s < d.phi.size(); ++s) phi(s) = var(d.phi(s));
+  std::vector<vector_v> theta(static_cast<std::size_t>(n));
+  for (int j = 0; j < n; ++j) {
+    theta[j].resize(d.theta[j].size());
+    for (Eigen::Index p = 0; p < d.theta[j].size(); ++p) theta[j](p) = var(d.theta[j](p));
+  }
+  static thread_local std::vector<std::vector<double>> x_r;
+  static thread_local std::vector<std::vector<int>> x_i;
+  if (static_cast<int>(x_r.size()) != n) {  // one call site, one data set: the same rows every call
+    x_r.assign(d.x_r.begin(), d.x_r.begin() + n);
+    x_i.assign(d.x_i.begin(), d.x_i.begin() + n);
+  }
+  var lp = map_rect<CallId, F>(phi, theta, x_r, x_i).sum();
+  grad(lp);
+  recover_memory();
+}
 
 /// The median of `xs` (not empty).
 double plan_median(std::vector<double> xs);
