@@ -356,28 +356,34 @@ void check_arguments(const sample_command_options& o) {
   check_sample_options(chain_options(no_file, 1, 1));
 }
 
+/// Rank 0, before any cluster exists, so that a bad file ends every rank alike: the model and its data, the
+/// metric and init files, and the run's first lines.
+std::shared_ptr<sample_model> prepare_on_root(const sample_command_options& o) {
+  const std::shared_ptr<sample_model> model = make_sample_model(o);
+  if (!o.metric_file.empty()) read_metric_file(o.metric_file, parse_metric(o.metric), model->size);
+  const init_option init = parse_init(o.init);
+  if (!init.file.empty())  // a bad init file ends the run here, before any chain starts
+    for (const std::string& name : check_init_file(*model->model, init.file))
+      std::printf("maprect sample: note: %s: '%s' is not a variable of %s (ignored)\n", init.file.c_str(),
+                  name.c_str(), o.model.c_str());
+  const std::string warning = window_warning(o);
+  if (!warning.empty()) std::printf("%s\n", warning.c_str());
+  std::printf("maprect sample: %s, %d parameters, %d chain%s on %d rank%s\n", model->description.c_str(),
+              model->size, o.chains, o.chains == 1 ? "" : "s", world_size(), world_size() == 1 ? "" : "s");
+  std::fflush(stdout);
+  return model;
+}
+
 }  // namespace
 
 int run_sample(const sample_command_options& o, const std::string& invocation) {
   check_arguments(o);
   catch_interruptions();
-  // The root reads the data before any cluster exists, so that a bad file ends every rank alike.
   std::shared_ptr<sample_model> model;
   std::string failure;
   if (world_rank() == 0) {
     try {
-      model = make_sample_model(o);
-      if (!o.metric_file.empty()) read_metric_file(o.metric_file, parse_metric(o.metric), model->size);
-      const init_option init = parse_init(o.init);
-      if (!init.file.empty())  // a bad init file ends the run here, before any chain starts
-        for (const std::string& name : check_init_file(*model->model, init.file))
-          std::printf("maprect sample: note: %s: '%s' is not a variable of %s (ignored)\n", init.file.c_str(),
-                      name.c_str(), o.model.c_str());
-      const std::string warning = window_warning(o);
-      if (!warning.empty()) std::printf("%s\n", warning.c_str());
-      std::printf("maprect sample: %s, %d parameters, %d chain%s on %d rank%s\n", model->description.c_str(),
-                  model->size, o.chains, o.chains == 1 ? "" : "s", world_size(), world_size() == 1 ? "" : "s");
-      std::fflush(stdout);
+      model = prepare_on_root(o);
     } catch (const std::exception& e) {
       failure = e.what();
     }
