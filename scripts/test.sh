@@ -14,9 +14,9 @@ stage_setup() {
 
 # Every CTest test (unit, MPI at several rank counts, the installed-package consumer). Each test has its
 # own timeout in CMake; --timeout is a backstop for tests that do not. Tests run side by side on
-# MAPRECT_JOBS slots (the cores), each taking as many as it has ranks (PROCESSORS).
+# MAPRECT_TEST_JOBS slots (four per core), each taking as many as it has ranks (PROCESSORS).
 stage_ctest() {
-  ctest --test-dir "$MAPRECT_BUILD_DIR" --output-on-failure --timeout 300 -j"$MAPRECT_JOBS"
+  ctest --test-dir "$MAPRECT_BUILD_DIR" --output-on-failure --timeout 300 -j"$MAPRECT_TEST_JOBS"
 }
 
 # ThreadSanitizer build of the in-process tests (ad, map_rect, threads) in build-tsan/: no findings.

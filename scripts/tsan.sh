@@ -23,7 +23,7 @@ cmake --build "$BUILD" -j"$MAPRECT_JOBS" --target "${TARGETS[@]}"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4"
 FINDING='WARNING: ThreadSanitizer|ThreadSanitizer: reported|SUMMARY: ThreadSanitizer'
 status=0
-ctest --test-dir "$BUILD" --output-on-failure --timeout 300 -j"$MAPRECT_JOBS" -R "^($(IFS='|'; echo "${TARGETS[*]}"))\$" || status=$?
+ctest --test-dir "$BUILD" --output-on-failure --timeout 300 -j"$MAPRECT_TEST_JOBS" -R "^($(IFS='|'; echo "${TARGETS[*]}"))\$" || status=$?
 log_file=$BUILD/Testing/Temporary/LastTest.log
 findings=$(grep -cE "$FINDING" "$log_file" || true)
 if [ "$findings" -gt 0 ]; then
