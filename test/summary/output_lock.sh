@@ -26,7 +26,10 @@ touch "$work/release"; wait $holder
 "$mpiexec" -np 2 "$maprect" "${args[@]}" --output-dir "$work/held" > "$work/after.log" 2>&1 \
   && echo "ok: the run works once the holder let go" || { fail "the run after the holder let go"; cat "$work/after.log"; }
 
-# A first run long enough never to end on its own; it is stopped with SIGTERM at the end.
+# A first run long enough never to end on its own; it is stopped with SIGTERM at the end. mpirun passes
+# SIGTERM on odls_base_sigkill_timeout seconds late and sends SIGKILL as long after (1 by default): under the
+# sanitizers on a loaded machine an iteration may take longer than 1 s (docs/sampling.md).
+export OMPI_MCA_odls_base_sigkill_timeout=5
 long=(sample --model logreg --jobs 4 --points 2000 --chains 2 --warmup 20 --samples 200000 --checkpoint-every 10
       --output-dir "$work/busy")
 setsid "$mpiexec" -np 2 "$maprect" "${long[@]}" > "$work/first.log" 2>&1 &
