@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# ASan + UBSan build of the programs the test suite runs, MPI tests included, in build-sanitize/ (RelWithDebInfo
-# at -O1, the level ASan's authors advise: the build takes a third less time than at -O2; Debug would trip
-# Boost debug asserts unrelated to maprect). -g1 (line tables) gives every frame of a report its file and
+# ASan + UBSan build of the programs the test suite runs, MPI tests included, in build-sanitize/, with clang
+# (Debian's clang and libclang-rt, as the fuzz stage): it compiles this code with the sanitizers in half
+# gcc's time (a typical MPI test file: 18.7 s of CPU against 37.9 s), and its sanitizers are the reference
+# implementation. RelWithDebInfo at -O1, the level ASan's authors advise: the build takes a third less time
+# than at -O2; Debug would trip Boost debug asserts unrelated to maprect. -g1 (line tables) gives every frame of a report its file and
 # line, inlined frames included, as -g does, for a fifth less compile time and half the object size (no
 # local variables for a debugger). Runs every CTest test except those that cannot work under the sanitizers
 # (see EXCLUDE below) and fails on any finding.
@@ -25,8 +27,12 @@ SUPP=$MAPRECT_ROOT/scripts/sanitizers
 #   slurm   starts real SLURM daemons and submits the Release program (only present with MAPRECT_TEST_SLURM).
 EXCLUDE='^(faults|fault-program|slurm)$'
 
-log "sanitize: configure $BUILD (ASan + UBSan, RelWithDebInfo at -O1)"
-cmake -S "$MAPRECT_ROOT" -B "$BUILD" -G Ninja -DMAPRECT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+log "sanitize: configure $BUILD (clang, ASan + UBSan, RelWithDebInfo at -O1)"
+# A build directory configured with another compiler is configured anew (CMake keeps a cache's compiler).
+if [ -f "$BUILD/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++' "$BUILD/CMakeCache.txt"; then
+  rm -rf "$BUILD/CMakeCache.txt" "$BUILD/CMakeFiles"
+fi
+cmake -S "$MAPRECT_ROOT" -B "$BUILD" -G Ninja -DMAPRECT_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" $(compiler_launcher) >/dev/null
 # Only the programs the tests run (target maprect-test-programs): the benchmarks and tools no test runs are
 # left to the Release build.
@@ -58,7 +64,7 @@ scan() {
 # memory and fake stacks grow RSS by design, so that one case is left to the Release build (stage ctest);
 # the binary's other cases run here, directly.
 status=0
-ctest --test-dir "$BUILD" --output-on-failure --timeout 300 --label-exclude "$EXCLUDE" -E '^test_ad_memory$' -j"$MAPRECT_JOBS" ||
+ctest --test-dir "$BUILD" --output-on-failure --timeout 300 --label-exclude "$EXCLUDE" -E '^test_ad_memory$' -j"$MAPRECT_TEST_JOBS" ||
   status=$?
 scan "$BUILD/Testing/Temporary/LastTest.log"
 mem_log=$BUILD/Testing/Temporary/test_ad_memory-sanitize.log

@@ -238,7 +238,8 @@ TEST_CASE("pow for var/var, var/double and double/var") {
   const std::vector<std::pair<double, double>> points = {{2, 3},    {0.5, -1.5}, {10, 0.1}, {1e-10, 2},
                                                          {3, 0},    {1.5, 700},  {700, 1.5}, {2, -30},
                                                          {0.9, 1e-8}};
-  for (auto [a, b] : points) {
+  for (const auto& point : points) {
+    const double a = point.first, b = point.second;  // lambdas below capture them: not bindings in C++17
     INFO("a = " << a << ", b = " << b);
     const double v = std::pow(a, b);
     const double da = b == 0 ? 0.0 : b * std::pow(a, b - 1);
@@ -275,7 +276,8 @@ TEST_CASE("log_sum_exp of two scalars: values, softmax partials, mixes with doub
   clean_tape tape;
   const std::vector<std::pair<double, double>> points = {
       {0, 0}, {1, 2}, {-3, 5}, {-700, -700}, {800, 800}, {1000, -1000}, {-1e-10, 30}, {-745, -740}};
-  for (auto [a, b] : points) {
+  for (const auto& point : points) {
+    const double a = point.first, b = point.second;  // lambdas below capture them: not bindings in C++17
     INFO("a = " << a << ", b = " << b);
     const double m = std::max(a, b);
     const double expected = m + std::log(std::exp(a - m) + std::exp(b - m));

@@ -20,7 +20,8 @@ const std::vector<std::pair<double, double>> operand_pairs = {
 void check_binary(const char* name, const std::function<var(const var&, const var&)>& op_vv,
                   const std::function<double(double, double)>& op_dd,
                   const std::function<std::pair<double, double>(double, double)>& closed_form_partials) {
-  for (auto [a, b] : operand_pairs) {
+  for (const auto& operands : operand_pairs) {
+    const double a = operands.first, b = operands.second;
     INFO(name << " at a = " << a << ", b = " << b);
     const auto r = ad_partials(op_vv, a, b);
     CHECK(r.value == op_dd(a, b));  // the node's value is plain double arithmetic
@@ -37,7 +38,8 @@ void check_binary(const char* name, const std::function<var(const var&, const va
 /// var op double and double op var give the same value and partial as var op var.
 void check_mixed(const char* name, const std::function<var(const var&, double)>& op_vd,
                  const std::function<var(double, const var&)>& op_dv, const std::function<var(const var&, const var&)>& op_vv) {
-  for (auto [a, b] : operand_pairs) {
+  for (const auto& operands : operand_pairs) {
+    const double a = operands.first, b = operands.second;
     INFO(name << " at a = " << a << ", b = " << b);
     const auto both = ad_partials(op_vv, a, b);
     const auto left = ad_partials([&](const var& x, const var&) { return op_vd(x, b); }, a, b);
