@@ -39,26 +39,40 @@ cmake --build "$BUILD" -j2 --target "${targets[@]/#/fuzz_}"
 
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-failed=()
-for target in "${targets[@]}"; do
-  corpus=$BUILD/corpus/$target findings=$BUILD/findings/$target log_file=$BUILD/fuzz-$target.log
+# One target; its summary goes to $BUILD/fuzz-<target>.summary, its exit status to .status.
+fuzz_one() {
+  local target=$1 status=0 runs speed cover dict=()
+  local corpus=$BUILD/corpus/$target findings=$BUILD/findings/$target log_file=$BUILD/fuzz-$target.log
   mkdir -p "$corpus" "$findings"
-  dict=()
   if [ -f "$FUZZ_DIR/dict/$target.dict" ]; then dict=(-dict="$FUZZ_DIR/dict/$target.dict"); fi
-  log "fuzz: $target (${limit[*]})"
-  status=0
   "$BUILD/test/fuzz/fuzz_$target" "${limit[@]}" "${dict[@]}" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=64 \
     -max_len=16384 -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" "$FUZZ_DIR/corpus/$target" \
     >"$log_file" 2>&1 || status=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log_file")
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log_file")
   cover=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log_file" | tail -1 || true)
-  log "fuzz: $target: ${runs:-?} executions, ${speed:-?} exec/s, ${cover:-no coverage line}, exit $status"
-  if [ "$status" -ne 0 ]; then
-    grep -E -m1 -A30 'ERROR|runtime error|fuzz finding|deadly signal|uncaught' "$log_file" | head -40 || true
-    log "fuzz: $target: FINDING; input in $findings/, full log $log_file"
-    failed+=("$target")
-  fi
+  {
+    log "fuzz: $target: ${runs:-?} executions, ${speed:-?} exec/s, ${cover:-no coverage line}, exit $status"
+    if [ "$status" -ne 0 ]; then
+      grep -E -m1 -A30 'ERROR|runtime error|fuzz finding|deadly signal|uncaught' "$log_file" | head -40 || true
+      log "fuzz: $target: FINDING; input in $findings/, full log $log_file"
+    fi
+  } >"$BUILD/fuzz-$target.summary"
+  echo "$status" >"$BUILD/fuzz-$target.status"
+}
+
+# A fuzzer is one process on one core: the targets run MAPRECT_JOBS at a time (the cores).
+log "fuzz: ${targets[*]} (${limit[*]} each, $MAPRECT_JOBS at a time)"
+for target in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$MAPRECT_JOBS" ]; do wait -n || true; done
+  rm -f "$BUILD/fuzz-$target.status"
+  fuzz_one "$target" &
+done
+wait
+failed=()
+for target in "${targets[@]}"; do
+  cat "$BUILD/fuzz-$target.summary" 2>/dev/null || log "fuzz: $target: no summary"
+  [ "$(cat "$BUILD/fuzz-$target.status" 2>/dev/null)" = 0 ] || failed+=("$target")
 done
 if [ "${#failed[@]}" -gt 0 ]; then
   log "fuzz: FAILED: ${failed[*]}"
