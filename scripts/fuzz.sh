@@ -32,8 +32,7 @@ if [ "${#targets[@]}" -eq 0 ]; then
 fi
 
 log "fuzz: configure $BUILD (clang, libFuzzer + ASan + UBSan)"
-cmake -S "$MAPRECT_ROOT" -B "$BUILD" -G Ninja -DMAPRECT_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" $(compiler_launcher) >/dev/null
+configure_clang "$BUILD" -DMAPRECT_FUZZ=ON -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG"
 log "fuzz: build ${targets[*]}"
 cmake --build "$BUILD" -j2 --target "${targets[@]/#/fuzz_}"
 

@@ -3,9 +3,9 @@
 # (Debian's clang and libclang-rt, as the fuzz stage): it compiles this code with the sanitizers in half
 # gcc's time (a typical MPI test file: 18.7 s of CPU against 37.9 s), and its sanitizers are the reference
 # implementation. RelWithDebInfo at -O1, the level ASan's authors advise: the build takes a third less time
-# than at -O2; Debug would trip Boost debug asserts unrelated to maprect. -g1 (line tables) gives every frame of a report its file and
-# line, inlined frames included, as -g does, for a fifth less compile time and half the object size (no
-# local variables for a debugger). Runs every CTest test except those that cannot work under the sanitizers
+# than at -O2; Debug would trip Boost debug asserts unrelated to maprect. -g1 (line tables) gives every
+# frame of a report its file and line, inlined frames included, as -g does, for a fifth less compile time
+# and half the object size (no local variables for a debugger). Runs every CTest test except those that cannot work under the sanitizers
 # (see EXCLUDE below) and fails on any finding.
 #   scripts/sanitize.sh        (stage `sanitize` of scripts/test.sh)
 #   MAPRECT_SANITIZE_BUILD_DIR build directory (default: <repo>/build-sanitize)
@@ -28,12 +28,7 @@ SUPP=$MAPRECT_ROOT/scripts/sanitizers
 EXCLUDE='^(faults|fault-program|slurm)$'
 
 log "sanitize: configure $BUILD (clang, ASan + UBSan, RelWithDebInfo at -O1)"
-# A build directory configured with another compiler is configured anew (CMake keeps a cache's compiler).
-if [ -f "$BUILD/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++' "$BUILD/CMakeCache.txt"; then
-  rm -rf "$BUILD/CMakeCache.txt" "$BUILD/CMakeFiles"
-fi
-cmake -S "$MAPRECT_ROOT" -B "$BUILD" -G Ninja -DMAPRECT_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" $(compiler_launcher) >/dev/null
+configure_clang "$BUILD" -DMAPRECT_SANITIZE=ON -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
 # Only the programs the tests run (target maprect-test-programs): the benchmarks and tools no test runs are
 # left to the Release build.
 log "sanitize: build maprect-test-programs -j$MAPRECT_JOBS"

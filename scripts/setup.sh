@@ -58,6 +58,19 @@ compiler_launcher() {
   if command -v ccache >/dev/null; then echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache; fi
 }
 
+# configure_clang BUILD CMAKE_ARG...: configures BUILD with Ninja and clang++ (the sanitizer and fuzz builds),
+# RelWithDebInfo at -O1 plus the arguments given. A directory configured with another compiler is configured
+# anew: CMake keeps the compiler of an existing cache.
+configure_clang() {
+  local build=$1
+  shift
+  if [ -f "$build/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++' "$build/CMakeCache.txt"; then
+    rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
+  fi
+  cmake -S "$MAPRECT_ROOT" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "$@" $(compiler_launcher) >/dev/null
+}
+
 # Configures (first time) and builds maprect in Release: every target, or only the targets given.
 build() {
   log "configure: $MAPRECT_BUILD_DIR (Release, Ninja)"

@@ -13,13 +13,8 @@ BUILD=${MAPRECT_TSAN_BUILD_DIR:-$MAPRECT_ROOT/build-tsan}
 TARGETS=(test_ad test_ad_memory test_map_rect test_threads test_reduce_sum)
 
 log "tsan: configure $BUILD (clang, ThreadSanitizer, RelWithDebInfo at -O1)"
-# clang, as the sanitize stage: half gcc's compile time with the sanitizers. A build directory configured
-# with another compiler is configured anew.
-if [ -f "$BUILD/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++' "$BUILD/CMakeCache.txt"; then
-  rm -rf "$BUILD/CMakeCache.txt" "$BUILD/CMakeFiles"
-fi
-cmake -S "$MAPRECT_ROOT" -B "$BUILD" -G Ninja -DMAPRECT_TSAN=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMAPRECT_BUILD_PROGRAMS=OFF $(compiler_launcher) >/dev/null
+# clang, as the sanitize stage: half gcc's compile time with the sanitizers.
+configure_clang "$BUILD" -DMAPRECT_TSAN=ON -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMAPRECT_BUILD_PROGRAMS=OFF
 log "tsan: build ${TARGETS[*]} -j$MAPRECT_JOBS"
 cmake --build "$BUILD" -j"$MAPRECT_JOBS" --target "${TARGETS[@]}"
 
