@@ -86,7 +86,7 @@ claims_report call_site_claims(int call_id) {
   const auto site = s->root.sites.find(call_id);
   if (site == s->root.sites.end()) return {s->call.claimed, false, 0};
   const claims_chooser& c = site->second.claims;
-  return {s->call.claimed, c.chosen(), c.trials(), c.trial_ratio()};
+  return {s->call.claimed, c.chosen(), c.trials(), c.trial_ratio(), c.trying()};
 }
 
 }  // namespace maprect::detail

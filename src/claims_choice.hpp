@@ -76,7 +76,8 @@ struct claims_report {
   bool last_call = false;  ///< the cluster's last steady call went by claims (any site; also under hosts)
   bool chosen = false;     ///< the site's last decision is the claims
   int trials = 0;          ///< trials of the claims the site has made
-  double trial_ratio = 0;  ///< its last trial's median ratio of claims to take-over call time (0: none)
+  double trial_ratio = 0;  ///< its last finished trial's median ratio of claims to take-over call time (0: none)
+  bool trying = false;     ///< a trial is under way: the site's calls alternate between the two ways
 };
 
 /// Root: the report for call site `call_id`; all false and 0 without a live cluster or such a site.

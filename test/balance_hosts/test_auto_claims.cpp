@@ -170,11 +170,13 @@ TEST_CASE("auto across hosts: a short site whose jobs cost alike stays on the ta
   if (forced_way(w, report)) return;
   // The claims have nothing to spread here. A trial, if the spread of busy times (noise) asked for one, finds
   // them no faster but where the noise of a loaded machine says otherwise: the site follows its measurement.
-  // A trial still running at the last call has no ratio yet (0), and the site has not left the take-over.
-  INFO("the last finished trial's median claims / take-over call time (0: none finished): " << report.trial_ratio);
+  // A trial still under way at the last call (a first one, or another after a new plan) has not moved the site
+  // off the way its last finished trial chose, but its calls alternate: the last may have gone by claims.
+  INFO("the last finished trial's median claims / take-over call time (0: none finished): " << report.trial_ratio
+       << (report.trying ? "; a trial under way" : ""));
   CHECK(report.chosen == (report.trial_ratio > 0 && report.trial_ratio < 1 - detail::claims_chooser::min_gain));
   if (report.chosen) return;
-  CHECK_FALSE(report.last_call);
+  if (!report.trying) CHECK_FALSE(report.last_call);
   // A trial makes one claims call per pair.
   CHECK(w.claims <= report.trials * (detail::claims_chooser::trial_pairs + 1));
 }
