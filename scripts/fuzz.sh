@@ -7,6 +7,7 @@
 #   scripts/fuzz.sh --seconds 300     every target for 300 s
 #   scripts/fuzz.sh --long            every target for 10^6 executions (the figures in docs/reliability.md)
 #   scripts/fuzz.sh ... TARGET...     only these targets (e.g. checkpoint)
+#   scripts/fuzz.sh --build-only      configure and build, fuzz nothing (scripts/test.sh builds ahead of the stage)
 #   MAPRECT_FUZZ_BUILD_DIR            build directory (default: <repo>/build-fuzz)
 # A finding's input is left in build-fuzz/findings/<target>/; the grown corpus in build-fuzz/corpus/<target>/.
 set -euo pipefail
@@ -17,10 +18,12 @@ cd "$MAPRECT_ROOT"
 BUILD=${MAPRECT_FUZZ_BUILD_DIR:-$MAPRECT_ROOT/build-fuzz}
 FUZZ_DIR=$MAPRECT_ROOT/test/fuzz
 limit=(-max_total_time=20)
+build_only=0
 targets=()
 while [ $# -gt 0 ]; do
   case $1 in
     --long) limit=(-runs=1000000) ;;
+    --build-only) build_only=1 ;;
     --seconds) limit=(-max_total_time="$2"); shift ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1") ;;
@@ -34,7 +37,8 @@ fi
 log "fuzz: configure $BUILD (clang, libFuzzer + ASan + UBSan)"
 configure_clang "$BUILD" -DMAPRECT_FUZZ=ON -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG"
 log "fuzz: build ${targets[*]}"
-cmake --build "$BUILD" -j2 --target "${targets[@]/#/fuzz_}"
+cmake --build "$BUILD" -j"$MAPRECT_JOBS" --target "${targets[@]/#/fuzz_}"
+[ "$build_only" = 0 ] || exit 0
 
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"

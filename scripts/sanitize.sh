@@ -8,6 +8,7 @@
 # and half the object size (no local variables for a debugger). Runs every CTest test except those that cannot work under the sanitizers
 # (see EXCLUDE below) and fails on any finding.
 #   scripts/sanitize.sh        (stage `sanitize` of scripts/test.sh)
+#   scripts/sanitize.sh --build-only   configure and build, run nothing (scripts/test.sh builds ahead of the stage)
 #   MAPRECT_SANITIZE_BUILD_DIR build directory (default: <repo>/build-sanitize)
 #
 # Suppressions (scripts/sanitizers/) cover Open MPI / PMIx / hwloc / libevent internals only, never maprect.
@@ -33,12 +34,13 @@ configure_clang "$BUILD" -DMAPRECT_SANITIZE=ON -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=
 # left to the Release build.
 log "sanitize: build maprect-test-programs -j$MAPRECT_JOBS"
 cmake --build "$BUILD" -j"$MAPRECT_JOBS" --target maprect-test-programs
+cc -shared -fPIC -O2 -o "$BUILD/libkeep_modules.so" "$SUPP/keep_modules.c"
+[ "${1:-}" != --build-only ] || exit 0
 
 # Open MPI's plugins are built without frame pointers, so the fast unwinder stops at their first frame. With
 # dlclose a no-op (keep_modules.c, not instrumented: it is preloaded into mpirun and the shells too) that frame
 # names its module at exit, and the suppressions match it. The slow unwinder would find the whole stack, at
 # ten times the CPU in the sampler's allocations (test_sample_statistics: 709 s against 9 s in Release).
-cc -shared -fPIC -O2 -o "$BUILD/libkeep_modules.so" "$SUPP/keep_modules.c"
 export LD_PRELOAD=$BUILD/libkeep_modules.so
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:strict_init_order=1:check_initialization_order=1"
 export LSAN_OPTIONS="suppressions=$SUPP/lsan.supp:print_suppressions=0"

@@ -6,7 +6,47 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$MAPRECT_ROOT"
 
-STAGES=(setup ctest tsan slurm multihost soak valgrind sanitize fuzz)
+# MAPRECT_STAGES="setup tsan" scripts/test.sh runs only the stages named (in the order given).
+read -r -a STAGES <<<"${MAPRECT_STAGES:-setup ctest slurm multihost soak tsan valgrind sanitize fuzz}"
+
+# The clang builds of the tsan, sanitize and fuzz stages start once setup has passed, one after the other at
+# the lowest CPU priority: they take what the stages before theirs leave of the cores (the ctest stage keeps
+# them 60% busy, slurm and multihost mostly wait on daemons and delays) and yield it to the tests. A stage
+# waits for its build, then runs its script, whose build then finds nothing to do (or, after a failed build
+# ahead, fails in the foreground with the compiler's messages).
+PREBUILDS=(tsan sanitize fuzz)
+PREBUILD_LOGS=$MAPRECT_BUILD_DIR/prebuild
+PREBUILD_PID=
+
+start_prebuilds() {
+  rm -rf "$PREBUILD_LOGS"
+  mkdir -p "$PREBUILD_LOGS"
+  # setsid: a process group of its own, so that an early end of the run stops the compilers too.
+  setsid nice -n 19 bash -c 'for name in "$@"; do
+      status=0
+      "scripts/$name.sh" --build-only >"'"$PREBUILD_LOGS"'/$name.log" 2>&1 || status=$?
+      echo "$status" >"'"$PREBUILD_LOGS"'/$name.status"
+    done' prebuild "${PREBUILDS[@]}" &
+  PREBUILD_PID=$!
+  log "builds ahead: ${PREBUILDS[*]} at nice 19 (logs in $PREBUILD_LOGS)"
+}
+
+stop_prebuilds() {
+  [ -z "$PREBUILD_PID" ] || kill -TERM -- "-$PREBUILD_PID" 2>/dev/null || true
+}
+trap stop_prebuilds EXIT
+
+# Waits for the build ahead of stage $1, where there is one.
+await_prebuild() {
+  local name=$1 start=$SECONDS
+  [ -d "$PREBUILD_LOGS" ] || return 0
+  until [ -f "$PREBUILD_LOGS/$name.status" ]; do
+    # Gone without a verdict (killed): the stage builds in the foreground.
+    kill -0 "$PREBUILD_PID" 2>/dev/null || { log "$name: no build ahead finished"; return 0; }
+    sleep 2
+  done
+  log "$name: build ahead exit $(cat "$PREBUILD_LOGS/$name.status"), waited $((SECONDS - start)) s for it"
+}
 
 stage_setup() {
   setup
@@ -21,6 +61,7 @@ stage_ctest() {
 
 # ThreadSanitizer build of the in-process tests (ad, map_rect, threads) in build-tsan/: no findings.
 stage_tsan() {
+  await_prebuild tsan
   scripts/tsan.sh
 }
 
@@ -49,12 +90,14 @@ stage_valgrind() {
 
 # ASan + UBSan build of the whole test suite in build-sanitize/: no findings.
 stage_sanitize() {
+  await_prebuild sanitize
   scripts/sanitize.sh
 }
 
 # libFuzzer with ASan + UBSan on every reader of a file, 20 s per target from the seed corpus, in build-fuzz/:
 # no findings (the long pass is `scripts/fuzz.sh --long`).
 stage_fuzz() {
+  await_prebuild fuzz
   scripts/fuzz.sh
 }
 
@@ -71,6 +114,7 @@ for stage in "${STAGES[@]}"; do
   log "stage $stage: $([ "$status" -eq 0 ] && echo ok || echo "FAILED (exit $status)") in $((SECONDS - start)) s"
   if [ "$status" -ne 0 ]; then failed=$stage; break; fi
   passed+=("$stage")
+  if [ "$stage" = setup ]; then start_prebuilds; fi
 done
 
 if [ -n "$failed" ]; then

@@ -3,6 +3,7 @@
 # test/threads, test/reduce_sum), in build-tsan/ (RelWithDebInfo at -O1 -g1: line tables, so that reports carry
 # file and line, as in scripts/sanitize.sh), run with no finding allowed. Only those test targets are built, which keeps the stage to a few minutes on 2 cores.
 #   scripts/tsan.sh            (stage `tsan` of scripts/test.sh)
+#   scripts/tsan.sh --build-only   configure and build, run nothing (scripts/test.sh builds ahead of the stage)
 #   MAPRECT_TSAN_BUILD_DIR     build directory (default: <repo>/build-tsan)
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=setup.sh
@@ -17,6 +18,7 @@ log "tsan: configure $BUILD (clang, ThreadSanitizer, RelWithDebInfo at -O1)"
 configure_clang "$BUILD" -DMAPRECT_TSAN=ON -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMAPRECT_BUILD_PROGRAMS=OFF
 log "tsan: build ${TARGETS[*]} -j$MAPRECT_JOBS"
 cmake --build "$BUILD" -j"$MAPRECT_JOBS" --target "${TARGETS[@]}"
+[ "${1:-}" != --build-only ] || exit 0
 
 # halt_on_error: the first race ends its test with a failure; the scan below also catches a report in a
 # test that passed anyway.
