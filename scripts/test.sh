@@ -21,8 +21,11 @@ PREBUILD_PID=
 start_prebuilds() {
   rm -rf "$PREBUILD_LOGS"
   mkdir -p "$PREBUILD_LOGS"
-  # setsid: a process group of its own, so that an early end of the run stops the compilers too.
-  setsid nice -n 19 bash -c 'for name in "$@"; do
+  # setsid: a process group of its own, so that an early end of the run stops the compilers too. A new session
+  # is also a new scheduler autogroup where the kernel has them (sched_autogroup_enabled): autogroups share
+  # the CPU equally whatever their processes' nice, so the group's own nice is raised as well.
+  setsid nice -n 19 bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null || true
+    for name in "$@"; do
       status=0
       "scripts/$name.sh" --build-only >"'"$PREBUILD_LOGS"'/$name.log" 2>&1 || status=$?
       echo "$status" >"'"$PREBUILD_LOGS"'/$name.status"
