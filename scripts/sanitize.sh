@@ -5,8 +5,8 @@
 # implementation. RelWithDebInfo at -O1, the level ASan's authors advise: the build takes a third less time
 # than at -O2; Debug would trip Boost debug asserts unrelated to maprect. -g1 (line tables) gives every
 # frame of a report its file and line, inlined frames included, as -g does, for a fifth less compile time
-# and half the object size (no local variables for a debugger). Runs every CTest test except those that cannot work under the sanitizers
-# (see EXCLUDE below) and fails on any finding.
+# and half the object size (no local variables for a debugger). Runs every CTest test except those that
+# cannot work under the sanitizers (see EXCLUDE below) and fails on any finding.
 #   scripts/sanitize.sh        (stage `sanitize` of scripts/test.sh)
 #   scripts/sanitize.sh --build-only   configure and build, run nothing (scripts/test.sh builds ahead of the stage)
 #   MAPRECT_SANITIZE_BUILD_DIR build directory (default: <repo>/build-sanitize)

@@ -25,11 +25,13 @@ start_prebuilds() {
   # is also a new scheduler autogroup where the kernel has them (sched_autogroup_enabled): autogroups share
   # the CPU equally whatever their processes' nice, so the group's own nice is raised as well.
   setsid nice -n 19 bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null || true
+    logs=$1
+    shift
     for name in "$@"; do
       status=0
-      "scripts/$name.sh" --build-only >"'"$PREBUILD_LOGS"'/$name.log" 2>&1 || status=$?
-      echo "$status" >"'"$PREBUILD_LOGS"'/$name.status"
-    done' prebuild "${PREBUILDS[@]}" &
+      "scripts/$name.sh" --build-only >"$logs/$name.log" 2>&1 || status=$?
+      echo "$status" >"$logs/$name.status"
+    done' prebuild "$PREBUILD_LOGS" "${PREBUILDS[@]}" &
   PREBUILD_PID=$!
   log "builds ahead: ${PREBUILDS[*]} at nice 19 (logs in $PREBUILD_LOGS)"
 }
@@ -39,10 +41,10 @@ stop_prebuilds() {
 }
 trap stop_prebuilds EXIT
 
-# Waits for the build ahead of stage $1, where there is one.
+# Waits for the build ahead of stage $1, where one was started (not when the stages named leave out setup).
 await_prebuild() {
   local name=$1 start=$SECONDS
-  [ -d "$PREBUILD_LOGS" ] || return 0
+  [ -n "$PREBUILD_PID" ] || return 0
   until [ -f "$PREBUILD_LOGS/$name.status" ]; do
     # Gone without a verdict (killed): the stage builds in the foreground.
     kill -0 "$PREBUILD_PID" 2>/dev/null || { log "$name: no build ahead finished"; return 0; }
