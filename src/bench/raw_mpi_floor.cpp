@@ -5,7 +5,7 @@
 #include <maprect/detail/wire.hpp>
 #include <vector>
 
-#include "src/chunk_plan.hpp"
+#include "src/protocol/chunk_plan.hpp"
 
 namespace maprect::bench {
 

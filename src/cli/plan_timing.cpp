@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "spmd.hpp"
-#include "src/data_check.hpp"
+#include "src/map_rect/data_check.hpp"
 
 namespace maprect::cli {
 

@@ -106,7 +106,7 @@ double dearest_job(const cost_inputs& in, int begin, int end) {
   return *std::max_element(in.job_times_s.begin() + begin, in.job_times_s.begin() + end);
 }
 
-/// First job of rank r under the runtime's even split (src/chunk_plan.hpp).
+/// First job of rank r under the runtime's even split (src/protocol/chunk_plan.hpp).
 int even_first(int jobs, int ranks, int r) {
   if (r <= 0) return 0;
   if (r >= ranks) return jobs;

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "src/models/pk2cmt.hpp"
-#include "src/claims_choice.hpp"
-#include "src/steal.hpp"
+#include "src/balance/claims_choice.hpp"
+#include "src/balance/steal.hpp"
 #include "support/benchmark_model.hpp"
 #include "support/gradient_timing.hpp"
 
@@ -108,7 +108,7 @@ std::vector<double> gradient(const workload& w) {
 }
 
 /// Gradients before the timed ones: the first call plans, and under MAPRECT_BALANCE=auto across hosts a call
-/// site measures both ways in its next 17 calls (src/claims_choice.hpp) before its choice holds.
+/// site measures both ways in its next 17 calls (src/balance/claims_choice.hpp) before its choice holds.
 constexpr int warm_up = 20;
 
 /// Times call site Id in process and over cluster `c`, prints the figures; returns whether the bits agree.

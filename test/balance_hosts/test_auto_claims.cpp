@@ -16,8 +16,8 @@
 
 #include "balance_hosts/functors.hpp"
 #include "mpi/compare.hpp"
-#include "src/claims_choice.hpp"
-#include "src/steal.hpp"
+#include "src/balance/claims_choice.hpp"
+#include "src/balance/steal.hpp"
 #include "support/matchers.hpp"
 #include "support/mpi_test.hpp"
 

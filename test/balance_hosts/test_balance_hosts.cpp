@@ -13,8 +13,8 @@
 
 #include "balance_hosts/functors.hpp"
 #include "mpi/compare.hpp"
-#include "src/cluster_state.hpp"
-#include "src/steal.hpp"
+#include "src/cluster/cluster_state.hpp"
+#include "src/balance/steal.hpp"
 #include "support/matchers.hpp"
 #include "support/mpi_test.hpp"
 

@@ -2,7 +2,7 @@
 // ways and decides, how long a choice holds, and what a new plan does.
 #include <catch2/catch.hpp>
 
-#include "src/claims_choice.hpp"
+#include "src/balance/claims_choice.hpp"
 
 using maprect::detail::claims_chooser;
 

@@ -1,9 +1,9 @@
-// The owner's rule for what a thief gets (src/steal.hpp: unstarted_jobs): from the back, half of what is
+// The owner's rule for what a thief gets (src/balance/steal.hpp: unstarted_jobs): from the back, half of what is
 // left beyond the jobs the thief still holds, at least one to a thief that holds none, "later" to a thief
 // that holds enough, "none" once nothing is left; the owner runs batches of a sixteenth from the front.
 #include <catch2/catch.hpp>
 
-#include "src/steal.hpp"
+#include "src/balance/steal.hpp"
 
 using maprect::detail::is_later;
 using maprect::detail::job_range;

@@ -1,8 +1,8 @@
 // Chunk plans and the share tuner: who runs which jobs, and when the root's share moves.
 #include <catch2/catch.hpp>
 
-#include "src/balance.hpp"
-#include "src/chunk_plan.hpp"
+#include "src/balance/share_tuner.hpp"
+#include "src/protocol/chunk_plan.hpp"
 
 using maprect::detail::call_timing;
 using maprect::detail::chunk_plan;

@@ -11,7 +11,7 @@
 #include "mpi/functors.hpp"
 #include "reduce_sum/functors.hpp"
 #include "support/benchmark_model.hpp"
-#include "src/claims_choice.hpp"
+#include "src/balance/claims_choice.hpp"
 #include "support/mpi_test.hpp"
 
 using namespace maprect;

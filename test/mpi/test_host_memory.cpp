@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <mpi.h>
 
-#include "src/host_memory.hpp"
+#include "src/transport/host_memory.hpp"
 #include "support/catch_session.hpp"
 
 using maprect::detail::host_memory;

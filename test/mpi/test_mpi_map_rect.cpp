@@ -6,8 +6,8 @@
 #include "support/mpi_test.hpp"
 #include "mpi/compare.hpp"
 #include "mpi/functors.hpp"
-#include "src/chunk_plan.hpp"
-#include "src/steal.hpp"
+#include "src/protocol/chunk_plan.hpp"
+#include "src/balance/steal.hpp"
 
 using namespace maprect;
 using test::benchmark_data;

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "reduce_sum/functors.hpp"
-#include "src/reduce_claims.hpp"
+#include "src/balance/reduce_claims.hpp"
 #include "support/gradient_timing.hpp"
 
 using namespace maprect;

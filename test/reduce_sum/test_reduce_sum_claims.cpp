@@ -17,7 +17,7 @@
 
 #include "mpi/compare.hpp"
 #include "reduce_sum/functors.hpp"
-#include "src/reduce_claims.hpp"
+#include "src/balance/reduce_claims.hpp"
 #include "support/mpi_test.hpp"
 
 using namespace maprect;

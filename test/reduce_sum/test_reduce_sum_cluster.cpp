@@ -18,7 +18,7 @@
 #include "reduce_sum/models.hpp"
 #include "support/benchmark_model.hpp"
 #include "support/mpi_test.hpp"
-#include "src/reduce_claims.hpp"
+#include "src/balance/reduce_claims.hpp"
 
 using namespace maprect;
 using namespace maprect::test;

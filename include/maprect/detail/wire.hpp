@@ -12,7 +12,7 @@ enum class command : int {
   fetch_error = 3,  ///< the named rank sends its last error's message to the root
   release = 4,      ///< leave the serve loop
   move_share = 5,   ///< a new root share (s_root_jobs): each worker receives the rows of the jobs it gains
-  reduce = 6,       ///< run a reduce_sum call (src/reduce_sites.hpp: reduce_header)
+  reduce = 6,       ///< run a reduce_sum call (src/reduce_sum/reduce_sites.hpp: reduce_header)
 };
 
 /// Fixed-size broadcast that opens every request: a header, then the shared parameters when they fit.
@@ -90,7 +90,7 @@ enum class call_route : int {
   memory = 2,    ///< through the host slots, each batch of blocks published as it ends (map_rect) and the
                  ///< status in host memory beside the claims: no message but the request
   claims = 3,    ///< map_rect: by messages, any rank out of jobs claiming slower workers' unstarted jobs
-                 ///< (src/steal.hpp); the statuses by gather, then each worker's blocks by message
+                 ///< (src/balance/steal.hpp); the statuses by gather, then each worker's blocks by message
 };
 
 /// Whether a call by `route` finds its job parameters, and leaves its blocks, in the host slots.

@@ -1,0 +1,247 @@
+// Claims between any two ranks, by message: the worker's side (its own jobs while serving asks, batches
+// taken from other workers, the answer to the root).
+#include <algorithm>
+#include <chrono>
+#include <maprect/detail/job_runner.hpp>
+#include <maprect/detail/registry.hpp>
+#include <string>
+
+#include "src/balance/steal.hpp"
+
+namespace maprect::detail {
+
+namespace {
+
+/// A batch this worker ran for another worker, kept until the root receives it.
+struct stolen_batch {
+  batch_head head;
+  block_buffer blocks;
+};
+
+/// Where a batch's rows are: one per job, side by side.
+struct chunk_rows {
+  const std::vector<double>* x_r;  ///< the batch's first job's x_r row
+  const std::vector<int>* x_i;     ///< its x_i row
+};
+
+/// One worker's part of a steady call under MAPRECT_BALANCE=hosts.
+class worker_claims {
+ public:
+  worker_claims(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
+                const double* job_params)
+      : s_(s), site_(site), v_(v), shared_(shared), job_params_(job_params), f_(find_functor(v.call_id)),
+        owner_(s.comm, s.size, {job_params, v.n_job, site.counts.data(), site.x_r.data(), site.x_i.data()}) {
+    owner_.reset(site.n_jobs);
+  }
+
+  /// Runs this rank's own jobs from the front, answering asks between batches. Returns the failing job's
+  /// global index, or -1; sets code_.
+  int run_own();
+  /// Takes batches from each other worker in turn, then from the root, until each has none left, then
+  /// answers asks until every other rank has been told "none".
+  void steal_and_serve(bool want);
+  /// Status by gather, then the blocks by message.
+  void answer(int failed_job, double busy, const team_busy& threads);
+
+  wire::status code() const { return code_; }
+
+ private:
+  void take_from(int owner, bool& want);
+  void post_ask(int owner, bool want, int held = 0);
+  job_range await_grant();
+  void receive_rows(int owner, job_range got);
+  /// The rows of batch `got`, just received: from `owner`'s messages or this rank's copies of the root's.
+  chunk_rows rows_of(int owner, job_range got);
+  void run_stolen(int owner, job_range got);
+
+  cluster_state& s_;
+  worker_site& site_;
+  const wire::request& v_;
+  const double* shared_;
+  const double* job_params_;
+  const functor_entry* f_;
+  job_owner owner_;
+  wire::status code_ = wire::status::ok;
+  std::vector<stolen_batch> stolen_;
+  int grant_[2] = {0, 0};          ///< the answer to this rank's pending ask
+  MPI_Request grant_request_ = MPI_REQUEST_NULL;
+  std::vector<double> grant_reals_;  ///< the granted jobs' parameters, then x_r rows
+  std::vector<int> grant_ints_;      ///< their planned output counts, whether each one's rows came, x_i rows
+  std::vector<std::vector<double>> batch_x_r_;  ///< a worker's batch's rows, by place in the batch
+  std::vector<std::vector<int>> batch_x_i_;
+  chunk_rows batch_rows_{nullptr, nullptr};  ///< the rows of the batch received last
+};
+
+int worker_claims::run_own() {
+  site_.out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);
+  site_.run_counts.assign(static_cast<std::size_t>(site_.n_jobs), 0);
+  int begin = 0, cursor = 0;
+  try {
+    if (f_ == nullptr)
+      throw std::invalid_argument("call id " + std::to_string(v_.call_id) + " is not registered on rank " +
+                                  std::to_string(s_.rank));
+    for (job_range got = owner_.jobs().take_front(); !got.empty(); got = owner_.jobs().take_front()) {
+      begin = got.begin;
+      const auto batch_start = std::chrono::steady_clock::now();
+      const chunk_input in{shared_, v_.n_shared, job_params_ + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job,
+                           v_.n_job, site_.x_r.data() + got.begin, site_.x_i.data() + got.begin, got.size(),
+                           nullptr};
+      s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, site_.out, site_.run_counts.data() + got.begin, cursor);
+      if (!std::equal(site_.run_counts.begin() + got.begin, site_.run_counts.begin() + got.end,
+                      site_.counts.begin() + got.begin)) {
+        code_ = wire::status::counts_changed;  // the blocks no longer fit the plan
+        owner_.jobs().drop_rest();
+        return -1;
+      }
+      owner_.timed_batch(std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_start).count(),
+                         got.size());
+      owner_.serve_asks();
+    }
+  } catch (...) {
+    s_.worker.last_error = current_job_error();
+    code_ = wire::status::failed;
+    owner_.jobs().drop_rest();
+    return site_.job_begin + begin + cursor;
+  }
+  return -1;
+}
+
+void worker_claims::post_ask(int owner, bool want, int held) {
+  detail::post_ask(s_.comm, owner, {want ? 1.0 : 0.0, static_cast<double>(held), 0.0}, grant_, grant_request_);
+}
+
+job_range worker_claims::await_grant() {
+  unsigned spins = 0;
+  for (int done = 0; MPI_Test(&grant_request_, &done, MPI_STATUS_IGNORE), !done;) {
+    owner_.serve_asks();  // two thieves asking each other must both answer
+    pause_in_claims(s_.settings.policy, spins);
+  }
+  return {grant_[0], grant_[1]};
+}
+
+void worker_claims::receive_rows(int owner, job_range got) {
+  // At most every job's rows: those of a job_data sent before do not come again (the messages are shorter).
+  const int n = got.size();
+  grant_reals_.resize(static_cast<std::size_t>(n) * (v_.n_job + v_.row_real));
+  grant_ints_.resize(static_cast<std::size_t>(n) * (2 + v_.row_int));
+  MPI_Recv(grant_reals_.data(), static_cast<int>(grant_reals_.size()), MPI_DOUBLE, owner, steal_tag::grant_reals,
+           s_.comm, MPI_STATUS_IGNORE);
+  MPI_Recv(grant_ints_.data(), static_cast<int>(grant_ints_.size()), MPI_INT, owner, steal_tag::grant_ints, s_.comm,
+           MPI_STATUS_IGNORE);
+  // Kept at once, even for a batch this rank will not run: the root counts them as held here from now on.
+  batch_rows_ = rows_of(owner, got);
+}
+
+chunk_rows worker_claims::rows_of(int owner, job_range got) {
+  const int n = got.size();
+  const double* real_row = grant_reals_.data() + static_cast<std::ptrdiff_t>(n) * v_.n_job;
+  const int* int_row = grant_ints_.data() + 2 * n;
+  // The root's rows go to this site's copies, where the next claims of a job_data's find them.
+  root_rows_held* held = owner == 0 ? &s_.worker.root_rows[v_.call_id] : nullptr;
+  std::vector<std::vector<double>>& x_r = held != nullptr ? held->x_r : batch_x_r_;
+  std::vector<std::vector<int>>& x_i = held != nullptr ? held->x_i : batch_x_i_;
+  const int first = held != nullptr ? got.begin : 0;  // the root's by job, others' by place in the batch
+  if (static_cast<int>(x_r.size()) < first + n) {
+    x_r.resize(static_cast<std::size_t>(first + n));
+    x_i.resize(static_cast<std::size_t>(first + n));
+  }
+  for (int k = 0; k < n; ++k) {
+    if (grant_ints_[static_cast<std::size_t>(n + k)] == 0) continue;  // sent before, held here
+    x_r[first + k].assign(real_row, real_row + v_.row_real);
+    x_i[first + k].assign(int_row, int_row + v_.row_int);
+    real_row += v_.row_real;
+    int_row += v_.row_int;
+  }
+  return {x_r.data() + first, x_i.data() + first};
+}
+
+void worker_claims::run_stolen(int owner, job_range got) {
+  const int n = got.size(), P = v_.n_job;
+  const chunk_rows rows = batch_rows_;  // as receive_rows left them
+  const int owner_first = site_.plan.first(owner);
+  stolen_.push_back({{owner, got.begin, got.end, static_cast<int>(wire::status::ok), -1}, {}});
+  stolen_batch& b = stolen_.back();
+  std::vector<int> counts(static_cast<std::size_t>(n), 0);
+  const chunk_input in{shared_, v_.n_shared, grant_reals_.data(), P, rows.x_r, rows.x_i, n, nullptr};
+  int cursor = 0;
+  try {
+    s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, b.blocks, counts.data(), cursor);
+  } catch (...) {
+    s_.worker.last_error = current_job_error();
+    b.head.code = static_cast<int>(wire::status::failed);
+    b.head.job = owner_first + got.begin + cursor;
+    return;
+  }
+  if (!std::equal(counts.begin(), counts.end(), grant_ints_.begin()))
+    b.head.code = static_cast<int>(wire::status::counts_changed);
+}
+
+void worker_claims::take_from(int owner, bool& want) {
+  post_ask(owner, want && f_ != nullptr);
+  for (job_range got = await_grant(); is_later(got) || !got.empty(); got = await_grant()) {
+    if (is_later(got)) {  // it came while this rank ran the batch it held: it holds none now
+      post_ask(owner, want && f_ != nullptr);
+      continue;
+    }
+    receive_rows(owner, got);
+    // The next ask goes before this batch runs: the owner answers it between its own batches, meanwhile.
+    post_ask(owner, want && f_ != nullptr, got.size());
+    // A batch granted after a failure is not run: the call fails, or is planned anew.
+    if (!want || f_ == nullptr) continue;
+    run_stolen(owner, got);
+    if (stolen_.back().head.code != static_cast<int>(wire::status::ok)) want = false;
+  }
+}
+
+void worker_claims::steal_and_serve(bool want) {
+  for (int k = 1; k < s_.size - 1; ++k) take_from((s_.rank - 1 + k) % (s_.size - 1) + 1, want);  // from the next one on
+  take_from(0, want);  // the root's own jobs, last: it also makes the call's output nodes
+  unsigned spins = 0;
+  while (!owner_.all_told()) {  // every other rank asks until it hears "none"
+    owner_.serve_asks();
+    if (!owner_.all_told()) pause_in_claims(s_.settings.policy, spins);
+  }
+  owner_.finish_sends();
+}
+
+void worker_claims::answer(int failed_job, double busy, const team_busy& threads) {
+  const int end = owner_.jobs().end();
+  const int doubles = answer_doubles(site_.planned_doubles, site_.block_at.data(), site_.n_jobs, end);
+  site_.out.resize(static_cast<std::size_t>(doubles));
+  double* status = site_.out.data();
+  status[0] = static_cast<int>(code_);
+  status[1] = failed_job;
+  status[2] = busy;
+  status[3] = threads.slowest_seconds;
+  status[4] = threads.fastest_seconds;
+  MPI_Request unused;
+  collect_answers(s_.ends(), MPI_DOUBLE, status, wire::status_doubles, nullptr, nullptr, nullptr,
+                  std::chrono::steady_clock::time_point::max(), unused);
+  const int summary[2] = {end, static_cast<int>(stolen_.size())};
+  MPI_Send(summary, 2, MPI_INT, 0, steal_tag::summary, s_.comm);
+  if (doubles > wire::status_doubles)
+    MPI_Send(status + wire::status_doubles, doubles - wire::status_doubles, MPI_DOUBLE, 0, steal_tag::blocks, s_.comm);
+  for (const stolen_batch& b : stolen_) {
+    MPI_Send(&b.head, 5, MPI_INT, 0, steal_tag::batch_head, s_.comm);
+    if (b.head.code == static_cast<int>(wire::status::ok) && b.blocks.size() > 0)
+      MPI_Send(b.blocks.data(), static_cast<int>(b.blocks.size()), MPI_DOUBLE, 0, steal_tag::blocks, s_.comm);
+  }
+}
+
+}  // namespace
+
+void serve_call_stealing(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
+                         const double* job_params) {
+  const auto start = std::chrono::steady_clock::now();
+  s.chunks.reset_busy();
+  worker_claims claims(s, site, v, shared, job_params);
+  const int failed_job = claims.run_own();
+  claims.steal_and_serve(claims.code() == wire::status::ok);
+  const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  MPI_Request done = MPI_REQUEST_NULL;
+  if (s.settings.timeout > 0) MPI_Isend(nullptr, 0, MPI_BYTE, 0, done_tag, s.comm, &done);
+  claims.answer(failed_job, busy, s.chunks.busy());
+  if (s.settings.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
+}
+
+}  // namespace maprect::detail

@@ -1,0 +1,202 @@
+#pragma once
+// What a cluster holds on each rank. Private to the library.
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdint>
+#include <maprect/cluster.hpp>
+#include <maprect/detail/call.hpp>
+#include <maprect/detail/thread_chunk.hpp>
+#include <maprect/thread_team.hpp>
+#include <memory>
+#include <maprect/detail/wire.hpp>
+#include <unordered_map>
+#include <vector>
+
+#include "src/balance/share_tuner.hpp"
+#include "src/protocol/chunk_plan.hpp"
+#include "src/balance/claims_choice.hpp"
+#include "src/protocol/exchange.hpp"
+#include "src/transport/host_memory.hpp"
+#include "src/cluster/rank_facts.hpp"
+#include "src/reduce_sum/reduce_sites.hpp"
+#include "src/cluster/settings.hpp"
+#include "src/transport/wait.hpp"
+#include "src/worker/call_site_cache.hpp"
+
+namespace maprect::detail {
+
+/// The root's plan of one call site: the sizes it was planned for, who runs which jobs, the data the workers
+/// hold (the job_data's identity, or a copy of rows the caller may change, to notice changes), output counts
+/// per job, the message layouts of a steady-state call, and the tuning of the root's share.
+struct root_site {
+  bool planned = false;
+  param_kinds kinds = param_kinds::dd;
+  int n_shared = 0, n_job_params = 0, row_real = 0, row_int = 0;
+  chunk_plan plan;          ///< J, the ranks, the root's share
+  std::uint64_t data_id = 0;  ///< the job_data the workers hold (job_data::id), 0: rows kept in x_r, x_i
+  std::vector<double> x_r;  ///< without a data_id: the workers' rows (jobs root_jobs to J - 1) x row_real, as shipped
+  std::vector<int> x_i;     ///< without a data_id: the workers' rows x row_int, as shipped
+  std::vector<int> counts;  ///< outputs per job
+  int rows = 1;             ///< rows per output block
+  int n_outputs = 0;        ///< sum of counts
+  rank_layout param_layout;          ///< job parameters per rank (doubles)
+  rank_layout results;      ///< status + blocks per rank (doubles)
+  std::vector<int> block_at;  ///< per job: where its blocks start in its rank's blocks (doubles)
+  long long slot_doubles = 0;  ///< the most doubles a worker's parameters and answer take in its host slot
+  collective_kind collective = collective_kind::flat;  ///< how its scatter and gathers run (chosen per layout)
+  int chunk_out = 0;        ///< the largest worker's job parameters (doubles)
+  int chunk_back = 0;       ///< the largest worker's status and blocks (doubles)
+  share_tuner tuner;        ///< proposes a better root share from the steady-state calls
+  int next_root_jobs = -1;  ///< a root share to plan at the next call, or -1
+  double move_seconds = 0;  ///< what the last move of the root share took with its call (0: none yet)
+  claims_chooser claims;    ///< MAPRECT_BALANCE=auto across hosts: whether its steady calls go by claims
+};
+
+/// MAPRECT_BALANCE=hosts: the rows of the root's own jobs of one job_data that each worker holds, having
+/// been sent them with a claim (a job_data's rows cannot change, so they are sent to each worker once).
+struct rows_sent {
+  std::uint64_t data_id = 0;             ///< the job_data (0: none yet)
+  std::vector<std::vector<char>> held;  ///< [worker][job]: whether it holds the job's rows
+  long long rows = 0;                    ///< rows sent so far, for all workers and job_data
+};
+
+/// A worker's copies of the rows of the root's jobs it ran for the root (MAPRECT_BALANCE=hosts), by job.
+struct root_rows_held {
+  std::vector<std::vector<double>> x_r;  ///< x_r rows by job (empty where none was sent)
+  std::vector<std::vector<int>> x_i;     ///< x_i rows by job
+};
+
+/// The root's side of a cluster: its call sites and what it reports of the last call.
+struct root_state {
+  bool serving = false;    ///< workers are in their serve loop
+  bool mid_call = false;   ///< a call's messages are under way (leaving now would strand the workers)
+  std::unordered_map<int, root_site> sites;
+  remote_call previous_backend = nullptr;  ///< the thread's backend before this cluster's, put back at stop
+  std::vector<MPI_Request> done;  ///< with a timeout: per worker, the receive of its "done" message
+  call_timing timing;             ///< the last steady-state call's timings (kept: no allocation per call)
+  cluster::traffic last_traffic;
+  cluster::profile last_profile;
+  bool time_waits = false;  ///< measure the CPU time of collecting each steady call's answers (time_root_waits)
+  std::unordered_map<int, reduce_root_site> reduce_sites;  ///< reduce_sum call sites (src/reduce_sum/reduce_root.cpp)
+  reduce_root_buffers reduce;                              ///< their calls' buffers
+  std::unordered_map<int, rows_sent> sent_rows;  ///< MAPRECT_BALANCE=hosts: per call site, its root rows sent
+
+  /// The map_rect call site `call_id`, made empty on its first call. Programs call one site again and again,
+  /// so the last one is kept at hand (sites are never erased, and the map's nodes never move).
+  root_site& site(int call_id) {
+    if (last_site_ == nullptr || last_call_id_ != call_id) {
+      last_site_ = &sites[call_id];
+      last_call_id_ = call_id;
+    }
+    return *last_site_;
+  }
+
+ private:
+  root_site* last_site_ = nullptr;
+  int last_call_id_ = 0;
+};
+
+/// A worker's side: its copies of the call sites, and its last job failure (sent on fetch_error).
+struct worker_state {
+  std::unordered_map<int, worker_site> sites;
+  std::unordered_map<int, reduce_worker_site> reduce_sites;  ///< reduce_sum call sites (src/worker/serve_reduce.cpp)
+  job_error last_error;
+  std::unordered_map<int, root_rows_held> root_rows;  ///< MAPRECT_BALANCE=hosts: per call site (steal_worker.cpp)
+};
+
+/// Buffers and progress of the call under way, kept between calls so that a steady call allocates nothing.
+struct call_scratch {
+  std::vector<double> shared_rest;  ///< workers: the shared parameters beyond the inline ones
+  gained_rows gained;               ///< a share move's rows, per worker (root) or this worker's
+  // root only
+  block_buffer own_out;          ///< the root's own status + blocks
+  std::vector<int> own_counts;   ///< output counts of the root's jobs
+  block_buffer taken_out;        ///< blocks of the workers' jobs the root took over, one batch at a time
+  std::vector<int> taken_counts; ///< their output counts
+  std::vector<double> answers;     ///< per rank, its status and (by message) blocks for this call, at results.displs
+  std::vector<result_segment> segments;  ///< where this call's blocks are, in job order
+  std::vector<int> answer_counts;  ///< per rank, the doubles its answer to this call holds
+  std::vector<int> status_counts;  ///< per rank, the status doubles (the gather of a call through the slots)
+  std::vector<int> nodes_made;     ///< per worker, its leading jobs whose output nodes this call has made
+  int making = 0;                  ///< the worker whose output nodes are made next (those before it are all made)
+  bool making_stopped = false;     ///< a worker's jobs failed or changed output counts: no more output nodes
+  int node_jobs = 0;               ///< worker jobs whose output nodes this call has made
+  bool time_nodes = false;         ///< this call times its output-node making between the root's jobs (tuner)
+  double node_seconds = 0;         ///< that time
+  int node_jobs_timed = 0;         ///< the worker jobs whose output nodes it made in that time
+  std::chrono::steady_clock::time_point deadline;  ///< with a timeout: when the current call expires
+  std::vector<int> worker_ends;    ///< MAPRECT_BALANCE=hosts: per worker, where its own jobs ended (others ran the rest)
+  std::vector<int> worker_taken;   ///< MAPRECT_BALANCE=hosts: per worker, the jobs of other workers it ran
+  bool claimed = false;            ///< the last steady call went by claims between any two ranks
+};
+
+/// What a cluster holds on each rank: its end of the protocol, the settings all ranks agreed on, the memory
+/// it shares with its host, and the root's or the worker's state.
+class cluster_state {
+ public:
+  MPI_Comm comm = MPI_COMM_NULL;  ///< our duplicate of the user's communicator
+  int rank = 0;
+  int size = 1;
+  bool owns_mpi = false;   ///< this cluster initialised MPI and finalises it
+  cluster_settings settings;  ///< as the root read them; take_over and tune_shares as they apply here
+  int threads_asked = threads_from_environment;  ///< cluster::options::threads
+  std::unique_ptr<thread_team> team;  ///< this rank's team of settings.threads threads (null for one)
+  team_chunks chunks;      ///< runs this rank's chunks on the team
+  thread_team* previous_team = nullptr;  ///< root: the team installed on its thread before the cluster's
+  host_memory host;        ///< the claims (root and workers of its host) and the slots (all on one host)
+  /// The hosts of tree and hierarchical collectives. Mutable: their buffers change in any call's collectives.
+  mutable collective_hosts collectives;
+  std::vector<rank_fact> ranks;  ///< root: every rank's host, threads and CPUs, gathered at start-up
+  std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
+  double request[wire::request_doubles] = {};  ///< the opening broadcast of the current request
+  root_state root;
+  worker_state worker;
+  call_scratch call;
+
+  /// This rank's end of the protocol.
+  endpoint ends() const { return {comm, rank, size, settings.policy, &collectives}; }
+};
+
+/// Tag of the empty message a worker sends when its jobs of a call are done (only with a timeout): the
+/// root can then name the ranks that have not answered.
+constexpr int done_tag = 1;
+
+/// Sets up the cluster on a duplicate of `comm`; on a root with workers, installs the remote backend.
+void start_cluster(cluster_state& s, MPI_Comm comm);
+/// Workers: the serve loop. Root: returns at once.
+void serve(cluster_state& s);
+/// Root: releases the workers (idempotent).
+void stop_cluster(cluster_state& s);
+/// Until unguard_exit(s), a process exit (std::exit, quick_exit, return from main) aborts the job with a
+/// message naming this rank: the other ranks would wait for it forever, or Open MPI name it only by
+/// process id. Root: while the workers serve; workers: inside serve().
+void guard_exit(cluster_state& s);
+/// Disarms the exit guard if `s` holds it.
+void unguard_exit(cluster_state& s);
+/// Frees the communicator.
+void finish_cluster(cluster_state& s);
+/// The cluster whose root side serves this thread's calls, or null.
+cluster_state* live_cluster_root();
+/// Workers: steps 2 to 5 of a reduce request (src/worker/serve_reduce.cpp).
+void serve_reduce(cluster_state& s, const wire::request& v, const double* shared);
+
+/// Root: records in the call's traffic how its last gather ran.
+inline void note_gather(cluster_state& s) {
+  s.root.last_traffic.collective = plan::gather_name(s.collectives.gathered);
+  s.root.last_traffic.gather_peers = s.collectives.gathered_from;
+}
+
+/// The call's jobs [first, first + n) as a chunk the root runs, reading the caller's parameters and rows.
+inline chunk_input root_jobs_input(const call_request& req, int first, int n) {
+  return {req.shared,
+          req.n_shared,
+          req.job_params + static_cast<std::ptrdiff_t>(first) * req.n_job_params,
+          req.n_job_params,
+          req.x_r->data() + first,
+          req.x_i->data() + first,
+          n,
+          req.msgs};
+}
+
+}  // namespace maprect::detail

@@ -1,0 +1,43 @@
+#pragma once
+// The settings a cluster's ranks agree on at start-up, read from the environment as the root has it.
+#include <mpi.h>
+
+#include "src/transport/wait.hpp"
+
+namespace maprect::detail {
+
+/// MAPRECT_COLLECTIVES=auto: the cost model picks each call site's kind.
+constexpr int collectives_auto = -1;
+
+/// How a cluster's ranks wait and plan, agreed by all of them at start-up.
+struct cluster_settings {
+  wait_policy policy = wait_policy::spin;  ///< how collectives wait
+  double timeout = 0;                      ///< seconds the root waits for a call's answers; 0: forever
+  bool tune_shares = true;                 ///< the root tunes its share of each call site's jobs
+  bool take_over = true;                   ///< the root runs jobs of host-local workers it finishes before
+  bool host_transport = true;              ///< steady calls' data go through host memory when they can
+  bool steal = false;                      ///< any rank out of jobs takes unstarted jobs of slower workers, on any host
+  int threads = 1;                         ///< threads this rank runs its jobs on (MAPRECT_THREADS, resolved here)
+  int collectives = collectives_auto;      ///< MAPRECT_COLLECTIVES: collectives_auto, or a plan::gather_kind forced
+  int test_host_ranks = 0;                 ///< MAPRECT_TEST_HOST_RANKS (tests only): the collectives' hosts hold
+                                           ///< this many ranks each; 0: the real hosts
+  bool choose_claims = false;              ///< MAPRECT_BALANCE=auto where the ranks span hosts (start_cluster
+                                           ///< narrows it): each call site chooses the claims or the take-over
+};
+
+/// What a program asks of MAPRECT_THREADS in code (cluster::options::threads): 0 leaves it to the
+/// environment, -1 is auto, N >= 1 is N.
+constexpr int threads_from_environment = 0;
+constexpr int threads_auto = -1;
+
+/// The settings from the environment as the root has it: MAPRECT_WAIT (spin | sleep | auto; default auto:
+/// sleep when some host runs more ranks, or threads of their teams, than the CPUs they may use), MAPRECT_TIMEOUT (seconds) and
+/// MAPRECT_BALANCE (auto | static | even | hosts), MAPRECT_TRANSPORT (auto | messages), MAPRECT_COLLECTIVES
+/// (auto | flat | tree | hierarchical), MAPRECT_TEST_HOST_RANKS (a rank count, tests only) and MAPRECT_THREADS
+/// (1 | N | auto; `threads_asked` other than threads_from_environment replaces it). Collective over comm:
+/// every rank returns the same settings (but for `threads`, which auto resolves per rank), or every rank
+/// throws std::invalid_argument with the message of the first rank whose value is invalid (the variable,
+/// the value and that rank). Below MPI_THREAD_FUNNELED every rank runs on one thread (rank 0 says so).
+cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked = threads_from_environment);
+
+}  // namespace maprect::detail

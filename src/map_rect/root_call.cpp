@@ -1,0 +1,104 @@
+// The root's map_rect backend: plans a call site anew (first call), moves its share, or runs a steady call, and
+// ends the job when the root fails between a call's collectives.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "src/map_rect/root_steps.hpp"
+
+namespace maprect::detail {
+
+thread_local cluster_state* live_root = nullptr;
+
+namespace {
+
+/// Call `req` by the command its site needs: a first call for a new site, sizes or data, else a steady call,
+/// after a share move when the tuner proposed one; a changed output count plans the call anew.
+call_result plan_or_call(cluster_state& s, const call_request& req) {
+  s.root.last_traffic = {};
+  root_site& site = s.root.site(req.call_id);
+  const long long n_real = static_cast<long long>((*req.x_r)[0].size()) * req.n_jobs;
+  const long long n_int = static_cast<long long>((*req.x_i)[0].size()) * req.n_jobs;
+  if (!fits_one_message(n_real)) throw_too_large_for_message(n_real, "x_r of call id " + std::to_string(req.call_id));
+  if (!fits_one_message(n_int)) throw_too_large_for_message(n_int, "x_i of call id " + std::to_string(req.call_id));
+  const int row_real = static_cast<int>((*req.x_r)[0].size());
+  const int row_int = static_cast<int>((*req.x_i)[0].size());
+  // A new plan: on the first call, for new sizes or data, or for changed output counts.
+  auto plan_anew = [&](int root_jobs, bool fresh_data) {
+    s.root.last_profile = {};
+    const call_result result = first_call(s, site, req, row_real, row_int, root_jobs);
+    site.tuner.restart(site.move_seconds, fresh_data);
+    site.claims.restart();
+    return result;
+  };
+  const int asked = site.next_root_jobs >= 0 ? std::min(site.next_root_jobs, req.n_jobs) : -1;
+  if (!same_shape(site, req, row_real, row_int))
+    return plan_anew(asked >= 0 ? asked : chunk_plan::even(req.n_jobs, s.size).root_jobs, true);
+  if (other_data(site, req)) return plan_anew(asked >= 0 ? asked : site.plan.root_jobs, true);
+  std::chrono::steady_clock::time_point move_start;  // read only when the share moves: steady calls skip the clock
+  if (asked >= 0) {
+    move_start = std::chrono::steady_clock::now();
+    move_share(s, site, req, asked);
+  }
+  // Under auto across hosts a steady call's time tells its site which way its calls are faster.
+  const bool choosing = s.settings.choose_claims && asked < 0;
+  const auto call_start = choosing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  call_result result;
+  const steady_outcome outcome = steady_call(s, site, req, result);
+  if (outcome == steady_outcome::done) {
+    // Its time tells the share tuner what moving the share costs.
+    if (asked >= 0) {
+      site.move_seconds = seconds_between(move_start, std::chrono::steady_clock::now());
+      site.tuner.restart(site.move_seconds, false);
+      site.claims.restart();
+    } else if (choosing && site.claims.record(seconds_since(call_start), busy_spread(s.root.timing, s.size))) {
+      site.tuner.restart(site.move_seconds, false);  // a trial's calls went both ways: tune the chosen one anew
+    }
+    return result;
+  }
+  // New data, or a job's output count changed: the same call again, planned anew with the same share.
+  return plan_anew(site.plan.root_jobs, outcome == steady_outcome::data_changed);
+}
+
+/// The root cannot take back messages it has sent: if it fails between a call's collectives (memory
+/// runs out, say), the workers would wait for the rest forever. The job ends instead, with the reason.
+[[noreturn]] void abort_mid_call(cluster_state& s, const call_request& req, const char* what) {
+  std::fprintf(stderr, "maprect: the root failed during call id %d, request %llu (%s); aborting the job\n",
+               req.call_id, static_cast<unsigned long long>(s.sequence), what);
+  std::fflush(stderr);
+  unguard_exit(s);  // this exit is deliberate and explained
+  MPI_Abort(s.comm, 1);
+  std::abort();  // MPI_Abort does not return
+}
+
+}  // namespace
+
+call_result root_call(const call_request& req) {
+  cluster_state& s = *live_root;
+  s.chunks.reset_busy();
+  // A steady call writes the whole profile when it ends; a first call, or one that fails, leaves it zero.
+  try {
+    return plan_or_call(s, req);
+  } catch (const std::exception& e) {
+    if (s.root.mid_call) abort_mid_call(s, req, e.what());
+    s.root.last_profile = {};
+    throw;
+  } catch (...) {
+    if (s.root.mid_call) abort_mid_call(s, req, "unknown exception");
+    s.root.last_profile = {};
+    throw;
+  }
+}
+void plan_root_share(int call_id, int root_jobs) {
+  if (live_root != nullptr) live_root->root.site(call_id).next_root_jobs = std::max(0, root_jobs);
+}
+
+void time_root_waits(bool on) {
+  if (live_root != nullptr) live_root->root.time_waits = on;
+}
+
+cluster_state* live_cluster_root() { return live_root; }
+
+}  // namespace maprect::detail

@@ -1,0 +1,224 @@
+#pragma once
+// The root's side of a map_rect call, in the steps that its commands share: the request, the parameters out,
+// the root's own jobs, the answers in, and the layout of a call site's results. The commands are first_call
+// (first_call.cpp), move_share (share_move.cpp) and the steady call (steady_call.cpp, with the take-over of
+// a host's workers' jobs in take_over.cpp); root_call.cpp chooses among them.
+#include <chrono>
+#include <maprect/ad/inline.hpp>
+#include <maprect/detail/job_error.hpp>
+#include <maprect/detail/job_runner.hpp>
+#include <maprect/detail/message_limits.hpp>
+#include <vector>
+
+#include "src/balance/steal.hpp"
+#include "src/cluster/cluster_state.hpp"
+#include "src/protocol/exchange.hpp"
+
+namespace maprect::detail {
+
+using wire::command;
+
+/// The largest count one MPI message takes.
+constexpr long long int_max = max_message_values;
+
+/// The cluster whose root side serves this thread, while it serves.
+extern thread_local cluster_state* live_root;
+
+/// Status and failing job of one rank's contribution.
+struct rank_status {
+  wire::status code = wire::status::ok;
+  int job = -1;  ///< global index of the failing job
+};
+
+/// How a steady-state call ended.
+enum class steady_outcome {
+  done,            ///< the results are in
+  data_changed,    ///< the workers' rows differ from the caller's: plan the call again with the new data
+  counts_changed,  ///< a job returned a different number of outputs than planned: plan the call again
+};
+
+/// The root's part of a steady call in host memory: the job poller that makes the workers' output nodes
+/// between the root's own jobs.
+class node_poller final : public job_poller {
+ public:
+  node_poller(cluster_state& s, const root_site& site, const call_request& req, const double* buffer)
+      : s_(s), site_(site), req_(req), buffer_(buffer) {}
+
+  void poll() override;
+
+ private:
+  cluster_state& s_;
+  const root_site& site_;
+  const call_request& req_;
+  const double* buffer_;
+};
+
+/// Step 1 on the root: numbers and broadcasts a request, with the shared parameters of a call. Inline: a call
+/// of its own cost a steady call about 20 instructions.
+MAPRECT_ALWAYS_INLINE void send_request(cluster_state& s, wire::request& h, const double* shared = nullptr) {
+  h.sequence = ++s.sequence;
+  exchange_request(s.ends(), h, s.request, shared, s.call.shared_rest);
+  const bool call = h.cmd == command::call || h.cmd == command::first_call;
+  s.root.last_traffic.sent += request_bytes(s.ends(), call ? h.n_shared : 0);
+}
+
+/// Whether a steady call of `site` moves its data through the host slots rather than messages.
+inline bool via_slots(const cluster_state& s, const root_site& site) {
+  return s.host.slots.usable() && site.slot_doubles <= s.host.slots.capacity();
+}
+
+/// Whether this steady call of `site` goes by claims between any two ranks (src/balance/steal.hpp): always under
+/// MAPRECT_BALANCE=hosts; under auto across hosts, as the site's chooser says (it changes only between calls).
+inline bool claims_this_call(const cluster_state& s, const root_site& site) {
+  return s.settings.steal || (s.settings.choose_claims && site.claims.claims());
+}
+
+/// Where worker r's blocks of a steady call start in its slot: behind its job parameters.
+inline const double* slot_blocks(const cluster_state& s, const root_site& site, const call_request& req, int r) {
+  return s.host.slots.slot(r) + slot_blocks_at(req.n_job_params, site.plan.jobs(r));
+}
+
+/// Where worker r's blocks start in the root's answer buffer: behind its status doubles. The blocks of the
+/// jobs the root takes over from it land there too.
+template <class Double>  // double, or const double
+inline Double* answer_blocks(Double* buffer, const root_site& site, int r) {
+  return buffer + site.results.displs[r] + wire::status_doubles;
+}
+
+/// Seconds from `start` to now.
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Seconds from `a` to `b`.
+inline double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+/// The leading jobs whose outputs the front door made itself: the root's own, when it runs them in place.
+inline int jobs_made(const call_request& req, const root_site& site) {
+  return req.session != nullptr ? site.plan.root_jobs : 0;
+}
+
+// ---- the request, the parameters out and the answers in (root_steps.cpp) ----
+
+/// The header of a request about call `req` (sizes and kinds), with command `cmd`.
+wire::request header_of(command cmd, const call_request& req, int row_real, int row_int);
+
+/// A request that carries no call: fetch_error, release.
+wire::request bare_request(command cmd, int arg);
+
+/// With a timeout: the call's clock starts now and, unless the workers report in host memory, a receive is
+/// posted for each worker's "done" message. Without one the deadline is never.
+void start_timeout(cluster_state& s, bool done_messages = true);
+
+/// Names the workers that have not answered call `req` within the timeout, and aborts the job.
+[[noreturn]] void abort_late(cluster_state& s, const call_request& req, const std::vector<int>& late);
+
+/// The gather that carries a call's answers (root 0, in place). With a timeout, at the deadline the ranks
+/// whose "done" message has not come are named and the job is aborted.
+void gather_answers(cluster_state& s, const call_request& req, const collective& how, MPI_Datatype type, void* recvbuf,
+                    const int* counts, const int* displs);
+
+/// Writes each worker's job parameters into its slot, where it reads them once the request arrives.
+void place_own(cluster_state& s, const root_site& site, const call_request& req);
+
+/// Step 3 of a call by messages: each worker's job parameters, scattered.
+void scatter_own(cluster_state& s, const root_site& site, const call_request& req);
+
+/// The gather of a call whose blocks wait in the host slots, behind each worker's parameters: only the
+/// workers' status doubles come by message, into `buffer`. The blocks stay in the slots until the next call.
+void gather_through_slots(cluster_state& s, const root_site& site, const call_request& req, double* buffer);
+
+/// The answers of a call through host memory: waits, as the policy says, until every worker has finished,
+/// and copies each one's report into its status doubles in `buffer`. Nothing is received: the blocks stay
+/// in the slots until the next call. Past the call's deadline, names the late workers and aborts.
+void collect_reports(cluster_state& s, const call_request& req, double* buffer, const int* displs);
+
+/// Fetches the message of `rank`'s failure and throws it on the root.
+[[noreturn]] void throw_remote_error(cluster_state& s, int rank, int job);
+
+/// Picks how the call site's scatter and gathers run (MAPRECT_COLLECTIVES, or the cost model under auto),
+/// when its layout changes: from its job parameters, the `back_doubles` its workers answer per call and the
+/// largest worker's answer `chunk_back` (a first call's: an estimate). Sets chunk_out and chunk_back.
+void choose_site_collectives(const cluster_state& s, root_site& site, long long back_doubles, int chunk_back);
+
+/// The steady-state layout of a call site from its plan and output counts: each rank's status and blocks in
+/// the answer buffer, where each job's blocks start, and the host slots' size. Collective (the slots grow).
+void lay_out_results(cluster_state& s, root_site& site);
+
+// ---- the root's own jobs (own_jobs.cpp) ----
+
+/// Runs the root's own chunk (jobs [0, n)): in place when the front door makes its outputs, else into
+/// s.call.own_out after `status_slots` reserved doubles. In place, `poller` (if not null) is polled between jobs.
+/// On a team the jobs run into s.call.own_out in either case; the front door's output nodes are then made
+/// from those blocks on this thread, in job order (its in-place run of no jobs first drops what an earlier
+/// run of this call made).
+rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int status_slots, job_error& error,
+                          job_poller* poller = nullptr);
+
+/// By claims (MAPRECT_BALANCE=hosts, or auto's choice): runs the root's own jobs, [0, n), in batches from the front as a worker runs
+/// its chunk, answering the workers' asks for them between batches (`own`, reset by the caller) and asking
+/// worker 1 ahead (`early`). Jobs granted from the back are not run here: own.jobs().end() is where the
+/// root's own end once the call's claims are done. Without the front door's in-place outputs, the blocks go
+/// to s.call.own_out behind `status_doubles` slots and the front door's nodes are made from them, in job order.
+rank_status run_own_claimable(cluster_state& s, const root_site& site, const call_request& req, job_owner& own,
+                              early_ask& early, job_error& error);
+
+// ---- the commands ----
+
+/// Whether call `req` has the sizes and kinds `site` was planned for.
+bool same_shape(const root_site& site, const call_request& req, int row_real, int row_int);
+
+/// Whether the workers' rows must be sent anew before call `req`: a job_data other than the one they
+/// hold, or rows the caller may change where they hold a job_data's (the root has no copy to check).
+inline bool other_data(const root_site& site, const call_request& req) { return req.data_id != site.data_id; }
+
+/// True when the workers still hold the caller's rows. Rows of a job_data cannot change, and a call of
+/// another job_data was planned anew (plan_or_call), so they need no check; rows the caller may change are
+/// compared with the root's copy. `checked_rows` counts the rows compared.
+bool workers_data_current(cluster_state& s, const root_site& site, const call_request& req, int& checked_rows);
+
+/// First call of a call site (or of new data or sizes, or changed output counts): ship each worker its rows,
+/// run, learn the output counts, gather the blocks, and keep the plan for steady-state calls.
+call_result first_call(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
+                       int root_jobs);
+
+/// A new root share for a call site whose sizes, data and output counts stay: each worker receives the output
+/// counts and rows of the jobs it gains (from the caller's rows) and keeps the rest of its copy, so moving the
+/// share costs a few rows, not a first call, and the share tuner can follow the timings.
+void move_share(cluster_state& s, root_site& site, const call_request& req, int root_jobs);
+
+/// The local job before which worker r's jobs of this call end: the root (or, under MAPRECT_BALANCE=hosts, any
+/// rank) ran the rest of its chunk. Final once the root has stopped claiming (only the root moves the back of a
+/// chunk in shared memory), or once the workers' blocks are in (under MAPRECT_BALANCE=hosts).
+int worker_end(const cluster_state& s, const root_site& site, int r);
+
+/// Once its own jobs are done, the root runs the jobs of its host's workers that nobody has started yet,
+/// from the back of each chunk, a batch from each worker in turn. Stops at the first failure. Returns the
+/// number of jobs it ran.
+int take_over_jobs(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
+                   taken_failure& failure);
+
+/// Makes the output nodes of the workers' jobs whose blocks are in, in job order, up to the first worker
+/// still running. Returns true once every worker's are made. At a worker whose jobs failed or changed an
+/// output count it stops for good (s.call.making_stopped): its answer says why, and the call fails or is planned
+/// anew. Called only when no claim of the root's is half done, so a finished worker's chunk is complete:
+/// its jobs, then those the root took over from its back, whose blocks are in `buffer`.
+bool make_ready_nodes(cluster_state& s, const root_site& site, const call_request& req, const double* buffer);
+
+/// After its own jobs: the root makes the workers' nodes as their blocks come in and, when it has caught
+/// up, runs a batch of their unclaimed jobs, the waited-for worker's first. With nothing to do it waits on
+/// the workers' progress, except under the sleep policy (ranks share cores) or past the call's deadline,
+/// where the gather waits instead. Returns the number of jobs it ran.
+int make_nodes_and_take_over(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
+                             taken_failure& failure);
+
+/// A steady-state call: request and parameters out, the root's part, the answers in; then the result's
+/// segments, with every output node already made when they were made during the call.
+steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result);
+
+/// The root's map_rect backend while its cluster serves: plans a call site anew or runs a steady call.
+call_result root_call(const call_request& req);
+
+}  // namespace maprect::detail

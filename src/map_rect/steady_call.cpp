@@ -1,0 +1,341 @@
+// A steady call on the root: the request and parameters out by the call's route, the root's part (its data
+// check, own jobs, take-over or claims), the answers in, the first failure by job, the timings, and where the
+// blocks are.
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <time.h>
+
+#include "src/map_rect/root_steps.hpp"
+
+namespace maprect::detail {
+
+namespace {
+
+/// How a steady call of `site` travels: by claims between any two ranks when it goes by them, else through
+/// host memory when every worker shares the root's host and claims its jobs, else through the slots when
+/// they fit, else by messages.
+wire::call_route route_of(const cluster_state& s, const root_site& site) {
+  if (claims_this_call(s, site)) return wire::call_route::claims;
+  if (!via_slots(s, site)) return wire::call_route::messages;
+  return s.settings.take_over && s.host.claims.shared_with_all() ? wire::call_route::memory : wire::call_route::slots;
+}
+
+/// Where this call's blocks are, in job order, into s.call.segments: the root's own jobs' in s.call.own_out; each
+/// worker's in its slot or, by message, in `buffer`; the jobs the root took over from a worker in `buffer`,
+/// right behind where the worker's would be.
+void locate_blocks(cluster_state& s, const root_site& site, const call_request& req, const double* buffer,
+                   bool slots) {
+  s.call.segments.clear();
+  // By claims workers may have run the back of the root's chunk: its blocks came by message.
+  const int root_jobs = site.plan.root_jobs;
+  const int root_end = claims_this_call(s, site) ? s.call.worker_ends[0] : root_jobs;
+  s.call.segments.push_back({s.call.own_out.data() + wire::status_doubles, 0, root_end});
+  if (root_end < root_jobs)
+    s.call.segments.push_back({answer_blocks(buffer, site, 0) + site.block_at[root_end], root_end, root_jobs});
+  for (int r = 1; r < s.size; ++r) {
+    const int first = site.plan.first(r), end = first + worker_end(s, site, r), last = site.plan.first(r + 1);
+    const double* region = answer_blocks(buffer, site, r);
+    if (!slots) {
+      s.call.segments.push_back({region, first, last});
+      continue;
+    }
+    s.call.segments.push_back({slot_blocks(s, site, req, r), first, end});
+    if (end < last) s.call.segments.push_back({region + site.block_at[end], end, last});
+  }
+}
+
+/// Steps 1 and 3 of a steady call: the workers' claims reset, the request sent, the job parameters posted
+/// by the route the call takes. Starts the call's clock.
+wire::call_route post_steady_call(cluster_state& s, const root_site& site, const call_request& req) {
+  s.root.mid_call = true;
+  if (s.settings.take_over)
+    for (int r = 1; r < s.size; ++r)
+      if (s.host.claims.shared_with(r)) s.host.claims.reset(r, site.plan.jobs(r));
+  const wire::call_route route = route_of(s, site);
+  if (wire::in_slots(route)) place_own(s, site, req);
+  wire::request header = header_of(command::call, req, site.row_real, site.row_int);
+  header.arg = static_cast<int>(route);
+  name_collectives(header, site.collective, site.chunk_out, site.chunk_back);
+  s.call.claimed = route == wire::call_route::claims;
+  send_request(s, header, req.shared);
+  start_timeout(s, route != wire::call_route::memory);
+  if (!wire::in_slots(route)) scatter_own(s, site, req);
+  return route;
+}
+
+/// What the root did in a steady call while the workers ran: its data check, its own jobs, the jobs it took
+/// over, and when each ended.
+struct root_part {
+  bool data_unchanged = true;
+  rank_status status;        ///< of the root's own jobs
+  job_error error;           ///< their failure, if any
+  taken_failure taken_failed;
+  int taken = 0;             ///< workers' jobs the root ran
+  int nodes_during_own = 0;  ///< workers' jobs whose output nodes were made between the root's own
+  std::chrono::steady_clock::time_point checked, own_done, taken_done;
+  int checked_rows = 0;      ///< workers' rows compared with the root's copy
+  bool own_untimed = false;  ///< the root's own jobs ran in place without a team: own_done times them
+  int own_end = 0;           ///< MAPRECT_BALANCE=hosts: where the root's own jobs ended (workers ran the rest)
+};
+
+/// Which workers hold which rows of the root's jobs of call `req`'s job_data (sent with earlier claims); none
+/// for rows the caller may change, which go with every claim.
+rows_sent* rows_sent_of(cluster_state& s, const call_request& req) {
+  if (req.data_id == 0) return nullptr;
+  rows_sent& sent = s.root.sent_rows[req.call_id];
+  if (sent.data_id != req.data_id) {
+    sent.data_id = req.data_id;
+    sent.held.assign(static_cast<std::size_t>(s.size), std::vector<char>(static_cast<std::size_t>(req.n_jobs), 0));
+  }
+  return &sent;
+}
+
+/// The root's part of step 4 under MAPRECT_BALANCE=hosts: its own jobs, claimable by the workers, then its
+/// claims on theirs, answering their asks until each has heard "none". With stale workers' data it runs
+/// nothing (the answers are dropped) but still takes part in the claims, as every worker expects.
+void steal_part(cluster_state& s, const root_site& site, const call_request& req, double* buffer, root_part& part) {
+  job_owner own(s.comm, s.size, {req.job_params, req.n_job_params, site.counts.data(), req.x_r->data(),
+                                 req.x_i->data(), rows_sent_of(s, req)});
+  // A functor's messages reach the caller's stream only from the root: with one, its jobs stay its own.
+  own.reset(part.data_unchanged ? site.plan.root_jobs : 0, req.msgs == nullptr);
+  early_ask early(s);
+  if (part.data_unchanged) part.status = run_own_claimable(s, site, req, own, early, part.error);
+  part.own_done = std::chrono::steady_clock::now();
+  part.own_end = own.jobs().end();
+  std::vector<int> late;  // every worker waits for the root's asks, so the root asks even when it wants none
+  part.taken = steal_as_root(s, site, req, buffer, part.data_unchanged && part.status.code == wire::status::ok,
+                             part.taken_failed, late, own, &early);
+  if (part.taken < 0) abort_late(s, req, late);
+}
+
+/// The root's part of step 4 of a steady call. Through host memory with output nodes made in place
+/// (`during`), the workers' output nodes are made as their blocks come, between the root's jobs and after.
+root_part run_root_part(cluster_state& s, root_site& site, const call_request& req, double* buffer, bool during) {
+  using clock = std::chrono::steady_clock;
+  root_part part;
+  // The workers run from their copies of the data; meanwhile the root checks that those still equal the
+  // caller's rows (unless they are a job_data's). If not, their answers are gathered (every rank joins every
+  // collective) and dropped.
+  part.data_unchanged = workers_data_current(s, site, req, part.checked_rows);
+  part.checked = clock::now();
+  part.own_untimed = s.team == nullptr && req.session != nullptr;
+  s.call.nodes_made.assign(static_cast<std::size_t>(s.size), 0);
+  s.call.making = 1;
+  s.call.making_stopped = false;
+  s.call.node_jobs = 0;
+  s.call.time_nodes = during && s.settings.tune_shares && site.tuner.wants_node_timing();
+  s.call.node_seconds = 0;
+  s.call.node_jobs_timed = 0;
+  if (claims_this_call(s, site)) {
+    steal_part(s, site, req, buffer, part);
+    part.taken_done = clock::now();
+    return part;
+  }
+  node_poller poller(s, site, req, buffer);
+  if (part.data_unchanged) {
+    part.status = run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, part.error,
+                                during ? &poller : nullptr);
+    if (part.status.code == wire::status::ok &&
+        !std::equal(s.call.own_counts.begin(), s.call.own_counts.end(), site.counts.begin()))
+      part.status.code = wire::status::counts_changed;
+  }
+  part.own_done = clock::now();
+  part.nodes_during_own = s.call.node_jobs;
+  if (part.data_unchanged && part.status.code == wire::status::ok && s.settings.take_over)
+    part.taken = during ? make_nodes_and_take_over(s, site, req, buffer, part.taken_failed)
+                        : take_over_jobs(s, site, req, buffer, part.taken_failed);
+  part.taken_done = clock::now();
+  return part;
+}
+
+/// Step 5 of a steady call on the root, by its route: each worker's answer ends where the root's claims on
+/// its chunk begin.
+void collect_steady_answers(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
+                            wire::call_route route, stolen_failure& stolen) {
+  if (claims_this_call(s, site)) {  // the statuses by gather, then each worker's blocks by message
+    // Every worker has heard "none" from the root, so each is answering now, however long the call took.
+    s.call.deadline = claims_deadline(s, std::chrono::steady_clock::now());
+    s.call.status_counts.assign(static_cast<std::size_t>(s.size), wire::status_doubles);
+    // Flat: the workers' side of this gather is src/balance/steal_worker.cpp's.
+    gather_answers(s, req, collective{}, MPI_DOUBLE, buffer, s.call.status_counts.data(), site.results.displs.data());
+    const long long blocks = receive_worker_blocks(s, site, buffer, stolen);
+    const long long statuses = static_cast<long long>(wire::status_doubles) * (s.size - 1);
+    s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(blocks + statuses);
+    return;
+  }
+  s.call.answer_counts.assign(site.results.counts.begin(), site.results.counts.end());
+  long long answered = 0;
+  for (int r = 1; r < s.size; ++r) {
+    s.call.answer_counts[r] = answer_doubles(site.results.counts[r], site.block_at.data() + site.plan.first(r),
+                                             site.plan.jobs(r), worker_end(s, site, r));
+    answered += s.call.answer_counts[r];
+  }
+  if (route == wire::call_route::memory) collect_reports(s, req, buffer, site.results.displs.data());
+  else if (route == wire::call_route::slots) gather_through_slots(s, site, req, buffer);
+  else
+    gather_answers(s, req, {site.collective, site.chunk_back}, MPI_DOUBLE, buffer, s.call.answer_counts.data(),
+                   site.results.displs.data());
+  s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answered);
+}
+
+/// By claims any rank may have run any other rank's jobs: the failing job of lowest index
+/// decides, wherever it ran (as in process, where the first failing job throws). A failure decides before a
+/// changed output count; with none, a changed count plans the call anew (whose first call then runs every
+/// job again). Throws a failure; returns done or counts_changed.
+steady_outcome first_failure_by_job(cluster_state& s, const root_site& site, const root_part& part,
+                                    const double* buffer, const stolen_failure& stolen) {
+  int failing_rank = -1, failing_job = -1;
+  const job_error* on_root = nullptr;  // the failure's error when the root ran the failing job
+  bool counts_changed = stolen.code == wire::status::counts_changed;
+  auto consider = [&](int rank, int job, const job_error* error = nullptr) {
+    if (failing_rank < 0 || job < failing_job) {
+      failing_rank = rank;
+      failing_job = job;
+      on_root = error;
+    }
+  };
+  if (part.status.code == wire::status::failed) consider(0, part.status.job, &part.error);
+  counts_changed = counts_changed || part.status.code == wire::status::counts_changed;
+  for (int r = 1; r < s.size; ++r) {
+    const double* st = buffer + site.results.displs[r];
+    const auto code = static_cast<wire::status>(static_cast<int>(st[0]));
+    if (code == wire::status::failed) consider(r, static_cast<int>(st[1]));
+    counts_changed = counts_changed || code == wire::status::counts_changed;
+  }
+  if (stolen.code == wire::status::failed) consider(stolen.thief, stolen.job);
+  const taken_failure& taken = part.taken_failed;
+  if (taken.code == wire::status::failed) consider(0, taken.job, &taken.error);
+  counts_changed = counts_changed || taken.code == wire::status::counts_changed;
+  if (on_root != nullptr) throw_job_error(*on_root, failing_job, 0);
+  if (failing_rank > 0) throw_remote_error(s, failing_rank, failing_job);
+  return counts_changed ? steady_outcome::counts_changed : steady_outcome::done;
+}
+
+/// The first failure in job order decides: the root's jobs come first, then each worker's chunk, whose jobs
+/// the worker ran before those the root took over. Throws a failure; returns done or counts_changed.
+steady_outcome first_failure(cluster_state& s, const root_site& site, const root_part& part, const double* buffer,
+                             const stolen_failure& stolen) {
+  // By claims workers may have run the root's jobs too: the job order alone decides.
+  if (claims_this_call(s, site)) return first_failure_by_job(s, site, part, buffer, stolen);
+  if (part.status.code == wire::status::failed) throw_job_error(part.error, part.status.job, 0);
+  if (part.status.code == wire::status::counts_changed) return steady_outcome::counts_changed;
+  const taken_failure& taken = part.taken_failed;
+  for (int r = 1; r < s.size; ++r) {
+    const double* st = buffer + site.results.displs[r];
+    const auto code = static_cast<wire::status>(static_cast<int>(st[0]));
+    if (code == wire::status::failed) throw_remote_error(s, r, static_cast<int>(st[1]));
+    if (code == wire::status::counts_changed) return steady_outcome::counts_changed;
+    if (taken.rank == r && taken.code == wire::status::failed) throw_job_error(taken.error, taken.job, 0);
+    if (taken.rank == r && taken.code == wire::status::counts_changed) return steady_outcome::counts_changed;
+  }
+  return steady_outcome::done;
+}
+
+/// By claims, the root's own jobs that workers ran, [end, root_jobs), have their blocks in
+/// the root's region of `buffer`: the front door's nodes of them follow those of the root's own, in job order.
+void make_claimed_root_nodes(cluster_state& s, const root_site& site, const call_request& req, const double* buffer) {
+  const int end = s.call.worker_ends[0], n = site.plan.root_jobs;
+  if (req.session == nullptr || end >= n) return;
+  req.session->drain(answer_blocks(buffer, site, 0) + site.block_at[end], end, n, site.counts.data());
+}
+
+/// The call's timings and profile (`wait_cpu`: the root's CPU seconds collecting the answers, if timed), and
+/// the share tuner's next proposal from them.
+void record_timing(cluster_state& s, root_site& site, const root_part& part, const double* buffer,
+                   std::chrono::steady_clock::time_point sent, std::chrono::steady_clock::time_point arrived,
+                   double wait_cpu) {
+  const int R = s.size;
+  call_timing& t = s.root.timing;
+  t.check = seconds_between(sent, part.checked);
+  t.own = seconds_between(part.checked, part.own_done);
+  t.nodes_during_own = part.nodes_during_own;
+  t.node_job = s.call.node_jobs_timed > 0 ? s.call.node_seconds / s.call.node_jobs_timed : 0.0;
+  t.arrival = seconds_between(sent, arrived);
+  t.waited = seconds_between(part.taken_done, arrived);
+  t.worker_busy.resize(static_cast<std::size_t>(R));
+  t.worker_jobs.resize(static_cast<std::size_t>(R));
+  int busiest = 0;
+  for (int r = 1; r < R; ++r) {
+    t.worker_busy[r] = buffer[site.results.displs[r] + 2];
+    t.worker_jobs[r] = worker_end(s, site, r);
+    if (busiest == 0 || t.worker_busy[r] > t.worker_busy[busiest]) busiest = r;
+  }
+  team_busy threads = s.chunks.busy();
+  if (part.own_untimed) {  // the root's own jobs, timed by the call itself
+    threads.slowest_seconds += t.own;
+    threads.fastest_seconds += t.own;
+  }
+  const double* busiest_status = busiest > 0 ? buffer + site.results.displs[busiest] : nullptr;
+  s.root.last_profile = {site.plan.root_jobs,
+                         busiest > 0 ? t.worker_jobs[busiest] : 0,
+                         t.own,
+                         busiest_status ? busiest_status[2] : 0.0,
+                         t.check,
+                         part.taken,
+                         s.settings.threads,
+                         threads.slowest_seconds,
+                         threads.fastest_seconds,
+                         part.checked_rows,
+                         wait_cpu,
+                         busiest_status ? busiest_status[3] : 0.0,
+                         busiest_status ? busiest_status[4] : 0.0};
+  if (s.settings.tune_shares) {
+    site.tuner.record(site.plan, t);
+    // The root takes a slow worker's jobs (on its host, or by claims on any): the share stays at most the
+    // even split, where the claims start from the static split. Under auto across hosts the share is tuned
+    // for the way the site chose, and not while a trial alternates the ways.
+    const bool claims = s.settings.steal || (s.settings.choose_claims && site.claims.chosen());
+    const bool root_takes = (s.settings.take_over && s.host.claims.shared_with_all()) || claims;
+    if (!s.settings.choose_claims || !site.claims.trying())
+      site.next_root_jobs = site.tuner.proposal(site.plan, root_takes);
+  }
+}
+
+/// CPU seconds this thread has used.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+}  // namespace
+
+steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result) {
+  const wire::call_route route = post_steady_call(s, site, req);
+  const auto sent = std::chrono::steady_clock::now();
+  const int R = s.size;
+  s.call.answers.resize(static_cast<std::size_t>(site.results.displs[R - 1] + site.results.counts[R - 1]));
+  double* buffer = s.call.answers.data();
+  const bool during = route == wire::call_route::memory && req.session != nullptr;
+  const root_part part = run_root_part(s, site, req, buffer, during);
+  const double wait_start = s.root.time_waits ? thread_cpu_seconds() : 0.0;
+  stolen_failure stolen;
+  collect_steady_answers(s, site, req, buffer, route, stolen);
+  if (claims_this_call(s, site)) {
+    s.call.worker_ends[0] = part.own_end;
+    s.call.worker_taken[0] = part.taken;
+  }
+  const double wait_cpu = s.root.time_waits ? thread_cpu_seconds() - wait_start : 0.0;
+  const auto arrived = std::chrono::steady_clock::now();
+  s.root.mid_call = false;
+  if (!part.data_unchanged) return steady_outcome::data_changed;
+  if (first_failure(s, site, part, buffer, stolen) == steady_outcome::counts_changed) return steady_outcome::counts_changed;
+  record_timing(s, site, part, buffer, sent, arrived, wait_cpu);
+  if (claims_this_call(s, site)) make_claimed_root_nodes(s, site, req, buffer);
+  locate_blocks(s, site, req, buffer, wire::in_slots(route));
+  int made = jobs_made(req, site);
+  if (during) {
+    // Every worker has answered, so each one's jobs are all in: the nodes not made yet are made now.
+    if (!make_ready_nodes(s, site, req, buffer))
+      throw std::logic_error("map_rect: call id " + std::to_string(req.call_id) +
+                             ": a worker answered without publishing all its jobs");
+    made = site.plan.n_jobs;
+  }
+  result = {s.call.segments.data(), static_cast<int>(s.call.segments.size()), site.counts.data(), site.rows,
+            site.n_outputs, made};
+  return steady_outcome::done;
+}
+
+}  // namespace maprect::detail

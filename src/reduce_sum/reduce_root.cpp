@@ -1,0 +1,523 @@
+// The root side of a reduce_sum call over the cluster: ship the call site's payload where the workers' copy
+// differs, send the parameter values, run the root's own slices, then (with take-over) the slices of its
+// host's workers that nobody has started, gather every worker's blocks, and hand all blocks to the front
+// door's fold in slice order (never a reduction by MPI, which may reorder the sums). Under
+// MAPRECT_BALANCE=hosts the claims of src/balance/reduce_claims.cpp replace the take-over and the gather.
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <maprect/detail/message_limits.hpp>
+#include <maprect/detail/reduce_call.hpp>
+#include <maprect/detail/reduce_error.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "src/cluster/cluster_state.hpp"
+#include "src/protocol/exchange.hpp"
+#include "src/balance/reduce_claims.hpp"
+
+namespace maprect::detail {
+
+namespace {
+
+/// Throws std::invalid_argument when `count` values of call `call_id`'s `what` do not fit one MPI message.
+void check_fits(int call_id, long long count, const char* what) {
+  if (!fits_one_message(count))
+    throw std::invalid_argument("reduce_sum: call id " + std::to_string(call_id) + ": " + what + " holds " +
+                                std::to_string(count) + " values, more than the 2^31-1 one MPI message can carry");
+}
+
+/// The root cannot take back messages it has sent: if it fails between a call's collectives, the workers
+/// would wait for the rest forever. The job ends instead, with the reason.
+[[noreturn]] void abort_mid_call(cluster_state& s, int call_id, const char* what) {
+  std::fprintf(stderr, "maprect: the root failed during reduce_sum call id %d, request %llu (%s); aborting the job\n",
+               call_id, static_cast<unsigned long long>(s.sequence), what);
+  std::fflush(stderr);
+  unguard_exit(s);  // this exit is deliberate and explained
+  MPI_Abort(s.comm, 1);
+  std::abort();  // MPI_Abort does not return
+}
+
+/// With MAPRECT_TIMEOUT: names the workers that have not answered call `call_id` within it, and aborts.
+[[noreturn]] void abort_late(cluster_state& s, int call_id, const std::vector<int>& late) {
+  for (int q : late)
+    std::fprintf(stderr, "maprect: rank %d did not answer reduce_sum call id %d within %g s (request %llu, host %s)\n",
+                 q, call_id, s.settings.timeout, static_cast<unsigned long long>(s.sequence), host_of(s.ranks, q));
+  std::fprintf(stderr, "maprect: aborting the job (MAPRECT_TIMEOUT=%g)\n", s.settings.timeout);
+  std::fflush(stderr);
+  unguard_exit(s);  // this exit is deliberate and explained
+  MPI_Abort(s.comm, 1);
+  std::abort();  // MPI_Abort does not return
+}
+
+/// With a timeout: the round's deadline, and a receive posted for each worker's "done" message (sent when
+/// its slices end), so that the late ones can be named. Without one: never.
+std::chrono::steady_clock::time_point start_deadline(cluster_state& s) {
+  if (s.settings.timeout <= 0) return std::chrono::steady_clock::time_point::max();
+  if (s.root.reduce.route != wire::call_route::memory)
+    for (int r = 1; r < s.size; ++r) MPI_Irecv(nullptr, 0, MPI_BYTE, r, done_tag, s.comm, &s.root.done[r]);
+  return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                std::chrono::duration<double>(s.settings.timeout));
+}
+
+/// The gather of the workers' answers, within the deadline: past it, the workers whose "done" message has
+/// not come are named and the job aborted (if all are done, the gather is merely slow and is waited for).
+void gather_answers(cluster_state& s, int call_id, std::chrono::steady_clock::time_point deadline) {
+  reduce_root_buffers& b = s.root.reduce;
+  MPI_Request pending = MPI_REQUEST_NULL;
+  const collective how{b.collective, b.via_slots() ? wire::status_doubles : b.chunk_back};
+  if (!collect_answers(s.ends(), how, MPI_DOUBLE, nullptr, 0, b.received.data(), b.answers.counts.data(),
+                       b.answers.displs.data(), deadline, pending)) {
+    std::vector<int> late;
+    for (int q = 1; q < s.size; ++q) {
+      int answered = 0;
+      MPI_Test(&s.root.done[q], &answered, MPI_STATUS_IGNORE);
+      if (!answered) late.push_back(q);
+    }
+    if (!late.empty()) abort_late(s, call_id, late);
+    wait(pending, s.settings.policy);
+  }
+  note_gather(s);
+  if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
+}
+
+/// Step 5 through host memory: waits until every worker has finished (its status and blocks are in its slot
+/// then); past the deadline names those that have not, and aborts.
+void await_reports(cluster_state& s, int call_id, std::chrono::steady_clock::time_point deadline) {
+  for (int r = 1; r < s.size; ++r)
+    if (!await_finished(s.host.claims, r, s.settings.policy, deadline))
+      abort_late(s, call_id, unfinished(s.host.claims, s.size));
+}
+
+/// Runs `step` (messages the workers take part in) and aborts the job if the root fails inside it.
+template <class Step>
+void between_collectives(cluster_state& s, int call_id, Step&& step) {
+  s.root.mid_call = true;
+  try {
+    step();
+  } catch (const std::exception& e) {
+    abort_mid_call(s, call_id, e.what());
+  } catch (...) {
+    abort_mid_call(s, call_id, "unknown exception");
+  }
+  s.root.mid_call = false;
+}
+
+/// Step 1 on the root: numbers and broadcasts a request, with `shared` (h.n_shared values) if not null.
+void send_request(cluster_state& s, wire::request h, const double* shared) {
+  h.sequence = ++s.sequence;
+  exchange_request(s.ends(), h, s.request, shared, s.call.shared_rest);
+  s.root.last_traffic.sent += request_bytes(s.ends(), shared != nullptr ? h.n_shared : 0);
+}
+
+/// How the call's scatter and gather run, chosen again only when its layout changes (MAPRECT_COLLECTIVES,
+/// or the cost model under auto), for `answers` doubles of the workers' status and blocks.
+void choose_collectives(cluster_state& s, const reduce_layout& layout, const reduce_split& split, long long answers) {
+  reduce_root_buffers& b = s.root.reduce;
+  b.chunk_out = b.values.largest_worker_part();
+  b.chunk_back = b.answers.largest_worker_part();
+  const std::size_t key[3] = {static_cast<std::size_t>(split.n_slices), layout.n_sliced(), layout.block_doubles()};
+  if (std::equal(key, key + 3, b.chosen_for) && b.chosen_for[0] != 0) return;
+  std::copy(key, key + 3, b.chosen_for);
+  const double out_bytes = sizeof(double) * static_cast<double>(layout.n_sliced() - b.values.counts[0]);
+  b.collective = choose_collective(s.settings.collectives, s.settings.timeout > 0, s.collectives, s.size,
+                                   split.n_slices, out_bytes, sizeof(double) * static_cast<double>(answers),
+                                   2LL * std::max(b.chunk_out, b.chunk_back));
+}
+
+/// Lays out who receives which sliced values and where each worker's status and blocks land. Throws, before
+/// any message, when a message would not fit.
+void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_split& split) {
+  const reduce_layout& layout = *req.layout;
+  reduce_root_buffers& b = s.root.reduce;
+  check_fits(req.call_id, static_cast<long long>(layout.n_sliced()), "the sliced argument's vars");
+  check_fits(req.call_id, static_cast<long long>(layout.n_shared()), "the shared arguments' vars");
+  const auto ranks = static_cast<std::size_t>(s.size);
+  b.values.counts.assign(ranks, 0);
+  b.values.displs.assign(ranks, 0);
+  b.answers.counts.assign(ranks, 0);
+  b.answers.displs.assign(ranks, 0);
+  long long at = 0;
+  for (int r = 0; r < s.size; ++r) {
+    const int first = split.first(r), last = split.first(r + 1);
+    b.values.displs[r] = static_cast<int>(layout.slice_values_at(first));
+    b.values.counts[r] = static_cast<int>(layout.slice_values_at(last) - layout.slice_values_at(first));
+    if (r == 0) continue;  // the root's blocks stay in b.own
+    const long long answer =
+        wire::status_doubles + static_cast<long long>(layout.block_at(last) - layout.block_at(first));
+    check_fits(req.call_id, at + answer, "the blocks of the workers' slices");
+    b.answers.displs[r] = static_cast<int>(at);
+    b.answers.counts[r] = static_cast<int>(answer);
+    at += answer;
+  }
+  b.received.resize(static_cast<std::size_t>(at));
+  choose_collectives(s, layout, split, at);
+  b.own.resize(layout.block_at(split.first(1)));
+  if (s.settings.take_over || s.settings.steal) b.taken.resize(layout.block_doubles());
+}
+
+/// Whether the root may take over worker r's slices in this call through host memory (under
+/// MAPRECT_BALANCE=hosts, claims by message replace it).
+bool takes_over_from(const cluster_state& s, int r) {
+  return !s.settings.steal && s.settings.take_over && s.host.claims.shared_with(r);
+}
+
+/// Before a call's request: each worker's range of slices is all unclaimed.
+void reset_claims(cluster_state& s, const reduce_split& split) {
+  for (int r = 1; r < s.size; ++r)
+    if (takes_over_from(s, r)) s.host.claims.reset(r, split.first(r + 1) - split.first(r));
+}
+
+/// Whether every worker's values and answer (as lay_out_call planned them) fit its host slot: then they go
+/// through memory, and the call's messages shrink to the request and a status per worker. Messages past the
+/// shared-memory transport's eager limit (4 KiB) go by rendezvous, a handshake that costs more than the copy.
+bool fits_slots(const cluster_state& s) {
+  if (!s.host.slots.usable()) return false;
+  const reduce_root_buffers& b = s.root.reduce;
+  for (int r = 1; r < s.size; ++r)
+    if (static_cast<long long>(b.values.counts[r]) + b.answers.counts[r] > s.host.slots.capacity()) return false;
+  return true;
+}
+
+/// Step 3 through memory: each worker's sliced values at the start of its slot, before the request.
+void place_values(cluster_state& s, const double* sliced) {
+  const reduce_root_buffers& b = s.root.reduce;
+  for (int r = 1; r < s.size; ++r) std::copy_n(sliced + b.values.displs[r], b.values.counts[r], s.host.slots.slot(r));
+  s.host.slots.sync();
+}
+
+/// Worker r's answer, its status and then the blocks of the slices it ran: in its slot, behind its values,
+/// or where the gather put it.
+const double* answer_of(const cluster_state& s, int r) {
+  const reduce_root_buffers& b = s.root.reduce;
+  if (s.settings.steal) return b.statuses.data() + static_cast<std::ptrdiff_t>(r) * wire::status_doubles;
+  return b.via_slots() ? s.host.slots.slot(r) + b.values.counts[r] : b.received.data() + b.answers.displs[r];
+}
+
+/// The call's payload, written now, if it differs from what the workers hold; else null.
+const std::string* new_payload(cluster_state& s, const reduce_request& req) {
+  reduce_root_site& site = s.root.reduce_sites[req.call_id];
+  const std::string& payload = req.session->payload();
+  if (site.shipped && site.payload == payload) return nullptr;
+  if (!fits_one_message(static_cast<long long>(payload.size()))) {
+    // The front door now takes this payload for the last one written: the next call must not trust the
+    // workers' copy because its data compare equal to it.
+    site.shipped = false;
+    check_fits(req.call_id, static_cast<long long>(payload.size()), "the call site's data (bytes)");
+  }
+  return &payload;
+}
+
+/// Steps 1 to 3 on the root: the request, the payload if `payload` is not null, the sliced values.
+void post_call(cluster_state& s, const reduce_request& req, const std::string* payload, bool reserve) {
+  const reduce_layout& layout = *req.layout;
+  reduce_root_site& site = s.root.reduce_sites[req.call_id];
+  const bool ship = payload != nullptr;
+  const int bytes = ship ? static_cast<int>(payload->size()) : 0;
+  const reduce_split& split = site.split;
+  reduce_root_buffers& b = s.root.reduce;
+  // A call that grows the slots moves them; under claims every answer goes by message.
+  const bool via_slots = !s.settings.steal && !ship && !reserve && fits_slots(s);
+  // With every worker's claim words in the root's memory the status goes there too: no gather at all.
+  b.route = !via_slots                                              ? wire::call_route::messages
+            : s.settings.take_over && s.host.claims.shared_with_all() ? wire::call_route::memory
+                                                                      : wire::call_route::slots;
+  reset_claims(s, split);
+  if (b.via_slots()) place_values(s, req.sliced);
+  const wire::reduce_header h{req.call_id,        static_cast<int>(layout.n_shared()),
+                              layout.plan().n_terms, layout.plan().grainsize,
+                              bytes,              b.route,
+                              split.root_slices,  ship || reserve};
+  wire::request request = h.to_request();
+  name_collectives(request, b.collective, b.chunk_out, b.chunk_back);
+  send_request(s, request, req.shared);
+  if (ship) {
+    site.shipped = false;  // until the workers hold it
+    site.payload = *payload;
+    exchange_payload(s.ends(), site.payload, bytes);
+    site.n_terms = layout.plan().n_terms;
+    site.n_shared = layout.n_shared();
+    site.term_offsets = layout.term_offsets();
+    site.shipped = true;
+    s.root.last_traffic.sent += static_cast<std::uint64_t>(bytes) * static_cast<std::uint64_t>(s.size - 1);
+  }
+  if (layout.n_sliced() == 0) return;
+  const std::uint64_t values_out = sizeof(double) * (layout.n_sliced() - static_cast<std::size_t>(b.values.counts[0]));
+  s.root.last_traffic.sent += values_out;
+  if (b.via_slots()) s.root.last_traffic.through_memory += values_out;
+  else post_parameters(s.ends(), {b.collective, b.chunk_out}, req.sliced, b.values, nullptr, 0);
+}
+
+/// The first failing slice of the call that the root ran, and its exception.
+using root_failure = slice_failure;
+
+/// Take-over: the root runs batches of its host's workers' slices that nobody has started yet, from the back
+/// of each range, a batch from each worker in turn, into b.taken. Stops at the first failure.
+void take_over(cluster_state& s, const reduce_request& req, const reduce_split& split, root_failure& failure) {
+  reduce_root_buffers& b = s.root.reduce;
+  const reduce_layout& layout = *req.layout;
+  for (bool any = true; any;) {
+    any = false;
+    for (int r = 1; r < s.size; ++r) {
+      if (!takes_over_from(s, r)) continue;
+      const job_range got = s.host.claims.claim_back(r);
+      if (got.empty()) continue;
+      any = true;
+      const int first = split.first(r) + got.begin, last = split.first(r) + got.end;
+      s.root.last_profile.taken_jobs += last - first;
+      failure.slice = req.session->run(first, last, b.taken.data() + layout.block_at(first), false, failure.error);
+      if (failure.slice != INT_MAX) return;
+    }
+  }
+}
+
+/// Where worker r's own run of slices ends (those after it the root took over), once the call's claims are
+/// all made; read once per call, by lay_out_answers.
+int worker_end(const cluster_state& s, const reduce_split& split, int r) {
+  return split.first(r) + (takes_over_from(s, r) ? s.host.claims.worker_end(r) : split.first(r + 1) - split.first(r));
+}
+
+/// Each worker's answer once every claim is made: its status and the blocks of the slices it ran.
+void lay_out_answers(cluster_state& s, const reduce_layout& layout, const reduce_split& split) {
+  reduce_root_buffers& b = s.root.reduce;
+  int at = 0;  // at most the planned answers, which lay_out_call checked
+  b.ends.assign(static_cast<std::size_t>(s.size), 0);
+  const bool status_in_memory = b.route == wire::call_route::memory;
+  for (int r = 1; r < s.size; ++r) {
+    b.ends[r] = worker_end(s, split, r);
+    const int answer = wire::status_doubles +
+                       static_cast<int>(layout.block_at(b.ends[r]) - layout.block_at(split.first(r)));
+    const int blocks = answer - wire::status_doubles;
+    s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answer);
+    if (b.via_slots())
+      s.root.last_traffic.through_memory +=
+          sizeof(double) * static_cast<std::uint64_t>(status_in_memory ? answer : blocks);
+    b.answers.displs[r] = at;
+    b.answers.counts[r] = !b.via_slots() ? answer : status_in_memory ? 0 : wire::status_doubles;
+    at += b.answers.counts[r];
+  }
+}
+
+/// When a call's steps ended on the root: what the share tuner learns from.
+struct call_clock {
+  std::chrono::steady_clock::time_point posted;      ///< before the request (and the values in the slots)
+  std::chrono::steady_clock::time_point own_start;   ///< after the request, the values and the data compare
+  std::chrono::steady_clock::time_point own_done;    ///< the root's own slices done
+  std::chrono::steady_clock::time_point taken_done;  ///< the slices it took over done
+  std::chrono::steady_clock::time_point gathered;    ///< every worker's answer in
+};
+
+/// Steps 4 and 5 under MAPRECT_BALANCE=hosts, once the root's own slices are done: the workers' slices it
+/// claims (`want`: it runs some), then every worker's answer by message; every block of a worker's range
+/// lands in b.taken at its slice's place. Past the deadline names the late workers, and aborts.
+void claim_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split, bool want,
+                       root_failure& failure, call_clock& clock, std::chrono::steady_clock::time_point deadline) {
+  reduce_root_buffers& b = s.root.reduce;
+  int late = 0;
+  const int own = split.first(1);
+  const double per_slice = own > 0 ? std::chrono::duration<double>(clock.own_done - clock.own_start).count() / own : 0;
+  if (!claim_slices_as_root(s, req, b.taken.data(), want && failure.slice == INT_MAX, per_slice, failure, deadline,
+                            late))
+    abort_late(s, req.call_id, {late});
+  clock.taken_done = std::chrono::steady_clock::now();
+  s.root.last_profile.root_seconds = std::chrono::duration<double>(clock.taken_done - clock.own_start).count();
+  std::vector<int> missing;
+  if (!receive_claimed_answers(s, *req.layout, split, b.taken.data(), b.statuses, deadline, missing))
+    abort_late(s, req.call_id, missing);
+  if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
+  b.ends.assign(static_cast<std::size_t>(s.size), 0);
+  for (int r = 1; r < s.size; ++r) b.ends[r] = split.first(r);  // fold_in_slice_order reads b.taken
+}
+
+/// Steps 4 and 5 on the root: its own slices, the slices it takes over (`want`: the workers' data are
+/// current, so their slices are worth running), then every worker's answer. Returns the first failing slice
+/// the root ran (its own come first; it takes over nothing after a failure).
+root_failure run_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split,
+                             call_clock& clock, bool want) {
+  reduce_root_buffers& b = s.root.reduce;
+  clock.own_start = std::chrono::steady_clock::now();
+  const auto deadline = start_deadline(s);
+  root_failure failure;
+  failure.slice = req.session->run(0, split.first(1), b.own.data(), true, failure.error);
+  clock.own_done = std::chrono::steady_clock::now();
+  if (s.settings.steal) {
+    claim_and_collect(s, req, split, want, failure, clock, deadline);
+    clock.gathered = std::chrono::steady_clock::now();
+    return failure;
+  }
+  if (failure.slice == INT_MAX && s.settings.take_over) take_over(s, req, split, failure);
+  clock.taken_done = std::chrono::steady_clock::now();
+  s.root.last_profile.root_seconds = std::chrono::duration<double>(clock.taken_done - clock.own_start).count();
+  lay_out_answers(s, *req.layout, split);
+  if (b.route == wire::call_route::memory) await_reports(s, req.call_id, deadline);
+  else gather_answers(s, req.call_id, deadline);
+  clock.gathered = std::chrono::steady_clock::now();
+  if (b.via_slots()) s.host.slots.sync();
+  return failure;
+}
+
+/// After a call that shipped a payload (its answers in hand, by message): the host slots grow to what each
+/// worker's values and answer need for the next calls (each worker asks for its own). Collective; growing
+/// moves the claim words, which the next request resets.
+void grow_slots(cluster_state& s) { s.host.reserve(0, s.comm); }
+
+/// Throws the error of worker r, which ran slice `slice` and failed there first, fetched from it.
+[[noreturn]] void throw_worker_failure(cluster_state& s, const reduce_request& req, int r, int slice) {
+  job_error e;
+  between_collectives(s, req.call_id, [&] {
+    wire::request h;
+    h.cmd = wire::command::fetch_error;
+    h.arg = r;
+    send_request(s, h, nullptr);
+    exchange_error(s.ends(), r, e);
+  });
+  throw_slice_error(e, req.call_id, req.layout->plan(), slice, r);
+}
+
+/// Whether worker r's status says that a slice it ran failed.
+bool failed_on(const cluster_state& s, int r) {
+  return static_cast<wire::status>(static_cast<int>(answer_of(s, r)[0])) == wire::status::failed;
+}
+
+/// Step 6 under claims: whoever ran them, the lowest failing slice decides (each rank reports its lowest).
+void throw_first_claimed_failure(cluster_state& s, const reduce_request& req, const root_failure& root) {
+  int slice = root.slice, rank = 0;
+  for (int r = 1; r < s.size; ++r) {
+    if (!failed_on(s, r)) continue;
+    const int failed = static_cast<int>(answer_of(s, r)[claim_answer::failed_slice]);
+    if (failed < slice) {
+      slice = failed;
+      rank = r;
+    }
+  }
+  if (slice == INT_MAX) return;
+  if (rank == 0) throw_slice_error(root.error, req.call_id, req.layout->plan(), slice, 0);
+  throw_worker_failure(s, req, rank, slice);
+}
+
+/// Step 6: throws the first failing slice in slice order, if any. Rank by rank: the root's own slices come
+/// first; in a worker's range, the slices it ran come before those the root took over.
+void throw_first_failure(cluster_state& s, const reduce_request& req, const reduce_split& split,
+                         const root_failure& root) {
+  if (s.settings.steal) return throw_first_claimed_failure(s, req, root);
+  const slice_plan& plan = req.layout->plan();
+  if (root.slice < split.first(1)) throw_slice_error(root.error, req.call_id, plan, root.slice, 0);
+  for (int r = 1; r < s.size; ++r) {
+    if (!failed_on(s, r)) {
+      if (root.slice < split.first(r + 1)) throw_slice_error(root.error, req.call_id, plan, root.slice, 0);
+      continue;
+    }
+    throw_worker_failure(s, req, r, static_cast<int>(answer_of(s, r)[1]));
+  }
+}
+
+/// The split of this call's slices: the even one (the root's range the larger, so that a call of one slice
+/// sends nothing) for a new layout or rank count, else the last call's with a root share asked for since.
+/// Returns whether the split moved: then every rank sizes its host slot for it after the call.
+bool plan_split(const cluster_state& s, reduce_root_site& site, int n_slices) {
+  const reduce_split before = site.split;
+  reduce_split& split = site.split;
+  if (split.n_slices != n_slices || split.ranks != s.size) {
+    split = reduce_split::even(n_slices, s.size);
+    site.tuner.restart(0, true);
+  }
+  if (site.next_root_slices >= 0) {
+    split.root_slices = std::min(site.next_root_slices, n_slices);
+    site.next_root_slices = -1;
+    site.tuner.restart(0, false);
+  }
+  return split.n_slices != before.n_slices || split.ranks != before.ranks || split.root_slices != before.root_slices;
+}
+
+/// Records a steady call's timings and asks the share tuner for the next call's root share. Moving the share
+/// moves no data (every rank holds the call site's payload), so the tuner weighs no cost of moving.
+void tune_share(cluster_state& s, reduce_root_site& site, const call_clock& c) {
+  if (!s.settings.tune_shares) return;
+  auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
+  call_timing& t = s.root.reduce.timing;
+  t.check = seconds(c.posted, c.own_start);
+  t.own = seconds(c.own_start, c.own_done);
+  t.arrival = seconds(c.posted, c.gathered);
+  t.waited = seconds(c.taken_done, c.gathered);
+  t.worker_busy.assign(static_cast<std::size_t>(s.size), 0.0);
+  t.worker_jobs.assign(static_cast<std::size_t>(s.size), 0);
+  for (int r = 1; r < s.size; ++r) {
+    t.worker_busy[r] = answer_of(s, r)[2];
+    t.worker_jobs[r] = s.settings.steal ? s.root.reduce.claim_ends[r] - site.split.first(r)
+                                        : s.root.reduce.ends[r] - site.split.first(r);
+  }
+  site.tuner.record(site.split.as_plan(), t);
+  // With take-over on one host the root runs a slow worker's slices, so its share stays at most the even one.
+  const bool root_takes = (s.settings.take_over && s.host.claims.shared_with_all()) || s.settings.steal;
+  site.next_root_slices = site.tuner.proposal(site.split.as_plan(), root_takes);
+}
+
+/// Hands every slice's block to the front door's fold, in slice order: the root's, then each worker's (those
+/// the root took over from its own buffer).
+void fold_in_slice_order(const cluster_state& s, const reduce_request& req, const reduce_split& split) {
+  const reduce_layout& layout = *req.layout;
+  const reduce_root_buffers& b = s.root.reduce;
+  for (int slice = 0; slice < split.first(1); ++slice) req.session->fold(slice, b.own.data() + layout.block_at(slice));
+  for (int r = 1; r < s.size; ++r) {
+    const double* blocks = answer_of(s, r) + wire::status_doubles;
+    const std::size_t base = layout.block_at(split.first(r));
+    const int end = b.ends[r];
+    for (int slice = split.first(r); slice < end; ++slice)
+      req.session->fold(slice, blocks + (layout.block_at(slice) - base));
+    for (int slice = end; slice < split.first(r + 1); ++slice)
+      req.session->fold(slice, b.taken.data() + layout.block_at(slice));
+  }
+}
+
+}  // namespace
+
+void plan_reduce_root_share(int call_id, int root_slices) {
+  cluster_state* live = live_cluster_root();
+  if (live != nullptr) live->root.reduce_sites[call_id].next_root_slices = std::max(0, root_slices);
+}
+
+void reduce_on_cluster(const reduce_request& req) {
+  cluster_state* live = live_cluster_root();
+  if (live == nullptr) throw std::logic_error("reduce_sum: no cluster serves this thread");
+  cluster_state& s = *live;
+  s.root.last_traffic = {};
+  s.root.last_profile = {};
+  s.root.last_profile.threads = s.team != nullptr ? s.team->size() : 1;
+  reduce_root_site& site = s.root.reduce_sites[req.call_id];
+  const bool moved = plan_split(s, site, req.layout->plan().n_slices());
+  const reduce_split split = site.split;
+  lay_out_call(s, req, split);
+  s.root.last_profile.root_jobs = split.first(1);
+  // When the workers' payload lays the call out as the root does (the same messages on both sides), the
+  // call runs at once and the root compares its data with theirs while they run; else a new payload first.
+  const bool early = site.lays_out_as(*req.layout);
+  const std::string* payload = early ? nullptr : new_payload(s, req);
+  bool current = true;
+  root_failure failure;
+  call_clock clock;
+  between_collectives(s, req.call_id, [&] {
+    clock.posted = std::chrono::steady_clock::now();
+    post_call(s, req, payload, moved);
+    if (early) current = req.session->unchanged();
+    failure = run_and_collect(s, req, split, clock, current);
+    if (payload != nullptr || moved) grow_slots(s);
+  });
+  const bool steady = payload == nullptr && current && !moved && failure.slice == INT_MAX;
+  // The workers ran on data that changed since they got them: their results go, the call runs again with
+  // the new payload (unless it writes the same bytes after all).
+  payload = current ? nullptr : new_payload(s, req);
+  if (payload != nullptr)
+    between_collectives(s, req.call_id, [&] {
+      post_call(s, req, payload, false);
+      failure = run_and_collect(s, req, split, clock, true);
+      grow_slots(s);
+    });
+  throw_first_failure(s, req, split, failure);
+  if (steady) tune_share(s, site, clock);
+  fold_in_slice_order(s, req, split);
+}
+
+}  // namespace maprect::detail

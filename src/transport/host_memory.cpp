@@ -1,0 +1,76 @@
+// One shared-memory window per host for the claim words and the slots.
+#include "src/transport/host_memory.hpp"
+
+#include <algorithm>
+
+namespace maprect::detail {
+
+MPI_Aint host_memory::claim_bytes() const { return take_over_ ? job_claims::bytes_for(size_) : 0; }
+
+void host_memory::open(MPI_Comm comm, bool take_over, bool with_slots, int test_host_ranks) {
+  MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &size_);
+  host_ = mpi_comm::host_of(comm);  // keyed by rank: the root, where present, is host rank 0
+  if (test_host_ranks > 0) {
+    MPI_Comm split = MPI_COMM_NULL;
+    MPI_Comm_split(host_.get(), host_.rank() / test_host_ranks, rank_, &split);
+    host_ = mpi_comm::adopt(split);
+  }
+  MPI_Comm_set_errhandler(host_.get(), MPI_ERRORS_RETURN);
+  const mpi_group comm_group(comm), host_group(host_.get());
+  with_root_ = comm_group.rank_in(host_group, 0) != MPI_UNDEFINED;
+  const int host_size = host_.size();
+  one_host_ = size_ > 1 && host_size == size_;
+  comm_rank_.assign(static_cast<std::size_t>(host_size), 0);
+  for (int h = 0; h < host_size; ++h) comm_rank_[h] = host_group.rank_in(comm_group, h);
+  take_over_ = take_over && size_ > 1;
+  const bool slots_wanted = with_slots && one_host_;
+  // Without shared memory (an MPI built without it, say) nobody claims and no slot is used: all agree.
+  int made = allocate(0) ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &made, 1, MPI_INT, MPI_MIN, comm);
+  if (!made) {
+    window_.reset();
+    take_over_ = false;
+    claims = {};
+    slots = {};
+    return;
+  }
+  if (slots_wanted) slots.place(nullptr, 0, &window_);
+  // The root has made its words before any worker reads one.
+  MPI_Barrier(host_.get());
+}
+
+bool host_memory::allocate(long long capacity) {
+  const bool root = rank_ == 0;
+  const MPI_Aint slot_bytes = static_cast<MPI_Aint>(sizeof(double)) * capacity * (size_ - 1);
+  if (!window_.allocate(host_.get(), root ? claim_bytes() + slot_bytes : 0, 1)) return false;
+  if (!with_root_) return true;
+  char* base = window_.base_of(0);
+  if (take_over_) claims.place(base, rank_, comm_rank_);
+  if (capacity > 0) slots.place(reinterpret_cast<double*>(base + claim_bytes()), capacity, &window_);
+  return true;
+}
+
+void host_memory::reserve(long long doubles, MPI_Comm comm) {
+  if (!slots.usable()) return;
+  long long asked = doubles;
+  MPI_Allreduce(MPI_IN_PLACE, &asked, 1, MPI_LONG_LONG, MPI_MAX, comm);
+  const long long capacity = slots.capacity();
+  if (asked <= capacity || asked > host_slots::max_doubles) return;
+  // Room to spare, in whole cache lines, so that a few larger call sites do not each rebuild the window.
+  const long long wanted = std::min<long long>(host_slots::max_doubles, (std::max(asked, 2 * capacity) + 7) / 8 * 8);
+  if (allocate(wanted)) return;  // every rank of the host (here: of comm) agrees
+  // Out of shared memory (a small /dev/shm, say): messages carry the data, as across hosts. The claim words
+  // are placed again in a window of their own size, which was allocated before.
+  slots = {};
+  allocate(0);
+}
+
+void host_memory::close() {
+  window_.reset();
+  host_.reset();
+  claims = {};
+  slots = {};
+}
+
+}  // namespace maprect::detail
