@@ -26,7 +26,7 @@ namespace {
 struct environment_reading {
   int policy = -1;  // -1: auto
   double timeout = 0;
-  int balance = 2;  // 0: even, 1: static, 2: auto, 3: hosts
+  balance_mode balance = balance_mode::automatic;
   bool host_transport = true;  // MAPRECT_TRANSPORT=auto
   int threads = 1;             // threads_auto, or a count
   int collectives = collectives_auto;
@@ -93,9 +93,9 @@ environment_reading read_environment(int threads_asked, int rank) {
     }
   }
   if (const char* v = std::getenv("MAPRECT_BALANCE"); v != nullptr && v[0] != '\0') {
-    if (std::strcmp(v, "even") == 0) e.balance = 0;
-    else if (std::strcmp(v, "static") == 0) e.balance = 1;
-    else if (std::strcmp(v, "hosts") == 0) e.balance = 3;
+    if (std::strcmp(v, "even") == 0) e.balance = balance_mode::even;
+    else if (std::strcmp(v, "static") == 0) e.balance = balance_mode::static_share;
+    else if (std::strcmp(v, "hosts") == 0) e.balance = balance_mode::hosts;
     else if (std::strcmp(v, "auto") != 0)
       e.error = std::string("MAPRECT_BALANCE must be auto, static, even or hosts, not '") + v + "'";
   }
@@ -200,17 +200,19 @@ cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked) {
   // only with non-blocking ones: with a timeout every rank polls.
   if (e.timeout > 0 && policy == wait_policy::spin) policy = wait_policy::poll;
   // The root's settings decide, so that every rank agrees even if environments differ.
-  double agreed[6] = {static_cast<double>(policy), e.timeout, static_cast<double>(e.balance),
+  double agreed[6] = {static_cast<double>(policy), e.timeout, static_cast<double>(static_cast<int>(e.balance)),
                       e.host_transport ? 1.0 : 0.0, static_cast<double>(e.collectives),
                       static_cast<double>(e.test_host_ranks)};
   MPI_Bcast(agreed, 6, MPI_DOUBLE, 0, comm);
   // hosts: claims by message between any two ranks replace the root's take-over on its host. auto: each call
   // site measures which of the two its calls gain from (src/balance/claims_choice.hpp), where the ranks span hosts.
-  const int balance = static_cast<int>(agreed[2]);
-  cluster_settings settings{static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1], balance >= 1,
-                            balance == 2, agreed[3] != 0, balance == 3, threads, static_cast<int>(agreed[4]),
+  const auto balance = static_cast<balance_mode>(static_cast<int>(agreed[2]));
+  cluster_settings settings{static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1],
+                            balance != balance_mode::even, balance == balance_mode::automatic, agreed[3] != 0,
+                            balance == balance_mode::hosts, threads, static_cast<int>(agreed[4]),
                             static_cast<int>(agreed[5])};
-  settings.choose_claims = balance == 2;
+  settings.choose_claims = balance == balance_mode::automatic;
+  settings.balance = balance;
   return settings;
 }
 

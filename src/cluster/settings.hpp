@@ -9,6 +9,14 @@ namespace maprect::detail {
 /// MAPRECT_COLLECTIVES=auto: the cost model picks each call site's kind.
 constexpr int collectives_auto = -1;
 
+/// MAPRECT_BALANCE: how a call's jobs move between ranks.
+enum class balance_mode {
+  even,          ///< `even`: the even split, never tuned, nothing taken over or claimed
+  static_share,  ///< `static`: the root's share tuned from the calls' timings, nothing taken over or claimed
+  automatic,     ///< `auto`: the tuned share, the take-over on the root's host, claims where a site gains from them
+  hosts,         ///< `hosts`: the tuned share and claims by message between any two ranks, on every call
+};
+
 /// How a cluster's ranks wait and plan, agreed by all of them at start-up.
 struct cluster_settings {
   wait_policy policy = wait_policy::spin;  ///< how collectives wait
@@ -23,6 +31,7 @@ struct cluster_settings {
                                            ///< this many ranks each; 0: the real hosts
   bool choose_claims = false;              ///< MAPRECT_BALANCE=auto where the ranks span hosts (start_cluster
                                            ///< narrows it): each call site chooses the claims or the take-over
+  balance_mode balance = balance_mode::automatic;  ///< MAPRECT_BALANCE, from which the four flags above follow
 };
 
 /// What a program asks of MAPRECT_THREADS in code (cluster::options::threads): 0 leaves it to the
