@@ -18,100 +18,14 @@
 #include "src/cluster/cluster_state.hpp"
 #include "src/protocol/exchange.hpp"
 #include "src/balance/reduce_claims.hpp"
+#include "src/reduce_sum/reduce_root_steps.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 namespace maprect::detail {
 
 namespace {
 
-/// Throws std::invalid_argument when `count` values of call `call_id`'s `what` do not fit one MPI message.
-void check_fits(int call_id, long long count, const char* what) {
-  if (!fits_one_message(count))
-    throw std::invalid_argument("reduce_sum: call id " + std::to_string(call_id) + ": " + what + " holds " +
-                                std::to_string(count) + " values, more than the 2^31-1 one MPI message can carry");
-}
-
-/// The root cannot take back messages it has sent: if it fails between a call's collectives, the workers
-/// would wait for the rest forever. The job ends instead, with the reason.
-[[noreturn]] void abort_mid_call(cluster_state& s, int call_id, const char* what) {
-  std::fprintf(stderr, "maprect: the root failed during reduce_sum call id %d, request %llu (%s); aborting the job\n",
-               call_id, static_cast<unsigned long long>(s.sequence), what);
-  std::fflush(stderr);
-  unguard_exit(s);  // this exit is deliberate and explained
-  MPI_Abort(s.comm, 1);
-  std::abort();  // MPI_Abort does not return
-}
-
-/// With MAPRECT_TIMEOUT: names the workers that have not answered call `call_id` within it, and aborts.
-[[noreturn]] void abort_late(cluster_state& s, int call_id, const std::vector<int>& late) {
-  for (int q : late)
-    std::fprintf(stderr, "maprect: rank %d did not answer reduce_sum call id %d within %g s (request %llu, host %s)\n",
-                 q, call_id, s.settings.timeout, static_cast<unsigned long long>(s.sequence), host_of(s.ranks, q));
-  std::fprintf(stderr, "maprect: aborting the job (MAPRECT_TIMEOUT=%g)\n", s.settings.timeout);
-  std::fflush(stderr);
-  unguard_exit(s);  // this exit is deliberate and explained
-  MPI_Abort(s.comm, 1);
-  std::abort();  // MPI_Abort does not return
-}
-
-/// With a timeout: the round's deadline, and a receive posted for each worker's "done" message (sent when
-/// its slices end), so that the late ones can be named. Without one: never.
-std::chrono::steady_clock::time_point start_deadline(cluster_state& s) {
-  if (s.settings.timeout <= 0) return std::chrono::steady_clock::time_point::max();
-  if (s.root.reduce.route != wire::call_route::memory)
-    for (int r = 1; r < s.size; ++r) MPI_Irecv(nullptr, 0, MPI_BYTE, r, done_tag, s.comm, &s.root.done[r]);
-  return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                std::chrono::duration<double>(s.settings.timeout));
-}
-
-/// The gather of the workers' answers, within the deadline: past it, the workers whose "done" message has
-/// not come are named and the job aborted (if all are done, the gather is merely slow and is waited for).
-void gather_answers(cluster_state& s, int call_id, std::chrono::steady_clock::time_point deadline) {
-  reduce_root_buffers& b = s.root.reduce;
-  MPI_Request pending = MPI_REQUEST_NULL;
-  const collective how{b.collective, b.via_slots() ? wire::status_doubles : b.chunk_back};
-  if (!collect_answers(s.ends(), how, MPI_DOUBLE, nullptr, 0, b.received.data(), b.answers.counts.data(),
-                       b.answers.displs.data(), deadline, pending)) {
-    std::vector<int> late;
-    for (int q = 1; q < s.size; ++q) {
-      int answered = 0;
-      MPI_Test(&s.root.done[q], &answered, MPI_STATUS_IGNORE);
-      if (!answered) late.push_back(q);
-    }
-    if (!late.empty()) abort_late(s, call_id, late);
-    wait(pending, s.settings.policy);
-  }
-  note_gather(s);
-  if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
-}
-
-/// Step 5 through host memory: waits until every worker has finished (its status and blocks are in its slot
-/// then); past the deadline names those that have not, and aborts.
-void await_reports(cluster_state& s, int call_id, std::chrono::steady_clock::time_point deadline) {
-  for (int r = 1; r < s.size; ++r)
-    if (!await_finished(s.host.claims, r, s.settings.policy, deadline))
-      abort_late(s, call_id, unfinished(s.host.claims, s.size));
-}
-
-/// Runs `step` (messages the workers take part in) and aborts the job if the root fails inside it.
-template <class Step>
-void between_collectives(cluster_state& s, int call_id, Step&& step) {
-  s.root.mid_call = true;
-  try {
-    step();
-  } catch (const std::exception& e) {
-    abort_mid_call(s, call_id, e.what());
-  } catch (...) {
-    abort_mid_call(s, call_id, "unknown exception");
-  }
-  s.root.mid_call = false;
-}
-
-/// Step 1 on the root: numbers and broadcasts a request, with `shared` (h.n_shared values) if not null.
-void send_request(cluster_state& s, wire::request h, const double* shared) {
-  h.sequence = ++s.sequence;
-  exchange_request(s.ends(), h, s.request, shared, s.call.shared_rest);
-  s.root.last_traffic.sent += request_bytes(s.ends(), shared != nullptr ? h.n_shared : 0);
-}
+using namespace reduce_root_steps;
 
 /// How the call's scatter and gather run, chosen again only when its layout changes (MAPRECT_COLLECTIVES,
 /// or the cost model under auto), for `answers` doubles of the workers' status and blocks.
