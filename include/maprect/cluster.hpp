@@ -84,7 +84,7 @@ class cluster {
     double fastest_thread_seconds = 0;  ///< its least busy team thread's time (0: a thread got no job)
     int checked_rows = 0;       ///< workers' rows the root compared with its copy (none for a job_data)
     double wait_cpu_seconds = 0;  ///< CPU seconds the root's thread spent collecting the answers (waiting
-                                  ///< included); measured only under detail::time_root_waits
+                                  ///< included); measured only when a benchmark asks (maprect bench), else 0
     double worker_slowest_thread_seconds = 0;  ///< the busiest worker's slowest team thread's time on its jobs
     double worker_fastest_thread_seconds = 0;  ///< that worker's least busy team thread's time (0: one got no job)
   };

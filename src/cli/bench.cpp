@@ -24,6 +24,7 @@
 #include "logreg.hpp"
 #include "spmd.hpp"
 #include "src/bench/raw_mpi_floor.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 namespace maprect::cli {
 

@@ -9,6 +9,7 @@
 
 #include "bench_backends.hpp"
 #include "spmd.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 namespace maprect::cli {
 

@@ -7,6 +7,8 @@
 #include <maprect/cluster.hpp>
 #include <time.h>
 
+#include "src/cluster/test_hooks.hpp"
+
 namespace maprect::cli {
 
 /// CPU microseconds the calling thread has used (CLOCK_THREAD_CPUTIME_ID).

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "src/map_rect/root_steps.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 namespace maprect::detail {
 

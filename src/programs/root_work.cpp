@@ -26,6 +26,7 @@
 
 #include "src/cli/bench_root_work.hpp"
 #include "src/models/logreg.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 namespace {
 

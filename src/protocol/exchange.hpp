@@ -1,8 +1,12 @@
 #pragma once
 // The protocol of a call, as the steps that the root and every worker execute together. Each step is one
 // function that every rank of the cluster calls at the same point of the same request; the rank only picks
-// which buffers it passes (the root's side of a collective, or a worker's). Nothing else in the runtime
-// calls a collective on the cluster's communicator.
+// which buffers it passes (the root's side of a collective, or a worker's). Every collective of a call goes
+// through these steps, with three exceptions: the claims by message (src/balance/steal*.cpp,
+// src/balance/reduce_claims.cpp) send their asks and grants point to point outside them; the workers' "done"
+// messages under a timeout are posted where a call starts and ends; and a call site whose layout grows its
+// host slots joins the window's collective reallocation (src/transport/host_memory.cpp). Start-up (settings,
+// rank facts, host and collectives communicators) runs its own collectives once, before any request.
 //
 //  1. request   every rank     broadcast of the fixed header (wire::request) with up to inline_shared shared
 //                              parameters; a second broadcast carries the rest of them.

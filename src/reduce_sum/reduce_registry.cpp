@@ -8,6 +8,8 @@
 #include <memory>
 #include <mutex>
 
+#include "src/cluster/test_hooks.hpp"
+
 namespace maprect::detail {
 namespace {
 

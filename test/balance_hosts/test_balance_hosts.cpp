@@ -17,6 +17,7 @@
 #include "src/balance/steal.hpp"
 #include "support/matchers.hpp"
 #include "support/mpi_test.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 using namespace maprect;
 using test::bit_equal;

@@ -8,6 +8,7 @@
 #include "src/models/logreg.hpp"
 #include "support/benchmark_model.hpp"
 #include "support/mpi_test.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 using namespace maprect;
 using test::benchmark_data;

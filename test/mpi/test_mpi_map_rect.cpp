@@ -8,6 +8,7 @@
 #include "mpi/functors.hpp"
 #include "src/protocol/chunk_plan.hpp"
 #include "src/balance/steal.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 using namespace maprect;
 using test::benchmark_data;

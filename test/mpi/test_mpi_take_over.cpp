@@ -12,6 +12,7 @@
 #include "mpi/functors.hpp"
 #include "support/matchers.hpp"
 #include "support/mpi_test.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 using namespace maprect;
 using test::bit_equal;

@@ -19,6 +19,7 @@
 #include "reduce_sum/functors.hpp"
 #include "src/balance/reduce_claims.hpp"
 #include "support/mpi_test.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 using namespace maprect;
 using namespace maprect::test;

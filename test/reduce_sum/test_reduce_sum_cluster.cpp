@@ -19,6 +19,7 @@
 #include "support/benchmark_model.hpp"
 #include "support/mpi_test.hpp"
 #include "src/balance/reduce_claims.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 using namespace maprect;
 using namespace maprect::test;

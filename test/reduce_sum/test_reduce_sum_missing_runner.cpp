@@ -10,6 +10,7 @@
 #include "reduce_sum/functors.hpp"
 #include "support/catch_session.hpp"
 #include "support/mpi_test.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 using namespace maprect;
 using namespace maprect::test;

@@ -18,6 +18,7 @@
 #include "support/benchmark_model.hpp"
 #include "support/matchers.hpp"
 #include "support/mpi_test.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 using namespace maprect;
 using test::bit_equal;

@@ -85,13 +85,4 @@ using remote_call = call_result (*)(const call_request&);
 /// it; null otherwise (calls run in process).
 inline thread_local remote_call remote_backend = nullptr;
 
-/// For tests: the next call of `call_id` on this thread's live cluster is planned anew with the root
-/// running min(root_jobs, J) jobs, as a tuned share would be. No effect without a live cluster.
-void plan_root_share(int call_id, int root_jobs);
-
-/// For measurements: whether this thread's live cluster measures, in each steady call, the CPU time its root
-/// thread spends collecting the workers' answers (cluster::profile::wait_cpu_seconds). Off by default: the
-/// thread's CPU clock costs about a system call. No effect without a live cluster.
-void time_root_waits(bool on);
-
 }  // namespace maprect::detail

@@ -46,8 +46,4 @@ struct reduce_request {
 /// all slices in slice order. Throws the first failing slice's error in slice order, naming its rank.
 void reduce_on_cluster(const reduce_request& req);
 
-/// The root runs `root_slices` slices of call site `call_id`'s next cluster call (the workers split the rest);
-/// the share tuner goes on from there. For tests and benchmarks: the results are the same bits whatever it is.
-void plan_reduce_root_share(int call_id, int root_slices);
-
 }  // namespace maprect::detail

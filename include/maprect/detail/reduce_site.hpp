@@ -53,9 +53,6 @@ bool register_reduce_runner(const std::string& key, reduce_runner_factory make);
 /// The factory registered for `key`, or null.
 reduce_runner_factory find_reduce_runner(const std::string& key);
 
-/// For tests: removes the runner of `key` from this process, as if its program did not instantiate it.
-void forget_reduce_runner(const std::string& key);
-
 /// `key` as a message reads it: the call id and the demangled argument types.
 std::string readable_reduce_key(const std::string& key);
 

@@ -1,0 +1,24 @@
+#pragma once
+// Hooks that tests and benchmarks use to pin what the runtime would otherwise choose from timings, or to
+// measure it. Not installed: a program outside this tree has no use for them.
+#include <string>
+
+namespace maprect::detail {
+
+/// The next call of `call_id` on this thread's live cluster is planned anew with the root running
+/// min(root_jobs, J) jobs, as a tuned share would be. No effect without a live cluster.
+void plan_root_share(int call_id, int root_jobs);
+
+/// Whether this thread's live cluster measures, in each steady call, the CPU time its root thread spends
+/// collecting the workers' answers (cluster::profile::wait_cpu_seconds). Off by default: the thread's CPU
+/// clock costs about a system call. No effect without a live cluster.
+void time_root_waits(bool on);
+
+/// The root runs `root_slices` slices of reduce_sum call site `call_id`'s next cluster call (the workers split
+/// the rest); the share tuner goes on from there. The results are the same bits whatever it is.
+void plan_reduce_root_share(int call_id, int root_slices);
+
+/// Removes the reduce_sum runner of `key` from this process, as if its program did not instantiate it.
+void forget_reduce_runner(const std::string& key);
+
+}  // namespace maprect::detail
