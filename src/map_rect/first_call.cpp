@@ -1,12 +1,13 @@
-// The first call of a call site (or of new data, sizes or output counts): the plan, the rows shipped once,
-// the output counts learned, the blocks gathered. Also the checks that decide whether the workers' rows are
-// still the caller's.
+// The first_call command, both sides: on the root the plan, the rows shipped once, the output counts learned and
+// the blocks gathered, and the checks that decide whether the workers' rows are still the caller's; on a
+// worker its rows received, its jobs run, its status and counts reported, and its blocks sent on the go.
 #include <algorithm>
 #include <atomic>
 #include <stdexcept>
 #include <string>
 
 #include "src/map_rect/root_steps.hpp"
+#include "src/worker/worker_steps.hpp"
 #include "src/map_rect/data_check.hpp"
 
 namespace maprect::detail {
@@ -220,6 +221,42 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
   site.planned = true;
   s.root.mid_call = false;
   return {s.call.segments.data(), R, site.counts.data(), site.rows, site.n_outputs, jobs_made(req, site)};
+}
+
+// ---- the worker's side ----
+
+void serve_first_call(cluster_state& s, const wire::request& v, const double* shared) {
+  worker_site& site = s.worker.sites[v.call_id];
+  site.plan = {v.n_jobs, s.size, v.root_jobs};
+  site.job_begin = site.plan.first(s.rank);
+  site.n_jobs = site.plan.jobs(s.rank);
+  site.x_r.assign(static_cast<std::size_t>(site.n_jobs), std::vector<double>(static_cast<std::size_t>(v.row_real)));
+  site.x_i.assign(static_cast<std::size_t>(site.n_jobs), std::vector<int>(static_cast<std::size_t>(v.row_int)));
+  if (v.row_real > 0) exchange_rows<double>(s.ends(), nullptr, {}, site.x_r);
+  if (v.row_int > 0) exchange_rows<int>(s.ends(), nullptr, {}, site.x_i);
+  receive_job_parameters(s, site, v);
+
+  int end = 0;
+  const int failed_job = run_jobs(s, site, v, shared, site.job_params.data(), 0, false, end);
+  MPI_Request done = announce_done(s);
+  const rank_layout reports = first_reports(site.plan);
+  std::vector<int> report(static_cast<std::size_t>(reports.counts[s.rank]));
+  report[0] = static_cast<int>(failed_job < 0 ? wire::status::ok : wire::status::failed);
+  report[1] = failed_job;
+  std::copy(site.run_counts.begin(), site.run_counts.end(), report.begin() + 2);
+  MPI_Request unused;
+  const auto never = std::chrono::steady_clock::time_point::max();
+  collect_answers(s.ends(), named_collective(v, reports.largest_worker_part()), MPI_INT, report.data(),
+                  static_cast<int>(report.size()), nullptr, nullptr, nullptr, never, unused);
+  finish_done(s, done);
+  int blocks_chunk = 0;
+  if (!exchange_go(s.ends(), 0, blocks_chunk)) return;
+  // A negative chunk: the root gathers these blocks flat (padded, they would not fit one MPI count).
+  const collective blocks_how = blocks_chunk < 0 ? collective{} : named_collective(v, blocks_chunk);
+  collect_answers(s.ends(), blocks_how, MPI_DOUBLE, site.out.data(), static_cast<int>(site.out.size()), nullptr,
+                  nullptr, nullptr, never, unused);
+  site.counts = site.run_counts;
+  lay_out_site(s, site, v);
 }
 
 }  // namespace maprect::detail

@@ -1,8 +1,9 @@
 #pragma once
 // The root's side of a map_rect call, in the steps that its commands share: the request, the parameters out,
-// the root's own jobs, the answers in, and the layout of a call site's results. The commands are first_call
-// (first_call.cpp), move_share (share_move.cpp) and the steady call (steady_call.cpp, with the take-over of
-// a host's workers' jobs in take_over.cpp); root_call.cpp chooses among them.
+// the root's own jobs, the answers in, and the layout of a call site's results. Each command's file holds
+// both its sides: first_call.cpp, share_move.cpp and steady_call.cpp (with the take-over of a host's workers'
+// jobs in take_over.cpp); root_call.cpp chooses among them, and the worker's serve loop (src/worker/serve.cpp)
+// dispatches to them. The worker's shared steps are src/worker/worker_steps.hpp.
 #include <chrono>
 #include <maprect/ad/inline.hpp>
 #include <maprect/detail/job_error.hpp>

@@ -1,7 +1,9 @@
-// A new root share for a call site: each worker receives the rows of the jobs it gains and keeps the rest.
+// The move_share command, both sides: a new root share for a call site; each worker receives the rows and
+// output counts of the jobs it gains and keeps the rest.
 #include <vector>
 
 #include "src/map_rect/root_steps.hpp"
+#include "src/worker/worker_steps.hpp"
 
 namespace maprect::detail {
 
@@ -52,6 +54,43 @@ void move_share(cluster_state& s, root_site& site, const call_request& req, int 
   site.next_root_jobs = -1;
   lay_out_results(s, site);
   s.root.mid_call = false;
+}
+
+// ---- the worker's side ----
+
+void serve_move_share(cluster_state& s, const wire::request& v) {
+  worker_site& site = s.worker.sites[v.call_id];
+  const chunk_plan before = site.plan, now{v.n_jobs, s.size, v.root_jobs};
+  const job_range mine{now.first(s.rank), now.first(s.rank + 1)};
+  gained_rows& g = s.call.gained;
+  g.expect(jobs_gained({before.first(s.rank), before.first(s.rank + 1)}, mine).size(), v.row_real, v.row_int);
+  exchange_gained(s.ends(), g);
+
+  const auto jobs = static_cast<std::size_t>(mine.size());
+  std::vector<std::vector<double>> x_r(jobs);
+  std::vector<std::vector<int>> x_i(jobs);
+  std::vector<int> planned(jobs);
+  std::size_t next = 0;  // the next gained job's place in what was received
+  for_each_job_moved(before, now, s.rank, [&](int j, bool gained, int kept) {
+    const auto local = static_cast<std::size_t>(j - mine.begin);
+    if (gained) {
+      planned[local] = g.counts[next];
+      x_r[local].assign(g.reals.begin() + next * v.row_real, g.reals.begin() + (next + 1) * v.row_real);
+      x_i[local].assign(g.ints.begin() + next * v.row_int, g.ints.begin() + (next + 1) * v.row_int);
+      ++next;
+    } else {
+      planned[local] = site.counts[kept];
+      x_r[local] = std::move(site.x_r[kept]);
+      x_i[local] = std::move(site.x_i[kept]);
+    }
+  });
+  site.plan = now;
+  site.job_begin = mine.begin;
+  site.n_jobs = mine.size();
+  site.x_r = std::move(x_r);
+  site.x_i = std::move(x_i);
+  site.counts = std::move(planned);
+  lay_out_site(s, site, v);
 }
 
 }  // namespace maprect::detail

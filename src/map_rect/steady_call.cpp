@@ -1,6 +1,7 @@
-// A steady call on the root: the request and parameters out by the call's route, the root's part (its data
-// check, own jobs, take-over or claims), the answers in, the first failure by job, the timings, and where the
-// blocks are.
+// The steady call command, both sides. On the root: the request and parameters out by the call's route, the
+// root's part (its data check, own jobs, take-over or claims), the answers in, the first failure by job, the
+// timings, and where the blocks are. On a worker: its parameters in, its jobs run (claimable by the root in
+// host memory), its status and blocks out by the same route.
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
@@ -8,6 +9,7 @@
 #include <time.h>
 
 #include "src/map_rect/root_steps.hpp"
+#include "src/worker/worker_steps.hpp"
 
 namespace maprect::detail {
 
@@ -336,6 +338,61 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   result = {s.call.segments.data(), static_cast<int>(s.call.segments.size()), site.counts.data(), site.rows,
             site.n_outputs, made};
   return steady_outcome::done;
+}
+
+// ---- the worker's side ----
+
+void serve_call(cluster_state& s, const wire::request& v, const double* shared) {
+  worker_site& site = s.worker.sites[v.call_id];
+  // With slots the parameters wait in this rank's slot; the blocks go behind them.
+  const auto route = static_cast<wire::call_route>(v.arg);
+  const bool slots = wire::in_slots(route);
+  double* const slot = slots ? s.host.slots.slot(s.rank) : nullptr;
+  if (slots) s.host.slots.sync();
+  else receive_job_parameters(s, site, v);
+  if (route == wire::call_route::claims) {  // the root's choice for this call
+    serve_call_stealing(s, site, v, shared, site.job_params.data());
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  s.chunks.reset_busy();
+  int end = 0;
+  // Through host memory, each batch's blocks are in the slot as soon as it ends.
+  double* const published =
+      route == wire::call_route::memory ? slot + slot_blocks_at(v.n_job, site.n_jobs) : nullptr;
+  const int failed_job = run_jobs(s, site, v, shared, slots ? slot : site.job_params.data(), wire::status_doubles,
+                                  s.settings.take_over, end, published);
+  const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const team_busy threads = s.chunks.busy();
+  wire::status code = wire::status::ok;
+  if (failed_job >= 0)
+    code = wire::status::failed;
+  else if (!std::equal(site.run_counts.begin(), site.run_counts.begin() + end, site.counts.begin()))
+    code = wire::status::counts_changed;
+  if (published) {
+    s.host.claims.finish({static_cast<int>(code), failed_job, busy, threads.slowest_seconds,
+                          threads.fastest_seconds});  // the root reads it there: no gather
+    return;
+  }
+  MPI_Request done = announce_done(s);
+  // Always the planned size of the jobs up to `end`, so the root's gather matches whatever happened here.
+  const int doubles = answer_doubles(site.planned_doubles, site.block_at.data(), site.n_jobs, end);
+  site.out.resize(static_cast<std::size_t>(doubles));
+  site.out.data()[0] = static_cast<int>(code);
+  site.out.data()[1] = failed_job;
+  site.out.data()[2] = busy;
+  site.out.data()[3] = threads.slowest_seconds;
+  site.out.data()[4] = threads.fastest_seconds;
+  if (slots) {
+    std::copy_n(site.out.data() + wire::status_doubles, doubles - wire::status_doubles,
+                slot + slot_blocks_at(v.n_job, site.n_jobs));
+    s.host.slots.sync();
+  }
+  MPI_Request unused;
+  collect_answers(s.ends(), named_collective(v, slots ? wire::status_doubles : v.chunk_back), MPI_DOUBLE, site.out.data(),
+                  slots ? wire::status_doubles : doubles, nullptr, nullptr, nullptr,
+                  std::chrono::steady_clock::time_point::max(), unused);
+  finish_done(s, done);
 }
 
 }  // namespace maprect::detail

@@ -32,7 +32,7 @@
 // broadcast. Flat under a timeout, and for the status gather under MAPRECT_BALANCE=hosts.
 //
 // A reduce_sum call (request command reduce) runs the same steps with its own buffers (src/reduce_sum/reduce_root.cpp,
-// src/worker/serve_reduce.cpp); each rank runs a contiguous range of the call's slices (reduce_split, the
+// src/reduce_sum/reduce_worker.cpp); each rank runs a contiguous range of the call's slices (reduce_split, the
 // root's share in the header's s_root_jobs):
 //  1. request   every rank     as above; the shared parameters are the values of the shared arguments' vars.
 //  2. ship      new payload    broadcast of the call site's payload (exchange_payload): the runner's key,

@@ -1,0 +1,48 @@
+#pragma once
+// The worker's side of a map_rect call: the steps its commands share (the job parameters in, its jobs run,
+// the "done" message under a timeout, its part's layout), and the worker's side of each command, which lives
+// in the command's file beside the root's (src/map_rect/first_call.cpp, share_move.cpp, steady_call.cpp).
+#include <mpi.h>
+
+#include "src/cluster/cluster_state.hpp"
+
+namespace maprect::detail {
+
+/// Step 3 by message: this rank's job parameters.
+void receive_job_parameters(cluster_state& s, worker_site& site, const wire::request& v);
+
+/// Runs this rank's jobs into site.out after `status_slots` doubles: all of them, or with `claiming` those it
+/// claims, front first, until none are left (the root takes over the others). Each chunk or claimed batch
+/// runs on the rank's team; its blocks land in job order as serially. Sets `end` to where this rank's
+/// jobs end. On failure records the error and returns the failing job's global index, else -1; while
+/// claiming, a changed output count ends the claims as well. With `slot_blocks` (only while claiming), each
+/// claimed batch's blocks are copied there as it ends and published (job_claims::publish), so that the root
+/// makes their nodes while this rank runs on.
+int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const double* shared, const double* job_params,
+             int status_slots, bool claiming, int& end, double* slot_blocks = nullptr);
+
+/// With a timeout, tells the root that this rank's jobs are done (so that it can name the ranks that are
+/// not); the request completes after the gather. Without one: nothing is sent.
+MPI_Request announce_done(cluster_state& s);
+
+/// Completes announce_done()'s message (no-op without a timeout).
+void finish_done(cluster_state& s, MPI_Request& done);
+
+/// The steady-state layout of this rank's part of a call site, from its output counts (as the root lays out
+/// every rank's). Grows the host slots to fit (collective, as on the root).
+void lay_out_site(cluster_state& s, worker_site& site, const wire::request& v);
+
+// ---- the worker's side of each command ----
+
+/// Steps 2 to 5 of a first call on this rank: receive the rows, run, report status and output counts, and
+/// on the root's go send the blocks.
+void serve_first_call(cluster_state& s, const wire::request& v, const double* shared);
+
+/// A new root share: receives the output counts and rows of the jobs this rank gains, keeps those of the jobs
+/// it keeps (moved, not copied) and drops the others.
+void serve_move_share(cluster_state& s, const wire::request& v);
+
+/// Steps 3 to 5 of a steady call on this rank.
+void serve_call(cluster_state& s, const wire::request& v, const double* shared);
+
+}  // namespace maprect::detail
