@@ -18,16 +18,9 @@
 #include <vector>
 
 #include "src/cluster/cluster_state.hpp"
+#include "src/protocol/tags.hpp"
 
 namespace maprect::detail {
-
-/// Message tags of reduce_sum's claims (map_rect's claims use 10 to 16).
-namespace reduce_claim_tag {
-constexpr int ask = 30;     ///< thief -> owner: an ask_message
-constexpr int grant = 31;   ///< owner -> thief: the slices [begin, end) granted (empty: none left)
-constexpr int values = 32;  ///< owner -> worker thief: the values of the granted slices' terms
-constexpr int answer = 33;  ///< worker -> root: its status, its own blocks, then each batch it ran for others
-}  // namespace reduce_claim_tag
 
 /// Doubles at the head of a worker's answer under claims (wire::status_doubles): status, first failing
 /// slice (-1: none), busy seconds, where its own slices end, and the batches it ran for other workers.

@@ -25,20 +25,9 @@
 
 #include "src/protocol/chunk_plan.hpp"
 #include "src/cluster/cluster_state.hpp"
+#include "src/protocol/tags.hpp"
 
 namespace maprect::detail {
-
-/// Message tags of the claims between ranks.
-namespace steal_tag {
-constexpr int ask = 10;         ///< thief -> owner: an ask_message
-constexpr int grant = 11;       ///< owner -> thief: the owner's local jobs [begin, end) granted (empty: none left)
-constexpr int grant_reals = 12; ///< owner -> worker thief: the batch's job parameters, then its x_r rows
-constexpr int grant_ints = 13;  ///< owner -> worker thief: the batch's planned output counts, whether each job's
-                                ///< rows follow (the root's of a job_data go to each worker once), its x_i rows
-constexpr int summary = 14;     ///< worker -> root: where its own jobs end, and how many batches it ran for others
-constexpr int batch_head = 15;  ///< worker -> root: a batch_head
-constexpr int blocks = 16;      ///< worker -> root: blocks, of its own jobs or of the batch just announced
-}  // namespace steal_tag
 
 /// A rank's jobs of a call that nobody has started: the rank runs them from the front, thieves are granted
 /// batches from the back. Only the rank that owns them moves either end (it serves the thieves' asks).

@@ -23,6 +23,7 @@
 #include "src/cluster/settings.hpp"
 #include "src/transport/wait.hpp"
 #include "src/worker/call_site_cache.hpp"
+#include "src/protocol/tags.hpp"
 
 namespace maprect::detail {
 
@@ -157,10 +158,6 @@ class cluster_state {
   /// This rank's end of the protocol.
   endpoint ends() const { return {comm, rank, size, settings.policy, &collectives}; }
 };
-
-/// Tag of the empty message a worker sends when its jobs of a call are done (only with a timeout): the
-/// root can then name the ranks that have not answered.
-constexpr int done_tag = 1;
 
 /// Sets up the cluster on a duplicate of `comm`; on a root with workers, installs the remote backend.
 void start_cluster(cluster_state& s, MPI_Comm comm);

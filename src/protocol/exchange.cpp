@@ -10,6 +10,7 @@
 #include <string>
 
 #include "src/transport/mpi_handles.hpp"
+#include "src/protocol/tags.hpp"
 
 namespace maprect::detail {
 
@@ -22,9 +23,6 @@ void serialize(Archive& archive, job_error& e, unsigned /*version*/) {
 
 namespace {
 
-/// Tag of the message that carries a job error to the root.
-constexpr int error_tag = 0;
-
 template <class T>
 MPI_Datatype datatype_of();
 template <>
@@ -35,7 +33,6 @@ template <>
 MPI_Datatype datatype_of<int>() {
   return MPI_INT;
 }
-
 
 /// memcpy of `bytes` bytes that copies nothing (and reads no pointer, null included) when there are none.
 void copy_bytes(void* to, const void* from, std::size_t bytes) {

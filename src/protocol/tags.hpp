@@ -1,0 +1,34 @@
+#pragma once
+// Every message tag the runtime uses on a cluster's communicator, in one place, so that no two kinds of
+// message can share one. Collectives carry no tag; these are the point-to-point messages beside them.
+
+namespace maprect::detail {
+
+/// The message that carries a job's error to the root (fetch_error).
+constexpr int error_tag = 0;
+
+/// The empty message a worker sends when its jobs of a call are done (only with a timeout): the root can
+/// then name the ranks that have not answered.
+constexpr int done_tag = 1;
+
+/// map_rect's claims between ranks, by message.
+namespace steal_tag {
+constexpr int ask = 10;         ///< thief -> owner: an ask_message
+constexpr int grant = 11;       ///< owner -> thief: the owner's local jobs [begin, end) granted (empty: none left)
+constexpr int grant_reals = 12; ///< owner -> worker thief: the batch's job parameters, then its x_r rows
+constexpr int grant_ints = 13;  ///< owner -> worker thief: the batch's planned output counts, whether each job's
+                                ///< rows follow (the root's of a job_data go to each worker once), its x_i rows
+constexpr int summary = 14;     ///< worker -> root: where its own jobs end, and how many batches it ran for others
+constexpr int batch_head = 15;  ///< worker -> root: a batch_head
+constexpr int blocks = 16;      ///< worker -> root: blocks, of its own jobs or of the batch just announced
+}  // namespace steal_tag
+
+/// reduce_sum's claims between ranks, by message.
+namespace reduce_claim_tag {
+constexpr int ask = 30;     ///< thief -> owner: an ask_message
+constexpr int grant = 31;   ///< owner -> thief: the slices [begin, end) granted (empty: none left)
+constexpr int values = 32;  ///< owner -> worker thief: the values of the granted slices' terms
+constexpr int answer = 33;  ///< worker -> root: its status, its own blocks, then each batch it ran for others
+}  // namespace reduce_claim_tag
+
+}  // namespace maprect::detail
