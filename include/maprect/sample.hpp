@@ -1,16 +1,13 @@
 #pragma once
-/// \file Posterior sampling: NUTS with Stan's warm-up, Stan CSV, checkpoints, and chains on sub-communicators.
+/// \file Posterior sampling: NUTS with Stan's warm-up, one chain that its caller drives iteration by iteration. The
+/// maprect program's Stan CSV, checkpoints, chains on sub-communicators and summary are built on it (src/sampling/).
 
 #include "ad.hpp"
 #include "sample/adaptation.hpp"
 #include "sample/chain.hpp"
-#include "sample/chains.hpp"
-#include "sample/checkpoint.hpp"
 #include "sample/hamiltonian.hpp"
 #include "sample/nuts.hpp"
 #include "sample/rng.hpp"
-#include "sample/stan_csv.hpp"
-#include "sample/summary.hpp"
 
 namespace maprect {
 

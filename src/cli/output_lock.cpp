@@ -6,14 +6,13 @@
 #include <mpi.h>
 #include <unistd.h>
 
-#include <maprect/sample/chains.hpp>
-
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
 
 #include "spmd.hpp"
+#include "src/sampling/chains.hpp"
 
 namespace maprect::cli {
 

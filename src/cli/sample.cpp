@@ -22,6 +22,10 @@
 #include "sample_model.hpp"
 #include "sample_options.hpp"
 #include "spmd.hpp"
+#include "src/sampling/chains.hpp"
+#include "src/sampling/checkpoint.hpp"
+#include "src/sampling/stan_csv.hpp"
+#include "src/sampling/summary.hpp"
 
 namespace maprect::cli {
 

@@ -10,6 +10,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include "src/sampling/checkpoint.hpp"
+
 namespace maprect::cli {
 
 namespace {

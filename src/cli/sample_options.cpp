@@ -15,6 +15,7 @@
 
 #include "metric_file.hpp"
 #include "sample_model.hpp"
+#include "src/sampling/checkpoint.hpp"
 
 namespace maprect::cli {
 

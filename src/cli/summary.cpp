@@ -1,9 +1,6 @@
 // maprect summary: CmdStan's stansummary for Stan CSV files (maprect's or CmdStan's), one file per chain: every
 // column with the sampler's, chosen percentiles and significant digits, ESS per second of sampling, the
 // divergence and tree-depth warnings, and the table as CSV for programs.
-#include <maprect/sample/stan_csv.hpp>
-#include <maprect/sample/summary.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +13,8 @@
 
 #include "commands.hpp"
 #include "spmd.hpp"
+#include "src/sampling/stan_csv.hpp"
+#include "src/sampling/summary.hpp"
 
 namespace maprect::cli {
 

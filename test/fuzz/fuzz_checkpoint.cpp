@@ -8,7 +8,7 @@
 
 #include "fuzz_input.hpp"
 #include "maprect/sample/chain.hpp"
-#include "maprect/sample/checkpoint.hpp"
+#include "src/sampling/checkpoint.hpp"
 
 namespace {
 

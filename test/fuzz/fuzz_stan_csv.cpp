@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "fuzz_input.hpp"
-#include "maprect/sample/stan_csv.hpp"
+#include "src/sampling/stan_csv.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using maprect::fuzz::finding;

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "maprect/sample/chain.hpp"
-#include "maprect/sample/checkpoint.hpp"
-#include "maprect/sample/stan_csv.hpp"
+#include "src/sampling/checkpoint.hpp"
+#include "src/sampling/stan_csv.hpp"
 
 namespace {
 

@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "eight_schools.hpp"
+#include "src/sampling/chains.hpp"
 #include "support/catch_session.hpp"
 
 namespace {

@@ -9,6 +9,9 @@
 #include <set>
 #include <sstream>
 
+#include "src/sampling/checkpoint.hpp"
+#include "src/sampling/stan_csv.hpp"
+
 namespace {
 
 using maprect::phase_point;
@@ -166,7 +169,8 @@ TEST_CASE("dual averaging shrinks towards 10x the configured step size, then 10x
 }
 
 TEST_CASE("warm-up reaches the target acceptance and learns the scales") {
-  const Eigen::VectorXd s = (Eigen::VectorXd(4) << 0.1, 1.0, 3.0, 10.0).finished();
+  // From a fixed-size vector: GCC 12 warns that the copy of a comma-initialised VectorXd may read uninitialized data.
+  const Eigen::VectorXd s = Eigen::Vector4d(0.1, 1.0, 3.0, 10.0);
   maprect::sample_options o;
   o.seed = 20261123;
   o.samples = 1000;
@@ -184,7 +188,7 @@ TEST_CASE("warm-up reaches the target acceptance and learns the scales") {
 }
 
 TEST_CASE("the RNG state survives text, and a checkpoint restores a chain to the same bits") {
-  const Eigen::VectorXd s = (Eigen::VectorXd(3) << 1.0, 2.0, 0.5).finished();
+  const Eigen::VectorXd s = Eigen::Vector3d(1.0, 2.0, 0.5);
   maprect::sample_options o;
   o.seed = 7;
   o.warmup = 200;

@@ -8,6 +8,7 @@
 
 #include "eight_schools.hpp"
 #include "logreg.hpp"
+#include "src/sampling/summary.hpp"
 
 #include <LBFGS.h>
 

@@ -13,6 +13,9 @@
 #include <sstream>
 #include <vector>
 
+#include "src/sampling/checkpoint.hpp"
+#include "src/sampling/stan_csv.hpp"
+
 namespace {
 
 /// The doubles at the edges of the format, each with its negative.

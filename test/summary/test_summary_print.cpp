@@ -4,7 +4,7 @@
 #include <random>
 #include <sstream>
 
-#include <maprect/sample/summary.hpp>
+#include "src/sampling/summary.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <random>
 #include <utility>
 
-#include <maprect/sample/summary.hpp>
+#include "src/sampling/summary.hpp"
 
 namespace {
 

@@ -1,67 +1,53 @@
-#pragma once
-/// \file Checkpoints of a chain: its full state as text (doubles as hexadecimal floats, so exact), a
-/// fingerprint of what produced it, a checksum, written atomically (a temporary file, then rename).
+#include "src/sampling/checkpoint.hpp"
 
 #include <Eigen/Dense>
 
 #include <cerrno>
 #include <cfloat>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <climits>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
-#include <string>
-
-#include "chain.hpp"
+#include <vector>
 
 namespace maprect {
-
-/// What a checkpoint file holds.
-struct chain_checkpoint {
-  std::string fingerprint;        ///< "key=value ..." of model, data and settings; must match to resume
-  std::uint64_t output_bytes = 0; ///< length of the chain's output file when the checkpoint was taken
-  double warmup_seconds = 0;      ///< warm-up time so far
-  double sampling_seconds = 0;    ///< sampling time so far
-  chain_state state;              ///< the chain
-  long draw_rows = -1;            ///< draw rows in the output file then (-1: not recorded)
-};
-
 namespace detail {
 
-/// FNV-1a, 64 bits: a checksum against damage, not against tampering.
-inline std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 0xcbf29ce484222325ull) {
+std::uint64_t fnv1a(const std::string& text, std::uint64_t h) {
   for (const unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
   return h;
 }
 
-inline std::string hex_double(double x) {
+namespace {
+
+/// `x` as a hexadecimal float: exact, so that a restored chain goes on with the same bits.
+std::string hex_double(double x) {
   char text[64];
   std::snprintf(text, sizeof text, "%a", x);
   return text;
 }
 
 /// `x` in decimal, for errors.
-inline std::string decimal(double x) {
+std::string decimal(double x) {
   char text[32];
   std::snprintf(text, sizeof text, "%.17g", x);
   return text;
 }
 
-inline void put_vector(std::ostream& out, const char* key, const Eigen::VectorXd& v) {
+/// A vector as "key n values...".
+void put_vector(std::ostream& out, const char* key, const Eigen::VectorXd& v) {
   out << key << ' ' << v.size();
   for (Eigen::Index i = 0; i < v.size(); ++i) out << ' ' << hex_double(v(i));
   out << '\n';
 }
 
 /// A matrix as "key rows cols values...", column by column.
-inline void put_matrix(std::ostream& out, const char* key, const Eigen::MatrixXd& m) {
+void put_matrix(std::ostream& out, const char* key, const Eigen::MatrixXd& m) {
   out << key << ' ' << m.rows() << ' ' << m.cols();
   for (Eigen::Index i = 0; i < m.size(); ++i) out << ' ' << hex_double(m.data()[i]);
   out << '\n';
@@ -140,7 +126,8 @@ class checkpoint_reader {
   std::string key_;
 };
 
-inline std::string checkpoint_body(const chain_checkpoint& c) {
+/// Every line of the checkpoint between its version and its checksum.
+std::string checkpoint_body(const chain_checkpoint& c) {
   std::ostringstream out;
   const chain_state& s = c.state;
   out << "fingerprint " << c.fingerprint << '\n';
@@ -169,48 +156,8 @@ inline std::string checkpoint_body(const chain_checkpoint& c) {
   return out.str();
 }
 
-}  // namespace detail
-
-/// Writes the checkpoint to path atomically: a reader sees the old file or the new one, never a mix.
-inline void write_checkpoint(const std::string& path, const chain_checkpoint& c) {
-  const std::string body = "maprect-checkpoint 3\n" + detail::checkpoint_body(c);
-  char checksum[32];
-  std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(detail::fnv1a(body)));
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(temporary + ": cannot write (" + std::strerror(errno) + ")");
-    out << body << "checksum " << checksum << '\n';
-    out.flush();
-    if (!out) throw std::runtime_error(temporary + ": write failed");
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    throw std::runtime_error(path + ": cannot replace the checkpoint (" + std::strerror(errno) + ")");
-}
-
-/// Reads a checkpoint; throws std::runtime_error naming the file for a missing, damaged (checksum, syntax) or
-/// mismatched one (its fingerprint differs from `expected_fingerprint`: the first differing setting is named).
-chain_checkpoint read_checkpoint(const std::string& path, const std::string& expected_fingerprint);
-
-/// The first "key=value" of `a` whose value differs in `b` (or is missing there), as a readable phrase.
-inline std::string fingerprint_difference(const std::string& a, const std::string& b) {
-  std::istringstream in_a(a);
-  std::string field;
-  while (in_a >> field) {
-    const std::string key = field.substr(0, field.find('=') + 1);
-    const std::size_t at = (" " + b).find(" " + key);
-    if (at == std::string::npos) return key.substr(0, key.size() - 1) + " is missing in this run";
-    const std::size_t end = b.find(' ', at);
-    const std::string other = b.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    if (other != field) return "it was written with " + field + ", this run has " + other;
-  }
-  return "its settings differ from this run's";
-}
-
-namespace detail {
-
 /// The body of checkpoint file `path`, its checksum verified; throws std::runtime_error when damaged.
-inline std::string checked_checkpoint_body(const std::string& path) {
+std::string checked_checkpoint_body(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw std::runtime_error(path + ": cannot open the checkpoint (" + std::strerror(errno) + ")");
   std::stringstream whole;
@@ -228,7 +175,7 @@ inline std::string checked_checkpoint_body(const std::string& path) {
 }
 
 /// Reads the chain's state that follows the fingerprint.
-inline void read_chain_state(checkpoint_reader& r, chain_state& s) {
+void read_chain_state(checkpoint_reader& r, chain_state& s) {
   {
     auto f = r.line("iteration");
     s.iteration = r.int_value(f);
@@ -270,9 +217,40 @@ inline void read_chain_state(checkpoint_reader& r, chain_state& s) {
   if (!(rng_text >> engine)) r.fail("'rng' holds a damaged random number state");
 }
 
+}  // namespace
 }  // namespace detail
 
-inline chain_checkpoint read_checkpoint(const std::string& path, const std::string& expected_fingerprint) {
+void write_checkpoint(const std::string& path, const chain_checkpoint& c) {
+  const std::string body = "maprect-checkpoint 3\n" + detail::checkpoint_body(c);
+  char checksum[32];
+  std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(detail::fnv1a(body)));
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error(temporary + ": cannot write (" + std::strerror(errno) + ")");
+    out << body << "checksum " << checksum << '\n';
+    out.flush();
+    if (!out) throw std::runtime_error(temporary + ": write failed");
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    throw std::runtime_error(path + ": cannot replace the checkpoint (" + std::strerror(errno) + ")");
+}
+
+std::string fingerprint_difference(const std::string& a, const std::string& b) {
+  std::istringstream in_a(a);
+  std::string field;
+  while (in_a >> field) {
+    const std::string key = field.substr(0, field.find('=') + 1);
+    const std::size_t at = (" " + b).find(" " + key);
+    if (at == std::string::npos) return key.substr(0, key.size() - 1) + " is missing in this run";
+    const std::size_t end = b.find(' ', at);
+    const std::string other = b.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (other != field) return "it was written with " + field + ", this run has " + other;
+  }
+  return "its settings differ from this run's";
+}
+
+chain_checkpoint read_checkpoint(const std::string& path, const std::string& expected_fingerprint) {
   std::istringstream in(detail::checked_checkpoint_body(path));
   detail::checkpoint_reader r(in, path);
   {
