@@ -20,10 +20,7 @@ read -r -a policies <<<"${POLICIES:-spin sleep auto}"
 read -r -a ranks <<<"${RANKS:-2 4}"
 program="$MAPRECT_BUILD_DIR/bin/maprect-bench-wait"
 
-if [ ! -f "$MAPRECT_BUILD_DIR/build.ninja" ]; then
-  cmake -S "$MAPRECT_ROOT" -B "$MAPRECT_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-fi
-cmake --build "$MAPRECT_BUILD_DIR" --target maprect-bench-wait -j1 >/dev/null
+build maprect-bench-wait >/dev/null
 
 # Open MPI refuses root without these; oversubscribe lets ranks exceed cores; self,vader keeps all
 # traffic in shared memory.

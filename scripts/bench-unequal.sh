@@ -22,10 +22,7 @@ read -r -a balances <<<"${BALANCES:-auto static hosts}"
 cases=(none root worker)
 program="$MAPRECT_BUILD_DIR/bin/maprect-bench-unequal"
 
-if [ ! -f "$MAPRECT_BUILD_DIR/build.ninja" ]; then
-  cmake -S "$MAPRECT_ROOT" -B "$MAPRECT_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-fi
-cmake --build "$MAPRECT_BUILD_DIR" --target maprect-bench-unequal -j1 >/dev/null
+build maprect-bench-unequal >/dev/null
 
 # Open MPI refuses root without these; oversubscribe lets ranks exceed cores; self,vader keeps all
 # traffic in shared memory.
