@@ -8,6 +8,7 @@
 #include <string>
 
 #include "src/balance/steal.hpp"
+#include "src/cluster/call_timeout.hpp"
 
 namespace maprect::detail {
 
@@ -328,11 +329,9 @@ void serve_reduce_claims(cluster_state& s, reduce_worker_site& site, const doubl
   claims.run_own();
   claims.claim_and_serve();
   const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  // With a timeout the root learns that this rank is done, so that it can name the ranks that are not.
-  MPI_Request done = MPI_REQUEST_NULL;
-  if (s.settings.timeout > 0) MPI_Isend(nullptr, 0, MPI_BYTE, 0, done_tag, s.comm, &done);
+  MPI_Request done = announce_done(s);
   claims.answer(busy);
-  if (s.settings.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
+  finish_done(s, done);
 }
 
 }  // namespace maprect::detail

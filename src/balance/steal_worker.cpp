@@ -7,6 +7,7 @@
 #include <string>
 
 #include "src/balance/steal.hpp"
+#include "src/cluster/call_timeout.hpp"
 
 namespace maprect::detail {
 
@@ -238,10 +239,9 @@ void serve_call_stealing(cluster_state& s, worker_site& site, const wire::reques
   const int failed_job = claims.run_own();
   claims.steal_and_serve(claims.code() == wire::status::ok);
   const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  MPI_Request done = MPI_REQUEST_NULL;
-  if (s.settings.timeout > 0) MPI_Isend(nullptr, 0, MPI_BYTE, 0, done_tag, s.comm, &done);
+  MPI_Request done = announce_done(s);
   claims.answer(failed_job, busy, s.chunks.busy());
-  if (s.settings.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
+  finish_done(s, done);
 }
 
 }  // namespace maprect::detail

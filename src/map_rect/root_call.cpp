@@ -63,17 +63,6 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
   return plan_anew(site.plan.root_jobs, outcome == steady_outcome::data_changed);
 }
 
-/// The root cannot take back messages it has sent: if it fails between a call's collectives (memory
-/// runs out, say), the workers would wait for the rest forever. The job ends instead, with the reason.
-[[noreturn]] void abort_mid_call(cluster_state& s, const call_request& req, const char* what) {
-  std::fprintf(stderr, "maprect: the root failed during call id %d, request %llu (%s); aborting the job\n",
-               req.call_id, static_cast<unsigned long long>(s.sequence), what);
-  std::fflush(stderr);
-  unguard_exit(s);  // this exit is deliberate and explained
-  MPI_Abort(s.comm, 1);
-  std::abort();  // MPI_Abort does not return
-}
-
 }  // namespace
 
 call_result root_call(const call_request& req) {
@@ -83,15 +72,16 @@ call_result root_call(const call_request& req) {
   try {
     return plan_or_call(s, req);
   } catch (const std::exception& e) {
-    if (s.root.mid_call) abort_mid_call(s, req, e.what());
+    if (s.root.mid_call) abort_mid_call(s, name_of(req), e.what());
     s.root.last_profile = {};
     throw;
   } catch (...) {
-    if (s.root.mid_call) abort_mid_call(s, req, "unknown exception");
+    if (s.root.mid_call) abort_mid_call(s, name_of(req), "unknown exception");
     s.root.last_profile = {};
     throw;
   }
 }
+
 void plan_root_share(int call_id, int root_jobs) {
   if (live_root != nullptr) live_root->root.site(call_id).next_root_jobs = std::max(0, root_jobs);
 }

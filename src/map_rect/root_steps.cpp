@@ -22,49 +22,25 @@ wire::request header_of(command cmd, const call_request& req, int row_real, int 
   h.row_int = row_int;
   return h;
 }
+
 wire::request bare_request(command cmd, int arg) {
   wire::request h;
   h.cmd = cmd;
   h.arg = arg;
   return h;
 }
+
 void start_timeout(cluster_state& s, bool done_messages) {
-  if (s.settings.timeout <= 0) {
-    s.call.deadline = std::chrono::steady_clock::time_point::max();
-    return;
-  }
-  s.call.deadline = std::chrono::steady_clock::now() +
-               std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s.settings.timeout));
-  if (done_messages)
-    for (int r = 1; r < s.size; ++r) MPI_Irecv(nullptr, 0, MPI_BYTE, r, done_tag, s.comm, &s.root.done[r]);
+  s.call.deadline = deadline_after(s.settings.timeout);
+  if (s.settings.timeout > 0 && done_messages) expect_done_messages(s);
 }
-[[noreturn]] void abort_late(cluster_state& s, const call_request& req, const std::vector<int>& late) {
-  for (int q : late)
-    std::fprintf(stderr, "maprect: rank %d did not answer call id %d within %g s (request %llu, host %s)\n", q,
-                 req.call_id, s.settings.timeout, static_cast<unsigned long long>(s.sequence), host_of(s.ranks, q));
-  std::fprintf(stderr, "maprect: aborting the job (MAPRECT_TIMEOUT=%g)\n", s.settings.timeout);
-  std::fflush(stderr);
-  unguard_exit(s);  // this exit is deliberate and explained
-  MPI_Abort(s.comm, 1);
-  std::abort();  // MPI_Abort does not return
-}
+
 void gather_answers(cluster_state& s, const call_request& req, const collective& how, MPI_Datatype type, void* recvbuf,
                     const int* counts, const int* displs) {
-  MPI_Request pending = MPI_REQUEST_NULL;
   const auto deadline = s.settings.timeout > 0 ? s.call.deadline : std::chrono::steady_clock::time_point::max();
-  if (!collect_answers(s.ends(), how, type, nullptr, 0, recvbuf, counts, displs, deadline, pending)) {
-    std::vector<int> late;
-    for (int q = 1; q < s.size; ++q) {
-      int answered = 0;
-      MPI_Test(&s.root.done[q], &answered, MPI_STATUS_IGNORE);
-      if (!answered) late.push_back(q);
-    }
-    if (!late.empty()) abort_late(s, req, late);
-    wait(pending, s.settings.policy);  // every worker has answered (the root's own jobs were the slow part)
-  }
-  note_gather(s);
-  if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
+  gather_within_deadline(s, name_of(req), deadline, how, type, recvbuf, counts, displs);
 }
+
 void place_own(cluster_state& s, const root_site& site, const call_request& req) {
   for (int r = 1; r < s.size; ++r) {
     const auto n = static_cast<std::size_t>(slot_blocks_at(req.n_job_params, site.plan.jobs(r)));
@@ -74,6 +50,7 @@ void place_own(cluster_state& s, const root_site& site, const call_request& req)
   }
   s.host.slots.sync();
 }
+
 void gather_through_slots(cluster_state& s, const root_site& site, const call_request& req, double* buffer) {
   s.call.status_counts.assign(static_cast<std::size_t>(s.size), wire::status_doubles);
   gather_answers(s, req, {site.collective, wire::status_doubles}, MPI_DOUBLE, buffer, s.call.status_counts.data(),
@@ -84,10 +61,11 @@ void gather_through_slots(cluster_state& s, const root_site& site, const call_re
     s.root.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(blocks);
   }
 }
+
 void collect_reports(cluster_state& s, const call_request& req, double* buffer, const int* displs) {
   for (int r = 1; r < s.size; ++r) {
     if (!await_finished(s.host.claims, r, s.settings.policy, s.call.deadline))
-      abort_late(s, req, unfinished(s.host.claims, s.size));
+      abort_late(s, name_of(req), unfinished(s.host.claims, s.size));
     const worker_report report = s.host.claims.report(r);
     double* status = buffer + displs[r];
     status[0] = report.code;
@@ -98,12 +76,14 @@ void collect_reports(cluster_state& s, const call_request& req, double* buffer, 
     s.root.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(s.call.answer_counts[r]);
   }
 }
+
 void scatter_own(cluster_state& s, const root_site& site, const call_request& req) {
   if (static_cast<long long>(req.n_job_params) * req.n_jobs == 0) return;
   post_parameters(s.ends(), {site.collective, site.chunk_out}, req.job_params, site.param_layout, nullptr, 0);
   s.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(static_cast<long long>(req.n_job_params) * req.n_jobs -
                                                                      site.param_layout.counts[0]);
 }
+
 [[noreturn]] void throw_remote_error(cluster_state& s, int rank, int job) {
   s.root.mid_call = true;
   wire::request fetch = bare_request(command::fetch_error, rank);
@@ -113,6 +93,7 @@ void scatter_own(cluster_state& s, const root_site& site, const call_request& re
   s.root.mid_call = false;
   throw_job_error(e, job, rank);
 }
+
 void choose_site_collectives(const cluster_state& s, root_site& site, long long back_doubles, int chunk_back) {
   const chunk_plan& plan = site.plan;
   const int most_jobs = plan.most_worker_jobs();
@@ -124,6 +105,7 @@ void choose_site_collectives(const cluster_state& s, root_site& site, long long 
                                       plan.n_jobs, out_bytes, sizeof(double) * static_cast<double>(back_doubles),
                                       2 * largest);
 }
+
 void lay_out_results(cluster_state& s, root_site& site) {
   const int R = s.size;
   site.n_outputs = 0;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/balance/steal.hpp"
+#include "src/cluster/call_timeout.hpp"
 #include "src/cluster/cluster_state.hpp"
 #include "src/protocol/exchange.hpp"
 
@@ -96,6 +97,9 @@ inline double seconds_between(std::chrono::steady_clock::time_point a, std::chro
   return std::chrono::duration<double>(b - a).count();
 }
 
+/// Call `req` as an abort's message names it.
+inline call_name name_of(const call_request& req) { return {"", req.call_id}; }
+
 /// The leading jobs whose outputs the front door made itself: the root's own, when it runs them in place.
 inline int jobs_made(const call_request& req, const root_site& site) {
   return req.session != nullptr ? site.plan.root_jobs : 0;
@@ -112,9 +116,6 @@ wire::request bare_request(command cmd, int arg);
 /// With a timeout: the call's clock starts now and, unless the workers report in host memory, a receive is
 /// posted for each worker's "done" message. Without one the deadline is never.
 void start_timeout(cluster_state& s, bool done_messages = true);
-
-/// Names the workers that have not answered call `req` within the timeout, and aborts the job.
-[[noreturn]] void abort_late(cluster_state& s, const call_request& req, const std::vector<int>& late);
 
 /// The gather that carries a call's answers (root 0, in place). With a timeout, at the deadline the ranks
 /// whose "done" message has not come are named and the job is aborted.

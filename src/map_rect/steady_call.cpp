@@ -109,7 +109,7 @@ void steal_part(cluster_state& s, const root_site& site, const call_request& req
   std::vector<int> late;  // every worker waits for the root's asks, so the root asks even when it wants none
   part.taken = steal_as_root(s, site, req, buffer, part.data_unchanged && part.status.code == wire::status::ok,
                              part.taken_failed, late, own, &early);
-  if (part.taken < 0) abort_late(s, req, late);
+  if (part.taken < 0) abort_late(s, name_of(req), late);
 }
 
 /// The root's part of step 4 of a steady call. Through host memory with output nodes made in place
@@ -362,7 +362,7 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
       route == wire::call_route::memory ? slot + slot_blocks_at(v.n_job, site.n_jobs) : nullptr;
   const int failed_job = run_jobs(s, site, v, shared, slots ? slot : site.job_params.data(), wire::status_doubles,
                                   s.settings.take_over, end, published);
-  const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double busy = seconds_since(start);
   const team_busy threads = s.chunks.busy();
   wire::status code = wire::status::ok;
   if (failed_job >= 0)

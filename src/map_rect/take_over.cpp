@@ -34,6 +34,7 @@ int worker_end(const cluster_state& s, const root_site& site, int r) {
   if (claims_this_call(s, site)) return s.call.worker_ends.empty() ? site.plan.jobs(r) : s.call.worker_ends[r];
   return s.settings.take_over && s.host.claims.shared_with(r) ? s.host.claims.worker_end(r) : site.plan.jobs(r);
 }
+
 int take_over_jobs(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
                    taken_failure& failure) {
   int taken = 0;
@@ -49,6 +50,7 @@ int take_over_jobs(cluster_state& s, const root_site& site, const call_request& 
   }
   return taken;
 }
+
 bool make_ready_nodes(cluster_state& s, const root_site& site, const call_request& req, const double* buffer) {
   while (s.call.making < s.size && !s.call.making_stopped) {
     const int r = s.call.making, first = site.plan.first(r), jobs = site.plan.jobs(r);
@@ -76,6 +78,7 @@ bool make_ready_nodes(cluster_state& s, const root_site& site, const call_reques
   }
   return s.call.making >= s.size;
 }
+
 void node_poller::poll() {
   if (!s_.call.time_nodes) {
     make_ready_nodes(s_, site_, req_, buffer_);
@@ -91,6 +94,7 @@ void node_poller::poll() {
   s_.call.node_seconds += seconds_since(start);
   s_.call.node_jobs_timed += s_.call.node_jobs - before;
 }
+
 int make_nodes_and_take_over(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
                              taken_failure& failure) {
   int taken = 0;

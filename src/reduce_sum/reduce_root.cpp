@@ -235,12 +235,12 @@ void claim_and_collect(cluster_state& s, const reduce_request& req, const reduce
   const double per_slice = own > 0 ? std::chrono::duration<double>(clock.own_done - clock.own_start).count() / own : 0;
   if (!claim_slices_as_root(s, req, b.taken.data(), want && failure.slice == INT_MAX, per_slice, failure, deadline,
                             late))
-    abort_late(s, req.call_id, {late});
+    abort_late(s, reduce_call(req.call_id), {late});
   clock.taken_done = std::chrono::steady_clock::now();
   s.root.last_profile.root_seconds = std::chrono::duration<double>(clock.taken_done - clock.own_start).count();
   std::vector<int> missing;
   if (!receive_claimed_answers(s, *req.layout, split, b.taken.data(), b.statuses, deadline, missing))
-    abort_late(s, req.call_id, missing);
+    abort_late(s, reduce_call(req.call_id), missing);
   if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
   b.ends.assign(static_cast<std::size_t>(s.size), 0);
   for (int r = 1; r < s.size; ++r) b.ends[r] = split.first(r);  // fold_in_slice_order reads b.taken

@@ -5,6 +5,7 @@
 #include <exception>
 #include <vector>
 
+#include "src/cluster/call_timeout.hpp"
 #include "src/cluster/cluster_state.hpp"
 
 namespace maprect::detail::reduce_root_steps {
@@ -12,12 +13,8 @@ namespace maprect::detail::reduce_root_steps {
 /// Throws std::invalid_argument when `count` values of call `call_id`'s `what` do not fit one MPI message.
 void check_fits(int call_id, long long count, const char* what);
 
-/// The root cannot take back messages it has sent: if it fails between a call's collectives, the workers
-/// would wait for the rest forever. The job ends instead, with the reason.
-[[noreturn]] void abort_mid_call(cluster_state& s, int call_id, const char* what);
-
-/// With MAPRECT_TIMEOUT: names the workers that have not answered call `call_id` within it, and aborts.
-[[noreturn]] void abort_late(cluster_state& s, int call_id, const std::vector<int>& late);
+/// reduce_sum call `call_id` as an abort's message names it.
+inline call_name reduce_call(int call_id) { return {"reduce_sum ", call_id}; }
 
 /// With a timeout: the round's deadline, and a receive posted for each worker's "done" message (sent when
 /// its slices end), so that the late ones can be named. Without one: never.
@@ -41,9 +38,9 @@ void between_collectives(cluster_state& s, int call_id, Step&& step) {
   try {
     step();
   } catch (const std::exception& e) {
-    abort_mid_call(s, call_id, e.what());
+    abort_mid_call(s, reduce_call(call_id), e.what());
   } catch (...) {
-    abort_mid_call(s, call_id, "unknown exception");
+    abort_mid_call(s, reduce_call(call_id), "unknown exception");
   }
   s.root.mid_call = false;
 }

@@ -14,6 +14,7 @@
 #include "src/cluster/cluster_state.hpp"
 #include "src/protocol/exchange.hpp"
 #include "src/balance/reduce_claims.hpp"
+#include "src/cluster/call_timeout.hpp"
 
 namespace maprect::detail {
 
@@ -108,9 +109,7 @@ int run_slices(cluster_state& s, reduce_worker_site& site, const double* shared,
 /// once the claims are made; through the slot, the status alone tells the root that the blocks are there.
 void send_answer(cluster_state& s, const reduce_worker_site& site, const double* answer, int first, int end,
                  const collective& how, bool via_slots) {
-  // With a timeout the root learns that this rank is done, so that it can name the ranks that are not.
-  MPI_Request done = MPI_REQUEST_NULL;
-  if (s.settings.timeout > 0) MPI_Isend(nullptr, 0, MPI_BYTE, 0, done_tag, s.comm, &done);
+  MPI_Request done = announce_done(s);
   const int doubles = via_slots ? wire::status_doubles
                                 : wire::status_doubles +
                                       static_cast<int>(site.layout.block_at(end) - site.layout.block_at(first));
@@ -118,7 +117,7 @@ void send_answer(cluster_state& s, const reduce_worker_site& site, const double*
   MPI_Request unused = MPI_REQUEST_NULL;
   collect_answers(s.ends(), how, MPI_DOUBLE, answer, doubles, nullptr, nullptr, nullptr,
                   std::chrono::steady_clock::time_point::max(), unused);
-  if (s.settings.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
+  finish_done(s, done);
 }
 
 }  // namespace

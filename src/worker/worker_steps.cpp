@@ -65,16 +65,6 @@ int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const 
   return -1;
 }
 
-MPI_Request announce_done(cluster_state& s) {
-  MPI_Request done = MPI_REQUEST_NULL;
-  if (s.settings.timeout > 0) MPI_Isend(nullptr, 0, MPI_BYTE, 0, done_tag, s.comm, &done);
-  return done;
-}
-
-void finish_done(cluster_state& s, MPI_Request& done) {
-  if (s.settings.timeout > 0) MPI_Wait(&done, MPI_STATUS_IGNORE);
-}
-
 void lay_out_site(cluster_state& s, worker_site& site, const wire::request& v) {
   const int rows = rows_per_output(static_cast<param_kinds>(v.kinds), v.n_shared, v.n_job);
   site.block_at.resize(static_cast<std::size_t>(site.n_jobs));

@@ -1,9 +1,10 @@
 #pragma once
 // The worker's side of a map_rect call: the steps its commands share (the job parameters in, its jobs run,
-// the "done" message under a timeout, its part's layout), and the worker's side of each command, which lives
+// its part's layout; the "done" message under a timeout is call_timeout.hpp's), and the worker's side of each command, which lives
 // in the command's file beside the root's (src/map_rect/first_call.cpp, share_move.cpp, steady_call.cpp).
 #include <mpi.h>
 
+#include "src/cluster/call_timeout.hpp"
 #include "src/cluster/cluster_state.hpp"
 
 namespace maprect::detail {
@@ -20,13 +21,6 @@ void receive_job_parameters(cluster_state& s, worker_site& site, const wire::req
 /// makes their nodes while this rank runs on.
 int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const double* shared, const double* job_params,
              int status_slots, bool claiming, int& end, double* slot_blocks = nullptr);
-
-/// With a timeout, tells the root that this rank's jobs are done (so that it can name the ranks that are
-/// not); the request completes after the gather. Without one: nothing is sent.
-MPI_Request announce_done(cluster_state& s);
-
-/// Completes announce_done()'s message (no-op without a timeout).
-void finish_done(cluster_state& s, MPI_Request& done);
 
 /// The steady-state layout of this rank's part of a call site, from its output counts (as the root lays out
 /// every rank's). Grows the host slots to fit (collective, as on the root).
