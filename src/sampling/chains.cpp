@@ -1,3 +1,4 @@
+// Chains on sub-communicators (chains.hpp): the groups, each chain root's outcome, and the failure signals.
 #include "src/sampling/chains.hpp"
 
 #include <cstddef>

@@ -1,3 +1,4 @@
+// Checkpoints of a chain (checkpoint.hpp): written whole and renamed into place, read back with every field checked.
 #include "src/sampling/checkpoint.hpp"
 
 #include <Eigen/Dense>

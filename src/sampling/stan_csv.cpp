@@ -1,3 +1,5 @@
+// Stan CSV (stan_csv.hpp): the header, the draw rows and the timing block as CmdStan writes them, and the
+// reader that resume and summary use.
 #include "src/sampling/stan_csv.hpp"
 
 #include <cctype>

@@ -1,3 +1,4 @@
+// The posterior summary of MCMC draws (summary.hpp): the statistics, the table and its CSV, and the warnings.
 #include "src/sampling/summary.hpp"
 
 #include <algorithm>
