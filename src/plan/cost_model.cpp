@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <queue>
 #include <sstream>
 #include <stdexcept>
 
@@ -114,13 +115,53 @@ int even_first(int jobs, int ranks, int r) {
   return root + static_cast<int>(static_cast<long long>(jobs - root) * (r - 1) / (ranks - 1));
 }
 
-/// Round trips a thief makes, one after another, at the end of a call under claims: one ask to each other
-/// rank, answered "none" (the latency of the link to the farthest ranks, both ways, and the owner's handling).
-double claims_round_trips(const cost_inputs& in, int ranks) {
-  if (ranks == 1) return 0;
-  const link_figures& l = host_split(in, ranks).second > 1 ? in.remote : in.local;
-  return (ranks - 1) * 2 * (l.alpha_s + l.overhead_s);
-}
+/// The claims engine's state while claims_schedule_seconds plays a call: each rank's unstarted jobs
+/// [front, back) of the even split, each thread's end of its current batch, prefix sums of the job times.
+struct claims_engine {
+  const cost_inputs& in;
+  int threads;
+  std::vector<double> scale, prefix, busy_until;
+  std::vector<int> front, back;
+
+  claims_engine(const cost_inputs& inputs, int ranks, int threads_per_rank)
+      : in(inputs), threads(threads_per_rank), busy_until(static_cast<std::size_t>(ranks) * threads_per_rank) {
+    for (int r = 0; r < ranks; ++r) {
+      scale.push_back(rank_scale(in, r));
+      front.push_back(even_first(in.jobs, ranks, r));
+      back.push_back(even_first(in.jobs, ranks, r + 1));
+    }
+    prefix.push_back(0);
+    for (int j = 0; j < in.jobs; ++j) prefix.push_back(prefix.back() + job_time_sum(in, j, j + 1));
+  }
+
+  double cost(int rank, int begin, int end) const { return scale[rank] * (prefix[end] - prefix[begin]); }
+
+  /// When rank v's threads would be done with its unstarted jobs themselves, from `now`.
+  double owner_end(int v, double now) const {
+    double held = 0;
+    for (int t = 0; t < threads; ++t) held += std::max(0.0, busy_until[static_cast<std::size_t>(v * threads + t)] - now);
+    return now + (held + cost(v, front[v], back[v])) / threads;
+  }
+
+  /// Thread k, free at `now`, takes its rank's next job or claims a batch: returns its seconds, or -1 when
+  /// nothing is left that it would finish before the owner would (a slow rank leaves a fast one's last jobs).
+  double next_batch(int k, double now) {
+    const int r = k / threads;
+    if (front[r] < back[r]) {
+      const int j = front[r]++;
+      return cost(r, j, j + 1);
+    }
+    int v = -1;  // the rank with the most unstarted jobs
+    for (int u = 0; u < static_cast<int>(front.size()); ++u)
+      if (back[u] - front[u] > (v < 0 ? 0 : back[v] - front[v])) v = u;
+    if (v < 0) return -1;
+    const int first = std::max(front[v], back[v] - in.claim_batch);
+    const double mine = cost(r, first, back[v]);
+    if (now + mine >= owner_end(v, now)) return -1;
+    back[v] = first;
+    return mine;
+  }
+};
 
 double compute_seconds(const cost_inputs& in, int jobs_on_slowest, int threads_in_all) {
   double t = jobs_on_slowest * in.job_s;
@@ -155,10 +196,13 @@ prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
   if (in.cores_per_host > 0 && threads_on_host > in.cores_per_host)
     p.core_sharing = static_cast<double>(threads_on_host) / in.cores_per_host;
   // More threads than cores: they take turns, and the slowest thread's jobs take that much longer.
-  p.compute_s = p.core_sharing * (in.job_times_s.empty() ? compute_seconds(in, p.jobs_on_slowest, ranks * threads)
-                                                         : static_compute_seconds(in, ranks, threads));
-  p.compute_claims_s = p.core_sharing * claimed_compute_seconds(in, ranks, threads);
-  p.claims_s = claims_round_trips(in, ranks);
+  // Without job times or rank speeds, jobs whose costs fall at random: the spread term stands for them.
+  const bool uniform = in.job_times_s.empty() && in.rank_job_scale.empty();
+  p.compute_s = p.core_sharing * (uniform ? compute_seconds(in, p.jobs_on_slowest, ranks * threads)
+                                          : static_compute_seconds(in, ranks, threads));
+  p.compute_claims_s = p.core_sharing * claims_schedule_seconds(in, ranks, threads);
+  p.compute_bound_s = p.core_sharing * claimed_compute_seconds(in, ranks, threads);
+  p.termination_s = termination_seconds(in, ranks);
   const double worker_jobs = in.jobs * (ranks - 1.0) / ranks;
   p.root_s = in.root_call_s + static_cast<double>(in.jobs) * in.outputs_per_job * in.root_output_s +
              worker_jobs * in.root_check_s_per_job;
@@ -176,8 +220,8 @@ prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
   p.messages_s = p.broadcast_s + p.scatter_s + p.gather_s - p.scatter_overlap_s;
   p.total_s = p.root_s + p.messages_s + p.compute_s;
   p.total_flat_s = p.root_s + p.broadcast_s + p.flat_s - p.scatter_overlap_s + p.compute_s;
-  // The claims answer by message to the root, one worker after another: as flat as the gather.
-  p.total_claims_s = p.root_s + p.broadcast_s + p.flat_s - p.scatter_overlap_s + p.claims_s + p.compute_claims_s;
+  // Claimed jobs' blocks come back by job index from whichever rank ran them: as flat as the gather.
+  p.total_claims_s = p.root_s + p.broadcast_s + p.flat_s - p.scatter_overlap_s + p.termination_s + p.compute_claims_s;
   p.bound = limiting_bound(in, p);
   return p;
 }
@@ -225,6 +269,19 @@ void validate(const cost_inputs& in) {
   }
   for (std::size_t j = 0; j < in.job_times_s.size(); ++j)
     require_at_least(("job_times_s[" + std::to_string(j) + "]").c_str(), in.job_times_s[j], 0);
+  for (std::size_t r = 0; r < in.rank_job_scale.size(); ++r)
+    require_positive(("rank_job_scale[" + std::to_string(r) + "]").c_str(), in.rank_job_scale[r]);
+  require_at_least("claim_batch", in.claim_batch, 1);
+}
+
+double rank_scale(const cost_inputs& in, int rank) {
+  const auto& s = in.rank_job_scale;
+  if (s.empty()) return 1;
+  if (rank >= 0 && rank < static_cast<int>(s.size())) return s[static_cast<std::size_t>(rank)];
+  std::vector<double> sorted = s;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
 }
 
 double static_compute_seconds(const cost_inputs& in, int ranks, int threads) {
@@ -233,7 +290,8 @@ double static_compute_seconds(const cost_inputs& in, int ranks, int threads) {
   double slowest = 0;
   for (int r = 0; r < ranks; ++r) {
     const int begin = even_first(in.jobs, ranks, r), end = even_first(in.jobs, ranks, r + 1);
-    slowest = std::max(slowest, std::max(job_time_sum(in, begin, end) / threads, dearest_job(in, begin, end)));
+    const double own = std::max(job_time_sum(in, begin, end) / threads, dearest_job(in, begin, end));
+    slowest = std::max(slowest, rank_scale(in, r) * own);
   }
   return slowest;
 }
@@ -241,8 +299,44 @@ double static_compute_seconds(const cost_inputs& in, int ranks, int threads) {
 double claimed_compute_seconds(const cost_inputs& in, int ranks, int threads) {
   require_at_least("ranks", ranks, 1);
   require_at_least("threads", threads, 1);
-  const double all = static_cast<double>(ranks) * threads;
-  return std::max(job_time_sum(in, 0, in.jobs) / all, dearest_job(in, 0, in.jobs));
+  double speeds = 0, fastest = rank_scale(in, 0);
+  for (int r = 0; r < ranks; ++r) {
+    speeds += threads / rank_scale(in, r);
+    fastest = std::min(fastest, rank_scale(in, r));
+  }
+  return std::max(job_time_sum(in, 0, in.jobs) / speeds, fastest * dearest_job(in, 0, in.jobs));
+}
+
+double claims_schedule_seconds(const cost_inputs& in, int ranks, int threads) {
+  require_at_least("ranks", ranks, 1);
+  require_at_least("threads", threads, 1);
+  require_at_least("claim_batch", in.claim_batch, 1);
+  claims_engine e(in, ranks, threads);
+  // Threads by the time they are next free (then by index, so that ties resolve the same way every time).
+  using slot = std::pair<double, int>;
+  std::priority_queue<slot, std::vector<slot>, std::greater<slot>> free_at;
+  for (int k = 0; k < ranks * threads; ++k) free_at.push({0.0, k});
+  double makespan = 0;
+  while (!free_at.empty()) {
+    const auto [now, k] = free_at.top();
+    free_at.pop();
+    const double busy = e.next_batch(k, now);
+    if (busy < 0) {
+      makespan = std::max(makespan, now);
+    } else {
+      e.busy_until[static_cast<std::size_t>(k)] = now + busy;
+      free_at.push({now + busy, k});
+    }
+  }
+  return makespan;
+}
+
+double termination_seconds(const cost_inputs& in, int ranks) {
+  require_at_least("ranks", ranks, 1);
+  if (ranks == 1) return 0;
+  const bool across = host_split(in, ranks).second > 1;
+  const link_figures& l = across ? in.remote : in.local;
+  return (across ? 2 * l.alpha_s : 0.0) + (ranks - 1) * l.overhead_s;
 }
 
 double scatter_bytes_per_job(const cost_inputs& in) { return bytes_per_double * in.job_params; }

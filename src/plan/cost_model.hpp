@@ -31,6 +31,10 @@ struct cost_inputs {
   int ranks_per_host = 1;       ///< H: ranks fill hosts H at a time, rank 0 on the first
   int cores_per_host = 0;       ///< cores a host's ranks x threads share; 0: at least one each
   int request_bytes = 64;       ///< fixed header of a call's request broadcast (shared parameters come on top)
+  /// Rank r's time for a job over the times above (job_s, job_times_s), with a core per thread, for the ranks
+  /// measured (rank 0 first); ranks beyond them run at the median of these. Empty: every rank at 1.
+  std::vector<double> rank_job_scale;
+  int claim_batch = 1;          ///< jobs a rank out of work claims at once from the back of another rank's range
 };
 
 /// How the root gathers the blocks (and scatters the job parameters).
@@ -59,8 +63,9 @@ struct prediction {
   int jobs_on_slowest = 0;        ///< ceil(J / (P T)) jobs for the slowest thread
   double core_sharing = 1;        ///< threads of rank 0's host per core, when more than its cores (else 1)
   double compute_s = 0;           ///< the slowest thread's jobs, with the imbalance of uneven jobs
-  double compute_claims_s = 0;    ///< the same when ranks out of jobs claim others' unstarted ones (MAPRECT_BALANCE=hosts)
-  double claims_s = 0;            ///< the claims' round trips: every rank asks every other until it hears "none"
+  double compute_claims_s = 0;    ///< the claims engine's schedule of the jobs (MAPRECT_BALANCE=auto), whole claims
+  double compute_bound_s = 0;     ///< the least compute any schedule reaches: sum / sum of speeds, or the dearest job
+  double termination_s = 0;       ///< the claims engine's end of a call: the last empty claim, every rank's "done"
   double root_s = 0;              ///< root's serial work
   double broadcast_s = 0;         ///< the request's broadcast (binomial tree)
   double scatter_s = 0;           ///< job parameters out, by the chosen kind
@@ -73,7 +78,7 @@ struct prediction {
   double messages_s = 0;          ///< broadcast + scatter + gather - scatter_overlap
   double total_s = 0;             ///< root + messages + compute
   double total_flat_s = 0;        ///< the same with flat collectives, as the runtime's gathers run today
-  double total_claims_s = 0;      ///< root + flat messages + claims + compute_claims: the call under MAPRECT_BALANCE=hosts
+  double total_claims_s = 0;      ///< root + flat messages + termination + compute_claims: MAPRECT_BALANCE=auto
   double efficiency = 1;          ///< time at 1 x 1 / (P T total)
   bound_kind bound = bound_kind::compute;
 };
@@ -110,14 +115,30 @@ constexpr link_figures assumed_local_link{0.5e-6, 5e9, 0.2e-6};
 /// The link between hosts when none was measured: InfiniBand-like, 1.5 us, 12 GB/s, a latency per message.
 constexpr link_figures assumed_remote_link{1.5e-6, 12e9, 1.5e-6};
 
+/// Rank `rank`'s factor on every job time: its in.rank_job_scale, the median of them beyond the measured
+/// ranks, 1 where none were measured.
+double rank_scale(const cost_inputs& in, int rank);
+
 /// The slowest rank's jobs under a static split of `in.job_times_s` at `ranks` x `threads`: the root J / P
 /// jobs (rounded down), the workers the rest evenly, as the runtime's even split; within a rank the team's
-/// threads claim jobs one by one, so a rank takes the larger of its jobs' sum / T and its dearest job.
+/// threads claim jobs one by one, so a rank takes the larger of its jobs' sum / T and its dearest job, times
+/// its rank_scale.
 double static_compute_seconds(const cost_inputs& in, int ranks, int threads);
 
-/// The same when every thread of every rank may claim any unstarted job: the larger of the jobs' sum / (P T)
-/// and the dearest job (the least time of any schedule, which claims in batches approach).
+/// The least compute any schedule reaches when every thread may run any job: the larger of the jobs' sum over
+/// the ranks' summed speeds (T / rank_scale each) and the dearest job on the fastest rank.
 double claimed_compute_seconds(const cost_inputs& in, int ranks, int threads);
+
+/// The claims engine's compute, job by job: every rank starts on its range of the even split and runs it
+/// from the front; a thread out of work claims in.claim_batch jobs (fewer where fewer are left) from the back
+/// of the rank with the most unstarted jobs, unless that rank's threads would be done with all of them as soon
+/// (so a slow rank leaves a fast one's last jobs to it). Whole jobs, so at least claimed_compute_seconds.
+double claims_schedule_seconds(const cost_inputs& in, int ranks, int threads);
+
+/// The claims engine's end of a call at `ranks`: across hosts the last rank out of work asks once more and
+/// hears "none" (a round trip of the link between hosts; on one host it reads the ranges in memory), then the
+/// root takes the other ranks' "done" one after another (their per-message cost o).
+double termination_seconds(const cost_inputs& in, int ranks);
 
 /// The predicted time per gradient at `ranks` x `threads`. Throws std::invalid_argument for bad inputs,
 /// ranks < 1 or threads < 1.

@@ -297,32 +297,37 @@ TEST_CASE("cost model: measured job times give the static split's slowest chunk 
   const cost_inputs in = skewed(128);
   CHECK(maprect::plan::static_compute_seconds(in, 2, 1) == Approx(172e-6).epsilon(1e-12));
   CHECK(maprect::plan::claimed_compute_seconds(in, 2, 1) == Approx(118e-6).epsilon(1e-12));
+  // Whole jobs: at 64 the worker runs its second dear job (62..72) and 10 are unstarted; the root claims one
+  // from the back at 64, 74, ..., 104 (5 of them, to 114), the worker runs the other 5 to 122.
+  CHECK(maprect::plan::claims_schedule_seconds(in, 2, 1) == Approx(122e-6).epsilon(1e-12));
   const auto p = predict(in, 2, 1);
   CHECK(p.compute_s == Approx(172e-6).epsilon(1e-12));
-  CHECK(p.compute_claims_s == Approx(118e-6).epsilon(1e-12));
+  CHECK(p.compute_claims_s == Approx(122e-6).epsilon(1e-12));
+  CHECK(p.compute_bound_s == Approx(118e-6).epsilon(1e-12));
   CHECK(p.bound == bound_kind::balance);  // 172 against a mean share of 118
-  CHECK(p.claims_s == 0);                 // free links
-  CHECK(p.total_claims_s == Approx(118e-6).epsilon(1e-12));
+  CHECK(p.termination_s == 0);            // free links
+  CHECK(p.total_claims_s == Approx(122e-6).epsilon(1e-12));
   // 2 threads in a rank claim the rank's jobs one by one: the worker's 172 units over 2 threads.
   CHECK(maprect::plan::static_compute_seconds(in, 2, 2) == Approx(86e-6).epsilon(1e-12));
   // 128 ranks: a job each, the dearest sets the pace either way.
   CHECK(maprect::plan::static_compute_seconds(in, 128, 1) == Approx(10e-6).epsilon(1e-12));
   CHECK(maprect::plan::claimed_compute_seconds(in, 128, 1) == Approx(10e-6).epsilon(1e-12));
+  CHECK(maprect::plan::claims_schedule_seconds(in, 128, 1) == Approx(10e-6).epsilon(1e-12));
 }
 
-TEST_CASE("cost model: the claims' last round of asks grows with the ranks", "[plan]") {
+TEST_CASE("cost model: the claims' termination grows with the ranks", "[plan]") {
   cost_inputs in = skewed(128);
   in.ranks_per_host = 4;
   in.local = {1e-6, 1e300, 0.5e-6};
   in.remote = {10e-6, 1e300, 2e-6};
-  // One host: 3 asks of 2 (1 + 0.5) us each. Four hosts: 15 asks of 2 (10 + 2) us.
-  CHECK(predict(in, 4, 1).claims_s == Approx(3 * 2 * 1.5e-6).epsilon(1e-12));
+  // One host: the ranges read in memory, 3 "done" of 0.5 us. Four hosts: a round trip of 2 x 10 us, 15 "done".
+  CHECK(predict(in, 4, 1).termination_s == Approx(3 * 0.5e-6).epsilon(1e-12));
   const auto p = predict(in, 16, 1);
-  CHECK(p.claims_s == Approx(15 * 2 * 12e-6).epsilon(1e-12));
-  CHECK(p.total_claims_s == Approx(p.root_s + p.broadcast_s + p.flat_s - p.scatter_overlap_s + p.claims_s +
+  CHECK(p.termination_s == Approx(2 * 10e-6 + 15 * 2e-6).epsilon(1e-12));
+  CHECK(p.total_claims_s == Approx(p.root_s + p.broadcast_s + p.flat_s - p.scatter_overlap_s + p.termination_s +
                                    p.compute_claims_s)
                                 .epsilon(1e-12));
-  // So many ranks that the round trips cost more than the balance saves.
+  // So many ranks, a job each, that the termination costs more than the balance saves.
   CHECK(predict(in, 128, 1).total_claims_s > predict(in, 128, 1).total_flat_s);
 }
 
