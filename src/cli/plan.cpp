@@ -2,6 +2,7 @@
 // root's per-output and per-call costs, latency and bandwidth between the launched ranks) and prints the
 // predicted time per gradient and efficiency for P = 1 ... ranks-max ranks x T threads, with the bound that
 // limits each (docs/cost-model.md).
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "json_output.hpp"
 #include "plan_commands.hpp"
 #include "plan_measure.hpp"
+#include "plan_timing.hpp"
 #include "sample_model.hpp"
 #include "spmd.hpp"
 #include <maprect/detail/wire.hpp>
@@ -26,18 +28,6 @@ namespace {
 constexpr plan::link_figures assumed_local = plan::assumed_local_link;
 /// InfiniBand-like figures between hosts where none were launched or given.
 constexpr plan::link_figures assumed_remote = plan::assumed_remote_link;
-
-/// Every rank meets here; ranks other than 0 wait while rank 0 measures alone, sleeping rather than polling
-/// the cores away.
-void wait_for_root(MPI_Comm comm) {
-  MPI_Request r;
-  MPI_Ibarrier(comm, &r);
-  int done = 0;
-  while (!done) {
-    MPI_Test(&r, &done, MPI_STATUS_IGNORE);
-    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-}
 
 /// The links the model uses, and where each figure came from.
 struct chosen_links {
@@ -71,7 +61,14 @@ chosen_links choose_links(const plan_options& o, const link_report& m) {
   return c;
 }
 
-plan::cost_inputs make_inputs(const site_figures& f, const chosen_links& l, bool job_data) {
+/// The core sharing the ranks' speeds were measured under: all of this host's ranks at once on its cores.
+double measured_sharing(const link_report& m) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1.0, static_cast<double>(m.on_root_host) / cores);
+}
+
+plan::cost_inputs make_inputs(const site_figures& f, const chosen_links& l, const link_report& m,
+                              const rank_speeds& speeds, bool job_data) {
   plan::cost_inputs in;
   in.job_s = f.job_s;
   in.job_spread_s = f.job_spread_s;
@@ -92,6 +89,8 @@ plan::cost_inputs make_inputs(const site_figures& f, const chosen_links& l, bool
   in.ranks_per_host = l.ranks_per_host;
   in.cores_per_host = l.cores_per_host;
   in.request_bytes = 8 * detail::wire::header_slots;  // the request's header
+  // Measured side by side, the speeds hold the launched ranks' core sharing, which the model adds per P itself.
+  for (double scale : speeds.job_scale) in.rank_job_scale.push_back(scale / measured_sharing(m));
   return in;
 }
 
@@ -100,7 +99,24 @@ void print_link(const char* what, const plan::link_figures& l, const std::string
               1e-9 * l.beta_bytes_per_s, 1e6 * l.overhead_s, source.c_str());
 }
 
-void print_inputs(const site_figures& f, const chosen_links& l, const link_report& m) {
+/// The ranks' job times over rank 0's alone: each of them up to 16 ranks, else their least, median and most.
+void print_speeds(const rank_speeds& speeds, int jobs) {
+  if (speeds.job_scale.empty()) {
+    std::printf("  ranks   one rank: its job times are the figures above\n");
+    return;
+  }
+  std::vector<double> sorted = speeds.job_scale;
+  std::sort(sorted.begin(), sorted.end());
+  std::printf("  ranks   job time over rank 0's alone, all %zu ranks at once (%d of %d jobs):", sorted.size(),
+              speeds.sample_jobs, jobs);
+  if (sorted.size() <= 16)
+    for (double x : speeds.job_scale) std::printf(" %.2f", x);
+  std::printf(" [least %.2f, median %.2f, most %.2f]", sorted.front(), plan_median(sorted), sorted.back());
+  if (speeds.slow_rank >= 0) std::printf(" (rank %d slowed %gx)", speeds.slow_rank, speeds.slow_factor);
+  std::printf("\n");
+}
+
+void print_inputs(const site_figures& f, const chosen_links& l, const link_report& m, const rank_speeds& speeds) {
   std::printf("maprect plan: %s; measured on %d rank%s, %d host%s\n", f.description.c_str(), m.ranks,
               m.ranks == 1 ? "" : "s", m.hosts, m.hosts == 1 ? "" : "s");
   std::printf("  job     %.3f us per job (sd over jobs %.3f us), K = %d, S = %d shared, %d own parameters\n",
@@ -108,6 +124,7 @@ void print_inputs(const site_figures& f, const chosen_links& l, const link_repor
   std::printf("  root    %.3f us per output, %.2f us per call, data check %.4f us per worker job\n",
               1e6 * f.root_output_s, 1e6 * f.root_call_s, 1e6 * f.root_check_s_per_job);
   std::printf("  in process: %.1f us per gradient (measured)\n", 1e6 * f.in_process_s);
+  print_speeds(speeds, f.jobs);
   print_link("local", l.local, l.local_source);
   print_link("remote", l.remote, l.remote_source);
   std::printf("  %d ranks per host, %s\n", l.ranks_per_host,
@@ -116,18 +133,20 @@ void print_inputs(const site_figures& f, const chosen_links& l, const link_repor
 }
 
 void print_table(const std::vector<plan::prediction>& rows, int measured_ranks) {
-  std::printf("%6s %3s %5s %6s %12s %8s %11s %11s %11s %13s %9s %9s %10s\n", "ranks", "T", "hosts", "jobs",
+  std::printf("%6s %3s %5s %6s %12s %8s %11s %11s %11s %13s %9s %9s %10s %10s\n", "ranks", "T", "hosts", "jobs",
               "us/gradient", "effic.", "root us", "messages us", "compute us", "gather", "bound", "flat us",
-              "claims us");
+              "claims us", "least us");
   for (const auto& p : rows)
-    std::printf("%5d%s %3d %5d %6d %12.1f %7.1f%% %11.1f %11.1f %11.1f %13s %9s %9.1f %10.1f\n", p.ranks,
+    std::printf("%5d%s %3d %5d %6d %12.1f %7.1f%% %11.1f %11.1f %11.1f %13s %9s %9.1f %10.1f %10.1f\n", p.ranks,
                 p.ranks == measured_ranks ? "*" : " ", p.threads, p.hosts, p.jobs_on_slowest, 1e6 * p.total_s,
                 100 * p.efficiency, 1e6 * p.root_s, 1e6 * p.messages_s, 1e6 * p.compute_s,
                 p.ranks == 1 ? "-" : plan::gather_name(p.gather), plan::bound_name(p.bound), 1e6 * p.total_flat_s,
-                1e6 * p.total_claims_s);
+                1e6 * p.total_claims_s, 1e6 * p.compute_bound_s);
   std::printf("(* the rank count of this run; jobs: on the slowest thread; gather: the cheapest kind;\n"
-              " flat us: the time with flat collectives, as maprect's gathers run today;\n"
-              " claims us: flat, with every rank claiming unstarted jobs of the others, MAPRECT_BALANCE=hosts)\n");
+              " us/gradient, flat us: the static split (MAPRECT_BALANCE=static) at the ranks' speeds, with the\n"
+              " cheapest and with flat collectives; claims us: the claims engine (MAPRECT_BALANCE=auto): flat\n"
+              " collectives, its schedule of the jobs at the ranks' speeds, its termination; least us: the least\n"
+              " compute any schedule reaches, work / the ranks' summed speeds or the dearest job)\n");
 }
 
 json link_json(const plan::link_figures& l, const std::string& source) {
@@ -135,8 +154,16 @@ json link_json(const plan::link_figures& l, const std::string& source) {
           {"overhead_us", 1e6 * l.overhead_s}, {"source", source}};
 }
 
-json plan_json(const site_figures& f, const chosen_links& l, const link_report& m,
-               const std::vector<plan::prediction>& rows, const std::string& invocation, bool job_data) {
+/// The ranks' speeds as measured, and as the model takes them (the measured core sharing taken out).
+json speeds_json(const rank_speeds& speeds, const plan::cost_inputs& in, const link_report& m) {
+  return {{"job_scale", speeds.job_scale}, {"model_job_scale", in.rank_job_scale},
+          {"sample_jobs", speeds.sample_jobs}, {"measured_core_sharing", measured_sharing(m)},
+          {"slow_rank", speeds.slow_rank}, {"slow_factor", speeds.slow_factor}};
+}
+
+json plan_json(const site_figures& f, const chosen_links& l, const link_report& m, const rank_speeds& speeds,
+               const plan::cost_inputs& in, const std::vector<plan::prediction>& rows, const std::string& invocation,
+               bool job_data) {
   json doc = {{"command", invocation}, {"host", host_name()}, {"timestamp", utc_timestamp()},
               {"model", f.description}, {"measured_ranks", m.ranks}, {"measured_hosts", m.hosts}};
   doc["inputs"] = {{"jobs", f.jobs}, {"outputs_per_job", f.outputs_per_job}, {"shared_params", f.shared_params},
@@ -158,25 +185,27 @@ json plan_json(const site_figures& f, const chosen_links& l, const link_report& 
                    {"flat_us", 1e6 * p.flat_s}, {"hierarchical_us", 1e6 * p.hierarchical_s},
                    {"tree_us", 1e6 * p.tree_s},
                    {"compute_us", 1e6 * p.compute_s}, {"core_sharing", p.core_sharing},
-                   {"compute_claims_us", 1e6 * p.compute_claims_s}, {"claims_us", 1e6 * p.claims_s},
+                   {"compute_claims_us", 1e6 * p.compute_claims_s}, {"compute_bound_us", 1e6 * p.compute_bound_s},
+                   {"termination_us", 1e6 * p.termination_s},
                    {"us_per_gradient_claims", 1e6 * p.total_claims_s},
                    {"gather", plan::gather_name(p.gather)},
                    {"bound", plan::bound_name(p.bound)}});
+  doc["rank_speeds"] = speeds_json(speeds, in, m);
   doc["predictions"] = out;
   return doc;
 }
 
-/// Rank 0's part once the links are known: measure the call site, predict, report.
-void plan_on_root(const plan_options& o, const link_report& links, const std::string& invocation, std::ofstream& out,
-                  const std::function<site_figures()>& measure) {
-  const site_figures f = measure();
+/// Rank 0's part once the links and speeds are known: measure the call site, predict, report.
+void plan_on_root(const plan_options& o, const link_report& links, const rank_speeds& speeds,
+                  const std::string& invocation, std::ofstream& out, const plan_call_site& site) {
+  const site_figures f = site.measure();
   const chosen_links l = choose_links(o, links);
-  const plan::cost_inputs in = make_inputs(f, l, o.job_data);
+  const plan::cost_inputs in = make_inputs(f, l, links, speeds, o.job_data);
   const auto rows = plan::predict_table(in, plan::rank_counts(o.ranks_max, {links.ranks}), o.threads);
-  print_inputs(f, l, links);
+  print_inputs(f, l, links, speeds);
   print_table(rows, links.ranks);
   if (out.is_open()) {
-    write_json_document(out, plan_json(f, l, links, rows, invocation, o.job_data));
+    write_json_document(out, plan_json(f, l, links, speeds, in, rows, invocation, o.job_data));
     out.close();
     if (!out) throw std::runtime_error(o.json + ": write failed");
     std::printf("wrote %s\n", o.json.c_str());
@@ -203,14 +232,21 @@ void add_machine_options(CLI::App& app, plan_options& o) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--json", o.json, "write the inputs and predictions as JSON to this file");
+  app.add_option("--slow-rank", o.slow_rank, "slow this rank's timed jobs (a sleep after each), as maprect-bench-unequal does")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--slow-factor", o.slow_factor, "--slow-rank's jobs take this many times as long")
+      ->check(CLI::Range(1.0, 1000.0))
+      ->capture_default_str();
 }
 
 }  // namespace
 
 void add_plan_options(CLI::App& app, plan_options& o) {
-  app.add_option("--model", o.model, "logreg (the standard model) | pk2cmt")->capture_default_str();
+  app.add_option("--model", o.model, "logreg (the standard model) | pk2cmt | sleep (maprect-bench-unequal's jobs)")
+      ->capture_default_str();
+  app.add_option("--job-ms", o.job_ms, "sleep: each job's milliseconds")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--kernel", o.kernel, "logreg kernel: scalar | vector")->capture_default_str();
-  app.add_option("--jobs", o.jobs, "J: groups (logreg, default 256) or subjects (pk2cmt, default 16)")
+  app.add_option("--jobs", o.jobs, "J: groups (logreg, default 256), subjects (pk2cmt, default 16), jobs (sleep, 48)")
       ->check(CLI::PositiveNumber);
   app.add_option("--points", o.points, "logreg points per group (default 1000)")->check(CLI::PositiveNumber);
   app.add_option("--skew", o.skew, "logreg: groups j >= 0.9 J have this many times the points (uneven jobs)")
@@ -233,14 +269,24 @@ void add_model_plan_options(CLI::App& app, plan_options& o) {
   add_machine_options(app, o);
 }
 
-int run_plan_with(const plan_options& o, const std::string& invocation, const std::function<site_figures()>& measure) {
+int run_plan_with(const plan_options& o, const std::string& invocation,
+                  const std::function<plan_call_site()>& make_site) {
   std::ofstream out;
   if (!open_output_on_root(o.json, out)) return 1;
-  const link_report links = measure_links(MPI_COMM_WORLD, o.repeat);
+  plan_call_site site;
   int code = 0;
+  try {
+    site = make_site();
+  } catch (const std::exception& e) {
+    if (world_rank() == 0) print_error(e.what());
+    code = 1;
+  }
+  if (agree(code) != 0) return 1;
+  const link_report links = measure_links(MPI_COMM_WORLD, o.repeat);
+  const rank_speeds speeds = measure_rank_speeds(MPI_COMM_WORLD, site, o.repeat, o.slow_rank, o.slow_factor);
   if (world_rank() == 0) {
     try {
-      plan_on_root(o, links, invocation, out, measure);
+      plan_on_root(o, links, speeds, invocation, out, site);
     } catch (const std::exception& e) {
       print_error(e.what());
       code = 1;

@@ -4,14 +4,46 @@
 
 #include <maprect/maprect.hpp>
 
+#include <sys/prctl.h>
+
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <memory>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "logreg.hpp"
 #include "pk2cmt.hpp"
 #include "plan_timing.hpp"
 #include "spmd.hpp"
+
+namespace maprect::cli {
+
+namespace {
+
+/// The sleep model's job length, milliseconds (set from --job-ms before any job runs).
+double sleep_job_ms = 1;
+
+/// maprect-bench-unequal's job: a sleep (no CPU, so ranks keep their speeds with more ranks than cores) and
+/// phi0 * theta0 * x + sin(phi1 + theta1), so that the call has the bench's shape.
+struct sleep_job {
+  template <class T1, class T2>
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
+                                                                     const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+                                                                     const std::vector<double>& x_r,
+                                                                     const std::vector<int>&, std::ostream*) const {
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(sleep_job_ms));
+    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(1);
+    out(0) = phi(0) * theta(0) * x_r[0] + sin(phi(1) + theta(1));
+    return out;
+  }
+};
+
+}  // namespace
+
+}  // namespace maprect::cli
 
 // Call sites of their own: the model at the planned J (303 and 304 are plan_timing's shape-only job).
 MAPRECT_REGISTER(300, maprect::models::logreg_standard_scalar_job);
@@ -20,6 +52,7 @@ MAPRECT_REGISTER(302, maprect::models::pk2cmt_job);
 MAPRECT_REGISTER(305, maprect::models::logreg_functor<maprect::models::logreg_kernel::scalar,
                                                       maprect::models::logreg_layout::ragged>);
 MAPRECT_REGISTER(306, maprect::models::logreg_job);
+MAPRECT_REGISTER(307, maprect::cli::sleep_job);
 
 namespace maprect::cli {
 
@@ -56,6 +89,16 @@ site_data pk2cmt_site(int J) {
   return {p.x_r, p.x_i, p.true_phi, p.true_theta};
 }
 
+/// maprect-bench-unequal's data: phi = (0.7, -0.3), theta_j = (0.1 sin(j + 1), 0.2 cos(j + 1)), x_j = cos(0.37 j).
+site_data sleep_site(int J) {
+  site_data d{std::vector<std::vector<double>>(J), std::vector<std::vector<int>>(J), Eigen::Vector2d(0.7, -0.3), {}};
+  for (int j = 0; j < J; ++j) {
+    d.theta.push_back(Eigen::Vector2d(0.1 * std::sin(j + 1.0), 0.2 * std::cos(j + 1.0)));
+    d.x_r[j] = {std::cos(0.37 * j)};
+  }
+  return d;
+}
+
 /// The figures of functor F at call site Site on `d`.
 template <int Site, class F>
 site_figures measure_figures(const site_data& d, int repeat) {
@@ -76,50 +119,71 @@ site_figures measure_figures(const site_data& d, int repeat) {
   return f;
 }
 
+/// Call site Site of functor F on `d`: its jobs for every rank's timing, its figures for rank 0's.
+template <int Site, class F>
+plan_call_site call_site(site_data d, int repeat, std::string description) {
+  auto data = std::make_shared<const site_data>(std::move(d));
+  auto chunks = std::make_shared<chunk_timer>(*data, &detail::run_chunk<F, detail::param_kinds::vv>);
+  plan_call_site s;
+  s.jobs = data->jobs();
+  s.run_jobs = [data, chunks](int first, int n) { chunks->run(first, n); };
+  s.measure = [data, repeat, description] {
+    site_figures f = measure_figures<Site, F>(*data, repeat);
+    f.description = description;
+    return f;
+  };
+  return s;
+}
+
 }  // namespace
 
-site_figures measure_site(const plan_site& s) {
+plan_call_site make_site(const plan_site& s) {
   if (s.repeat < 1) throw std::invalid_argument("--repeat: " + std::to_string(s.repeat) + ", must be >= 1");
   if (s.jobs < 0) throw std::invalid_argument("--jobs: " + std::to_string(s.jobs) + ", must be >= 1");
   if (s.points < 0) throw std::invalid_argument("--points: " + std::to_string(s.points) + ", must be >= 1");
   if (s.model == "pk2cmt") {
     const int J = s.jobs > 0 ? s.jobs : 16;
-    site_figures f = measure_figures<302, models::pk2cmt_job>(pk2cmt_site(J), s.repeat);
-    f.description = "pk2cmt, " + std::to_string(J) + " simulated subjects";
-    return f;
+    return call_site<302, models::pk2cmt_job>(pk2cmt_site(J), s.repeat,
+                                               "pk2cmt, " + std::to_string(J) + " simulated subjects");
   }
-  if (s.model != "logreg") throw std::invalid_argument("--model: '" + s.model + "', expected logreg or pk2cmt");
+  if (s.model == "sleep") {
+    const int J = s.jobs > 0 ? s.jobs : 48;
+    sleep_job_ms = s.job_ms;
+    char what[96];
+    std::snprintf(what, sizeof what, "sleep, %d jobs of %g ms (maprect-bench-unequal's)", J, s.job_ms);
+    return call_site<307, sleep_job>(sleep_site(J), s.repeat, what);
+  }
+  if (s.model != "logreg") throw std::invalid_argument("--model: '" + s.model + "', expected logreg, pk2cmt or sleep");
   const int J = s.jobs > 0 ? s.jobs : 256, N = s.points > 0 ? s.points : 1000;
   if (s.kernel != "scalar" && s.kernel != "vector")
     throw std::invalid_argument("--kernel: '" + s.kernel + "', expected scalar or vector");
   if (s.skew < 1) throw std::invalid_argument("--skew: " + std::to_string(s.skew) + ", must be >= 1");
   const bool scalar = s.kernel == "scalar";
-  site_figures f;
+  const std::string size = "logreg standard model " + std::to_string(J) + "x" + std::to_string(N);
   if (s.skew > 1) {
-    const site_data d = skewed_logreg_site(J, N, s.skew);
-    f = scalar ? measure_figures<305, models::logreg_functor<models::logreg_kernel::scalar, models::logreg_layout::ragged>>(
-                     d, s.repeat)
-               : measure_figures<306, models::logreg_job>(d, s.repeat);
-    f.description = "logreg standard model " + std::to_string(J) + "x" + std::to_string(N) + ", groups j >= 0.9 J with " +
-                    std::to_string(s.skew) + " x the points, " + s.kernel + " kernel";
-    return f;
+    const std::string what = size + ", groups j >= 0.9 J with " + std::to_string(s.skew) + " x the points, " + s.kernel + " kernel";
+    site_data d = skewed_logreg_site(J, N, s.skew);
+    using ragged_scalar = models::logreg_functor<models::logreg_kernel::scalar, models::logreg_layout::ragged>;
+    return scalar ? call_site<305, ragged_scalar>(std::move(d), s.repeat, what)
+                  : call_site<306, models::logreg_job>(std::move(d), s.repeat, what);
   }
-  const site_data d = logreg_site(J, N);
-  f = scalar ? measure_figures<300, models::logreg_standard_scalar_job>(d, s.repeat)
-             : measure_figures<301, models::logreg_standard_vector_job>(d, s.repeat);
-  f.description = "logreg standard model " + std::to_string(J) + "x" + std::to_string(N) + ", " + s.kernel + " kernel";
-  return f;
+  site_data d = logreg_site(J, N);
+  const std::string what = size + ", " + s.kernel + " kernel";
+  return scalar ? call_site<300, models::logreg_standard_scalar_job>(std::move(d), s.repeat, what)
+                : call_site<301, models::logreg_standard_vector_job>(std::move(d), s.repeat, what);
 }
 
 int run_plan(const plan_options& o, const std::string& invocation) {
-  if (o.model != "logreg" && o.model != "pk2cmt")
-    throw std::invalid_argument("--model: '" + o.model + "', expected logreg or pk2cmt");
+  if (o.model != "logreg" && o.model != "pk2cmt" && o.model != "sleep")
+    throw std::invalid_argument("--model: '" + o.model + "', expected logreg, pk2cmt or sleep");
   if (o.kernel != "scalar" && o.kernel != "vector")
     throw std::invalid_argument("--kernel: '" + o.kernel + "', expected scalar or vector");
   if (o.skew != 1 && o.model != "logreg")
     throw std::invalid_argument("--skew: " + std::to_string(o.skew) + " applies to --model logreg only");
+  // Linux lets a sleep overrun by the timer slack (50 us by default); maprect-bench-unequal sets 1 ns too.
+  if (o.model == "sleep" || o.slow_rank >= 0) prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   return run_plan_with(o, invocation,
-                       [&] { return measure_site({o.model, o.kernel, o.jobs, o.points, o.skew, o.repeat}); });
+                       [&] { return make_site({o.model, o.kernel, o.jobs, o.points, o.skew, o.job_ms, o.repeat}); });
 }
 
 }  // namespace maprect::cli

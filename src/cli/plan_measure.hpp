@@ -19,6 +19,7 @@ struct plan_site {
   int jobs = 0;                   ///< J; 0: the model's default
   int points = 0;                 ///< logreg points per job; 0: the default
   int skew = 1;                   ///< logreg: jobs j >= 0.9 J have skew times the points (rows padded)
+  double job_ms = 1;              ///< sleep: each job's milliseconds
   int repeat = 20;                ///< timed rounds (medians over them)
 };
 
@@ -33,8 +34,15 @@ struct site_figures {
   std::string description;                      ///< what was measured, for the report
 };
 
-/// Measures `site` on this process; throws std::invalid_argument for an unknown model or kernel.
-site_figures measure_site(const plan_site& site);
+/// A call site that every rank can time: its jobs through their chunk runner, and rank 0's figures of it.
+struct plan_call_site {
+  int jobs = 0;                                    ///< J
+  std::function<void(int first, int n)> run_jobs;  ///< runs jobs [first, first + n) in process, on any rank
+  std::function<site_figures()> measure;           ///< everything else plan measures of the site, on rank 0
+};
+
+/// The call site `site` on this process; throws std::invalid_argument for an unknown model or kernel.
+plan_call_site make_site(const plan_site& site);
 
 /// The links measured from rank 0: to ranks on its host, and to ranks on other hosts.
 struct link_report {
@@ -49,13 +57,32 @@ struct link_report {
 /// the root's per-message cost. Collective over `comm`; the figures are valid on rank 0.
 link_report measure_links(MPI_Comm comm, int repeat);
 
-/// Measures the links, then on rank 0 the call site by `measure`, and prints (and writes) the predictions.
-/// Collective over MPI_COMM_WORLD; returns the exit code, the same on every rank.
-int run_plan_with(const plan_options& o, const std::string& invocation, const std::function<site_figures()>& measure);
+/// Every rank's time for a job, measured with all ranks running at once, over rank 0's alone.
+struct rank_speeds {
+  std::vector<double> job_scale;  ///< per rank (rank 0 first): its sample's time, all at once / rank 0's alone
+  int sample_jobs = 0;            ///< jobs in the sample, spread evenly over the call's
+  int slow_rank = -1;             ///< the rank whose timed jobs were slowed (-1: none)
+  double slow_factor = 1;         ///< by this factor
+};
 
-/// The figures of the first map_rect call site of registered model `model`'s log density on its data (see
-/// load_model), at an unconstrained point where the density is finite; throws naming the model when its
-/// gradient makes no map_rect call.
-site_figures measure_model_site(const std::string& model, const std::string& data, int jobs, int points, int repeat);
+/// Rank 0 times a sample of the site's jobs alone, then every rank times the same sample at once (rank
+/// `slow_rank`'s jobs each followed by a sleep of slow_factor - 1 times their time), `repeat` rounds, medians.
+/// Collective over `comm`; the speeds are valid on rank 0. At one rank without a slowed rank, none are timed.
+rank_speeds measure_rank_speeds(MPI_Comm comm, const plan_call_site& site, int repeat, int slow_rank,
+                                double slow_factor);
+
+/// Waits, sleeping rather than polling the cores away, until rank 0 joins (a non-blocking barrier on `comm`).
+void wait_for_root(MPI_Comm comm);
+
+/// Makes the call site on every rank by `make_site`, measures the links and every rank's job speed, then on
+/// rank 0 the site's figures, and prints (and writes) the predictions. Collective over MPI_COMM_WORLD;
+/// returns the exit code, the same on every rank.
+int run_plan_with(const plan_options& o, const std::string& invocation,
+                  const std::function<plan_call_site()>& make_site);
+
+/// The first map_rect call site of registered model `model`'s log density on its data (see load_model), at an
+/// unconstrained point where the density is finite; throws naming the model when its gradient makes no
+/// map_rect call.
+plan_call_site make_model_site(const std::string& model, const std::string& data, int jobs, int points, int repeat);
 
 }  // namespace maprect::cli

@@ -4,6 +4,7 @@
 #include <maprect/maprect.hpp>
 
 #include <cmath>
+#include <memory>
 #include <random>
 #include <stdexcept>
 
@@ -93,20 +94,16 @@ caught_call catch_first_call(const maprect::model& m, const Eigen::VectorXd& u, 
                               " made no map_rect call (" + why + ")");
 }
 
-}  // namespace
-
-site_figures measure_model_site(const std::string& name, const std::string& data, int jobs, int points, int repeat) {
-  const loaded_model loaded = load_model(name, data, jobs, points);
+/// The figures of caught call `c` of model `loaded` at u, its jobs through `chunks`.
+site_figures model_figures(const loaded_model& loaded, const Eigen::VectorXd& u, const caught_call& c,
+                           chunk_timer& chunks, int repeat) {
   const maprect::model& m = *loaded.model;
-  const Eigen::VectorXd u = finite_point(m, name);
-  const caught_call c = catch_first_call(m, u, name);
   const site_data& d = c.site;
   const int J = d.jobs();
   site_figures f;
   f.jobs = J;
   f.shared_params = detail::shared_is_var(c.kinds) ? static_cast<int>(d.phi.size()) : 0;
   f.job_params = detail::job_is_var(c.kinds) && J > 0 ? static_cast<int>(d.theta[0].size()) : 0;
-  chunk_timer chunks(d, c.functor->run[static_cast<int>(c.kinds)]);
   Eigen::VectorXd g;
   const call_and_jobs timed = time_call_and_jobs([&] { m.log_density(u, g, true); }, [&] { chunks.run(0, J); }, repeat);
   f.in_process_s = timed.call_s;
@@ -126,9 +123,24 @@ site_figures measure_model_site(const std::string& name, const std::string& data
   return f;
 }
 
+}  // namespace
+
+plan_call_site make_model_site(const std::string& name, const std::string& data, int jobs, int points, int repeat) {
+  auto loaded = std::make_shared<const loaded_model>(load_model(name, data, jobs, points));
+  const maprect::model& m = *loaded->model;
+  auto u = std::make_shared<const Eigen::VectorXd>(finite_point(m, name));
+  auto c = std::make_shared<const caught_call>(catch_first_call(m, *u, name));
+  auto chunks = std::make_shared<chunk_timer>(c->site, c->functor->run[static_cast<int>(c->kinds)]);
+  plan_call_site s;
+  s.jobs = c->site.jobs();
+  s.run_jobs = [c, chunks](int first, int n) { chunks->run(first, n); };
+  s.measure = [loaded, u, c, chunks, repeat] { return model_figures(*loaded, *u, *c, *chunks, repeat); };
+  return s;
+}
+
 int run_model_plan(const plan_options& o, const std::string& invocation) {
   check_model_arguments(o.model, o.data, o.jobs, o.points);
-  return run_plan_with(o, invocation, [&] { return measure_model_site(o.model, o.data, o.jobs, o.points, o.repeat); });
+  return run_plan_with(o, invocation, [&] { return make_model_site(o.model, o.data, o.jobs, o.points, o.repeat); });
 }
 
 }  // namespace maprect::cli

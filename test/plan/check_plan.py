@@ -27,7 +27,15 @@ def main():
     check(one["efficiency"] == 1.0, f"efficiency at 1 rank {one['efficiency']}")
     check(one["messages_us"] == 0, "messages at 1 rank")
     check(math.isclose(one["us_per_gradient"], one["root_us"] + one["compute_us"], rel_tol=1e-12), "P = 1 sum")
-    check(math.isclose(one["compute_us"], 8 * inputs["job_us"], rel_tol=1e-12), "P = 1 compute is 8 jobs")
+    # Every rank's job time, measured side by side, over rank 0's alone: one per rank (none at one rank).
+    speeds = doc["rank_speeds"]
+    scales = speeds["model_job_scale"]
+    check(len(speeds["job_scale"]) == (np_ if np_ > 1 else 0), f"job_scale {speeds['job_scale']} at np={np_}")
+    check(all(x > 0 for x in speeds["job_scale"]), f"job_scale {speeds['job_scale']}")
+    check(speeds["sample_jobs"] == (8 if np_ > 1 else 0), f"sample_jobs {speeds['sample_jobs']}")
+    root_scale = scales[0] if scales else 1.0
+    check(math.isclose(one["compute_us"], 8 * inputs["job_us"] * root_scale, rel_tol=1e-12),
+          "P = 1 compute is 8 jobs at rank 0's speed")
     check(math.isclose(one["us_per_gradient_claims"], one["us_per_gradient"], rel_tol=1e-12), "P = 1 claims")
     for r in rows:
         total = r["root_us"] + r["messages_us"] + r["compute_us"]
@@ -37,7 +45,8 @@ def main():
         # Claims: the least compute any schedule reaches, so never above the static split's; the round trips
         # on top grow with the ranks.
         check(r["compute_claims_us"] <= r["compute_us"] * (1 + 1e-9), f"P = {r['ranks']} claims compute")
-        check(r["claims_us"] >= 0 and (r["ranks"] > 1 or r["claims_us"] == 0), f"P = {r['ranks']} claims")
+        check(r["compute_bound_us"] <= r["compute_claims_us"] * (1 + 1e-9), f"P = {r['ranks']} least compute")
+        check(r["termination_us"] >= 0 and (r["ranks"] > 1 or r["termination_us"] == 0), f"P = {r['ranks']} end")
         check(r["bound"] in ("compute", "balance", "messages", "root"), f"bound {r['bound']}")
     local_source = inputs["local"]["source"]
     check(local_source == ("measured" if np_ > 1 else "assumed (no two ranks on one host)"), f"local {local_source}")

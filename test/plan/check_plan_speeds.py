@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Checks a `maprect plan --model sleep --jobs 12 --slow-rank 1 --slow-factor 3 --json` document from 2 ranks:
+one job speed per rank, and the predictions' compute terms against their closed forms in those speeds.
+Usage: check_plan_speeds.py FILE."""
+import json
+import math
+import sys
+
+
+def main():
+    doc = json.load(open(sys.argv[1]))
+    failures = []
+
+    def check(ok, what):
+        if not ok:
+            failures.append(what)
+
+    speeds = doc["rank_speeds"]
+    scale = speeds["model_job_scale"]
+    check(doc["measured_ranks"] == 2, f"measured_ranks {doc['measured_ranks']}")
+    check(len(speeds["job_scale"]) == 2 and len(scale) == 2, f"job_scale {speeds['job_scale']}")
+    check(all(x > 0 for x in scale), f"model_job_scale {scale}")
+    check(speeds["slow_rank"] == 1 and speeds["slow_factor"] == 3, f"slowed {speeds['slow_rank']}, {speeds['slow_factor']}")
+    check(speeds["sample_jobs"] == 12, f"sample_jobs {speeds['sample_jobs']}")
+    # Rank 1 sleeps twice its job's time after each job; rank 0 does not.
+    check(len(scale) == 2 and scale[1] > scale[0], f"slowed rank 1 not slower: {scale}")
+    if failures:
+        sys.exit("check_plan_speeds.py: " + "; ".join(failures))
+    job = doc["inputs"]["job_us"]
+    one, two = (next(r for r in doc["predictions"] if r["ranks"] == p) for p in (1, 2))
+    check(math.isclose(one["compute_us"], 12 * job * scale[0], rel_tol=1e-9), "P = 1: 12 jobs at rank 0's speed")
+    # Equal jobs: the least compute is the work over the summed speeds (the dearest job is far below it).
+    least = two["core_sharing"] * 12 * job / (1 / scale[0] + 1 / scale[1])
+    check(math.isclose(two["compute_bound_us"], least, rel_tol=1e-6), f"least {two['compute_bound_us']} != {least}")
+    check(two["compute_bound_us"] <= two["compute_claims_us"] * (1 + 1e-9) and
+          two["compute_claims_us"] <= two["compute_us"] * (1 + 1e-9),
+          f"claims {two['compute_claims_us']} outside [{two['compute_bound_us']}, {two['compute_us']}]")
+    if failures:
+        sys.exit("check_plan_speeds.py: " + "; ".join(failures))
+    print(f"plan speeds at np=2: {scale[0]:.2f} {scale[1]:.2f}; compute at 2 ranks: static {two['compute_us']:.0f} us, "
+          f"claims {two['compute_claims_us']:.0f} us, least {two['compute_bound_us']:.0f} us")
+
+
+if __name__ == "__main__":
+    main()
