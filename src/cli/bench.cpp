@@ -19,6 +19,7 @@
 
 #include "bench_backends.hpp"
 #include "bench_harness.hpp"
+#include "bench_pointwise.hpp"
 #include "bench_records.hpp"
 #include "commands.hpp"
 #include "logreg.hpp"
@@ -375,18 +376,31 @@ void add_bench_options(CLI::App& app, bench_options& o) {
                  "how map_rect gets the rows: rows (x_r/x_i, which the root checks every call) or job_data")
       ->check(CLI::IsMember({"rows", "job_data"}))
       ->capture_default_str();
+  app.add_option("--model", o.model,
+                 "standard (the benchmark model, one output per job) or pointwise_regression (one output per "
+                 "observation; --sizes is then GxK, default " + std::string(pointwise_default_sizes) + ")")
+      ->check(CLI::IsMember({"standard", "pointwise_regression"}))
+      ->capture_default_str();
+  app.add_option("--covariates", o.covariates, "pointwise_regression: covariates C of every observation")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   add_threads_option(app, o.threads);
 }
 
 int run_bench(const bench_options& o, const std::string& invocation) {
   // Same on every rank, before any communication.
-  const std::vector<std::pair<int, int>> sizes = parse_sizes(o.sizes);
+  const bool pointwise = o.model == "pointwise_regression";
+  // The standard sizes' 512 jobs of 1000 observations would be 50 MB of partials per pointwise call.
+  const bool default_sizes = o.sizes == bench_options{}.sizes;
+  const std::vector<std::pair<int, int>> sizes =
+      parse_sizes(pointwise && default_sizes ? std::string(pointwise_default_sizes) : o.sizes);
   const cluster::options threads = cluster_options(o.threads);
 
   std::ofstream out;
   if (!open_output_on_root(o.json, out)) return 1;
 
-  const std::vector<double> floor_seconds = measure_floors(sizes, o.repeat);
+  const std::vector<double> floor_seconds =
+      pointwise ? std::vector<double>(sizes.size(), 0.0) : measure_floors(sizes, o.repeat);
 
   int code = 0;
   {
@@ -395,13 +409,17 @@ int run_bench(const bench_options& o, const std::string& invocation) {
       c.serve();
     } else {
       try {
-        std::printf("maprect bench: standard model, %zu size%s, %d rank%s x %d thread%s, %d repeats, rows as %s\n",
-                    sizes.size(), sizes.size() == 1 ? "" : "s", c.size(), c.size() == 1 ? "" : "s", c.threads(),
-                    c.threads() == 1 ? "" : "s", o.repeat, o.data == "job_data" ? "a job_data" : "x_r/x_i");
-        const bench_results results = bench_on_root(sizes, o.repeat, c, floor_seconds, o.data);
-        print_bench_table(results, c.size());
+        if (pointwise) {
+          bench_pointwise(sizes, o.covariates, o.repeat, c, out.is_open() ? &out : nullptr, invocation);
+        } else {
+          std::printf("maprect bench: standard model, %zu size%s, %d rank%s x %d thread%s, %d repeats, rows as %s\n",
+                      sizes.size(), sizes.size() == 1 ? "" : "s", c.size(), c.size() == 1 ? "" : "s", c.threads(),
+                      c.threads() == 1 ? "" : "s", o.repeat, o.data == "job_data" ? "a job_data" : "x_r/x_i");
+          const bench_results results = bench_on_root(sizes, o.repeat, c, floor_seconds, o.data);
+          print_bench_table(results, c.size());
+          if (out.is_open()) write_bench_json(out, results, c.size(), o.repeat, invocation);
+        }
         if (out.is_open()) {
-          write_bench_json(out, results, c.size(), o.repeat, invocation);
           out.close();
           if (!out) throw std::runtime_error(o.json + ": write failed");
           std::printf("wrote %s\n", o.json.c_str());

@@ -31,6 +31,8 @@ struct bench_options {
   std::string json;                                                    ///< JSON result file; empty: none
   std::string threads;  ///< threads per rank: N or auto; empty: MAPRECT_THREADS decides
   std::string data = "rows";  ///< how map_rect gets the rows: rows (x_r/x_i, checked every call) or job_data
+  std::string model = "standard";  ///< standard (the benchmark model) | pointwise_regression
+  int covariates = 10;             ///< pointwise_regression: covariates C
 };
 
 /// Adds fit's options to its subcommand.

@@ -281,7 +281,8 @@ void add_fit_options(CLI::App& app, fit_options& o) {
   app.add_option("--jobs", o.jobs, "groups (logreg, default 8) or subjects (pk2cmt, default 16) of the embedded data")
       ->check(CLI::Range(1, std::numeric_limits<int>::max()))
       ->excludes(data);
-  app.add_option("--points", o.points, "points per group of the embedded logreg data (default 200)")
+  app.add_option("--points", o.points,
+                 "points per group of the embedded data (logreg: 200, pointwise_regression: 50)")
       ->check(CLI::Range(1, std::numeric_limits<int>::max()))
       ->excludes(data);
   app.add_option("--max-iter", o.max_iter, "L-BFGS iteration limit")->check(CLI::Range(1, std::numeric_limits<int>::max()))->capture_default_str();

@@ -67,7 +67,8 @@ void add_sample_options(CLI::App& app, sample_command_options& o) {
   app.add_option("--jobs", o.jobs, "groups (logreg, default 8) or subjects (pk2cmt, default 16) of the embedded data")
       ->check(CLI::Range(1, max_int))
       ->excludes(data);
-  app.add_option("--points", o.points, "points per group of the embedded logreg data (default 200)")
+  app.add_option("--points", o.points,
+                 "points per group of the embedded data (logreg: 200, pointwise_regression: 50)")
       ->check(CLI::Range(1, max_int))
       ->excludes(data);
   app.add_option("--chains", o.chains, "chains; the ranks are split into this many groups")->check(CLI::Range(1, max_int))->capture_default_str();

@@ -1,0 +1,229 @@
+// maprect bench --model pointwise_regression: each size's backends timed round-robin (the machine's speed
+// drifts, so each round takes one sample of each, and the figures are medians over rounds), then the bytes
+// of one more cluster call against what an eager call must move, K (M + 1) doubles per job.
+#include "bench_pointwise.hpp"
+
+#include <maprect/maprect.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <optional>
+
+#include "bench_harness.hpp"
+#include "json_output.hpp"
+#include "pointwise_regression.hpp"
+#include "spmd.hpp"
+
+namespace maprect::cli {
+
+namespace {
+
+using bench_clock = std::chrono::steady_clock;
+
+/// One size: the data, its rows as shipped once, and the point every backend differentiates at.
+struct pointwise_size {
+  models::pointwise_regression_data data;
+  job_data rows;
+  Eigen::VectorXd params;
+};
+
+/// One backend of a size: how it computes a gradient, and what it measured.
+struct pointwise_backend {
+  std::string name;  ///< analytic | in_process | cluster
+  std::function<double(Eigen::VectorXd&)> gradient;
+  std::vector<double> us;
+  double log_density = 0;
+  Eigen::VectorXd g;
+};
+
+/// One record of the report.
+struct pointwise_record {
+  int groups = 0, points = 0, covariates = 0;
+  std::string backend;
+  timing t{};
+  double log_density = 0, max_abs_diff_vs_analytic = 0;
+  std::optional<unsigned long long> bytes_sent, bytes_received, bytes_through_memory;
+  std::optional<int> root_jobs;  ///< cluster: jobs the root ran in the counted call, its own and those it took
+                                 ///< over (their outputs cross no link)
+};
+
+double map_rect_gradient(const pointwise_size& s, Eigen::VectorXd& g) {
+  double lp = 0;
+  gradient([&](const vector_v& q) { return models::pointwise_regression_log_density(s.data, s.rows, q); }, s.params,
+           lp, g);
+  return lp;
+}
+
+/// A backend named `name` computing its gradient with `f`.
+pointwise_backend backend(const std::string& name, std::function<double(Eigen::VectorXd&)> f) {
+  pointwise_backend b;
+  b.name = name;
+  b.gradient = std::move(f);
+  return b;
+}
+
+std::vector<pointwise_backend> make_backends(const pointwise_size& s, const cluster& c) {
+  std::vector<pointwise_backend> out;
+  const pointwise_size* p = &s;
+  out.push_back(backend("analytic", [p](Eigen::VectorXd& g) {
+    return models::pointwise_regression_closed_form(p->data, p->params, g);
+  }));
+  out.push_back(backend("in_process", [p](Eigen::VectorXd& g) {
+    in_process_scope local;
+    return map_rect_gradient(*p, g);
+  }));
+  if (c.size() > 1) out.push_back(backend("cluster", [p](Eigen::VectorXd& g) { return map_rect_gradient(*p, g); }));
+  return out;
+}
+
+/// Warm-up, then `repeat` rounds in a rotating order; each sample a batch of at least ~100 us.
+void time_round_robin(std::vector<pointwise_backend>& bs, int repeat) {
+  double slowest = 0;
+  for (auto& b : bs) {
+    for (int i = 0; i < 3; ++i) b.log_density = b.gradient(b.g);
+    const auto t0 = bench_clock::now();
+    b.gradient(b.g);
+    slowest = std::max(slowest, std::chrono::duration<double>(bench_clock::now() - t0).count());
+  }
+  const int batch = static_cast<int>(std::clamp(std::ceil(100e-6 / std::max(slowest, 1e-9)), 1.0, 1000.0));
+  Eigen::VectorXd g;
+  for (int r = 0; r < repeat; ++r)
+    for (std::size_t i = 0; i < bs.size(); ++i) {
+      pointwise_backend& b = bs[(i + static_cast<std::size_t>(r)) % bs.size()];
+      const auto t0 = bench_clock::now();
+      for (int k = 0; k < batch; ++k) b.gradient(g);
+      b.us.push_back(1e6 * std::chrono::duration<double>(bench_clock::now() - t0).count() / batch);
+    }
+}
+
+std::vector<pointwise_record> bench_size(int G, int K, int C, int repeat, const cluster& c) {
+  std::printf("size %dx%d ...\n", G, K);
+  std::fflush(stdout);
+  models::pointwise_regression_data data = models::simulate_pointwise_regression(G, K, C);
+  const job_data rows = models::pointwise_regression_job_data(data);
+  // Off the truth, so that no partial is zero by symmetry.
+  Eigen::VectorXd params = data.true_parameters;
+  for (Eigen::Index i = 0; i < params.size(); ++i) params(i) += 0.01 * std::sin(1.0 + i);
+  const pointwise_size s{std::move(data), rows, std::move(params)};
+  std::vector<pointwise_backend> bs = make_backends(s, c);
+  time_round_robin(bs, repeat);
+  std::vector<pointwise_record> out;
+  for (const pointwise_backend& b : bs) {
+    pointwise_record r;
+    r.groups = G, r.points = K, r.covariates = C;
+    r.backend = b.name;
+    r.t = summarise_samples(b.us);
+    r.log_density = b.log_density;
+    r.max_abs_diff_vs_analytic = (b.g - bs[0].g).cwiseAbs().maxCoeff();
+    if (b.name == "cluster") {
+      Eigen::VectorXd g;
+      b.gradient(g);  // the counted call: the last one over the cluster
+      const cluster::traffic traffic = c.last_call_traffic();
+      r.bytes_sent = traffic.sent;
+      r.bytes_received = traffic.received;
+      r.bytes_through_memory = traffic.through_memory;
+      const cluster::profile profile = c.last_call_profile();
+      r.root_jobs = profile.root_jobs + profile.taken_jobs;
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+const pointwise_record* find(const std::vector<pointwise_record>& rs, int G, int K, const std::string& backend) {
+  for (const auto& r : rs)
+    if (r.groups == G && r.points == K && r.backend == backend) return &r;
+  return nullptr;
+}
+
+std::string us_cell(const pointwise_record* r) {
+  if (!r) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", r->t.median_us);
+  return text;
+}
+
+/// One row per size: times, the cluster call's bytes, its received bytes per job against K (M + 1) doubles.
+void print_table(const std::vector<pointwise_record>& rs, const std::vector<std::pair<int, int>>& sizes, int C,
+                 int ranks) {
+  const int M = C + 2;
+  std::printf("\nmedian time per gradient in us (%d rank%s), C = %d covariates, M = %d parameters per job; "
+              "bytes of one cluster call\n",
+              ranks, ranks == 1 ? "" : "s", C, M);
+  std::printf("%-10s %8s %10s %10s %10s | %22s %12s %12s | %9s\n", "GxK", "outputs", "analytic", "in_proc",
+              "cluster", "bytes sent/recv", "B/wkr job", "K(M+1)8 B", "max|dg|");
+  for (const auto& [G, K] : sizes) {
+    const pointwise_record* remote = find(rs, G, K, "cluster");
+    const pointwise_record* local = find(rs, G, K, "in_process");
+    std::string bytes = "-", per_job = "-";
+    if (remote && remote->bytes_sent) {
+      bytes = std::to_string(*remote->bytes_sent) + "/" + std::to_string(*remote->bytes_received);
+      // The jobs the root ran (its own, and those it took over) send nothing: the bytes are the other ranks' jobs'.
+      const int worker_jobs = G - remote->root_jobs.value_or(0);
+      if (worker_jobs > 0)
+        per_job = std::to_string(*remote->bytes_received / static_cast<unsigned long long>(worker_jobs));
+    }
+    const std::string size = std::to_string(G) + "x" + std::to_string(K);
+    const double eager = 8.0 * K * (M + 1);
+    std::printf("%-10s %8lld %10s %10s %10s | %22s %12s %12.0f | %9.2e\n", size.c_str(),
+                static_cast<long long>(G) * K, us_cell(find(rs, G, K, "analytic")).c_str(), us_cell(local).c_str(),
+                us_cell(remote).c_str(), bytes.c_str(), per_job.c_str(), eager,
+                std::max(local ? local->max_abs_diff_vs_analytic : 0.0,
+                         remote ? remote->max_abs_diff_vs_analytic : 0.0));
+  }
+  std::printf("every call is eager: each job's K outputs come back with the M partials of each; B/wkr job: the "
+              "received bytes per job run on another rank\n");
+}
+
+json record_json(const pointwise_record& r) {
+  return {{"jobs", r.groups},
+          {"points", r.points},
+          {"covariates", r.covariates},
+          {"outputs", static_cast<long long>(r.groups) * r.points},
+          {"parameters_per_job", r.covariates + 2},
+          {"backend", r.backend},
+          {"median_us", r.t.median_us},
+          {"min_us", r.t.min_us},
+          {"mean_us", r.t.mean_us},
+          {"log_density", r.log_density},
+          {"max_abs_diff_vs_analytic", r.max_abs_diff_vs_analytic},
+          {"bytes_sent", value_or_null(r.bytes_sent)},
+          {"bytes_received", value_or_null(r.bytes_received)},
+          {"bytes_through_memory", value_or_null(r.bytes_through_memory)},
+          {"root_jobs", value_or_null(r.root_jobs)}};
+}
+
+}  // namespace
+
+void bench_pointwise(const std::vector<std::pair<int, int>>& sizes, int covariates, int repeat, const cluster& c,
+                     std::ostream* out, const std::string& command_line) {
+  std::printf("maprect bench: pointwise_regression, %zu size%s, %d covariates, %d rank%s x %d thread%s, %d repeats\n",
+              sizes.size(), sizes.size() == 1 ? "" : "s", covariates, c.size(), c.size() == 1 ? "" : "s",
+              c.threads(), c.threads() == 1 ? "" : "s", repeat);
+  std::vector<pointwise_record> records;
+  for (const auto& [G, K] : sizes) {
+    std::vector<pointwise_record> rs = bench_size(G, K, covariates, repeat, c);
+    records.insert(records.end(), rs.begin(), rs.end());
+  }
+  print_table(records, sizes, covariates, c.size());
+  if (!out) return;
+  json list = json::array();
+  for (const auto& r : records) list.push_back(record_json(r));
+  const json document = {{"records", std::move(list)},
+                         {"ranks", c.size()},
+                         {"threads", c.threads()},
+                         {"repeat", repeat},
+                         {"command_line", command_line},
+                         {"hostname", host_name()},
+                         {"date", utc_timestamp()},
+                         {"unit", "microseconds per gradient"},
+                         {"method", "backends timed round-robin, one sample each per round"},
+                         {"model", "pointwise_regression (src/models/pointwise_regression.hpp)"},
+                         {"reverse", "eager"}};
+  write_json_document(*out, document);
+}
+
+}  // namespace maprect::cli
