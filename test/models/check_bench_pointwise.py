@@ -1,0 +1,25 @@
+#!/usr/bin/env python3
+"""check_bench_pointwise.py BENCH.json RANKS: `maprect bench --model pointwise_regression` recorded every backend
+of every size, their gradients agree with the closed form, and over a cluster the root received, per job run
+on another rank, the K (M + 1) doubles of an eager call (and at most a few bytes more)."""
+import json
+import sys
+
+doc = json.load(open(sys.argv[1]))
+ranks = int(sys.argv[2])
+sizes = {(r["jobs"], r["points"]) for r in doc["records"]}
+for G, K in sizes:
+    rs = {r["backend"]: r for r in doc["records"] if (r["jobs"], r["points"]) == (G, K)}
+    expected = {"analytic", "in_process"} | ({"cluster"} if ranks > 1 else set())
+    if set(rs) != expected:
+        sys.exit(f"FAIL: {G}x{K}: backends {sorted(rs)}, expected {sorted(expected)}")
+    for r in rs.values():
+        if not r["max_abs_diff_vs_analytic"] < 1e-8:
+            sys.exit(f"FAIL: {G}x{K} {r['backend']}: gradient {r['max_abs_diff_vs_analytic']} off the closed form")
+    if ranks > 1:
+        c = rs["cluster"]
+        remote_jobs = G - c["root_jobs"]
+        eager = K * (c["parameters_per_job"] + 1) * 8
+        if not remote_jobs * eager <= c["bytes_received"] <= remote_jobs * (eager + 64):
+            sys.exit(f"FAIL: {G}x{K}: received {c['bytes_received']} bytes for {remote_jobs} jobs of {eager} bytes")
+print(f"ok: {len(sizes)} sizes, every backend, eager bytes per job")
