@@ -1,7 +1,9 @@
 // plan's per-rank job speeds (see plan_measure.hpp): rank 0 times a sample of the site's jobs alone, then every
 // rank times it at once, so that cores that run slower side by side (shared caches, hyperthreads, a busy host)
 // show as ranks that run slower.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 #include <vector>
 
@@ -32,20 +34,28 @@ std::vector<int> sample_jobs(int jobs) {
   return out;
 }
 
-/// The median over `repeat` rounds (after one untimed) of the sample's time, each job followed by a sleep of
-/// `slow_factor - 1` times its own time: a rank slowed as maprect-bench-unequal slows one.
+/// One pass over the sample, each job followed by a sleep of `slow_factor - 1` times its own time: a rank
+/// slowed as maprect-bench-unequal slows one. Returns its seconds.
+double sample_pass(const plan_call_site& site, const std::vector<int>& sample, double slow_factor) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int j : sample) {
+    const auto t0 = std::chrono::steady_clock::now();
+    site.run_jobs(j, 1);
+    if (slow_factor > 1) std::this_thread::sleep_for((slow_factor - 1) * (std::chrono::steady_clock::now() - t0));
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// The median over `repeat` rounds (after an untimed one) of a pass's seconds; a round runs enough passes to
+/// last about 2 ms, so that short jobs are not timed at the clock's and the scheduler's grain.
 double sample_seconds(const plan_call_site& site, const std::vector<int>& sample, int repeat, double slow_factor) {
+  const double first = sample_pass(site, sample, slow_factor);
+  const int passes = static_cast<int>(std::clamp(std::ceil(2e-3 / std::max(first, 1e-9)), 1.0, 1000.0));
   std::vector<double> rounds;
-  for (int r = 0; r <= repeat; ++r) {
+  for (int r = 0; r < repeat; ++r) {
     double round = 0;
-    for (int j : sample) {
-      const auto t0 = std::chrono::steady_clock::now();
-      site.run_jobs(j, 1);
-      const std::chrono::duration<double> t = std::chrono::steady_clock::now() - t0;
-      if (slow_factor > 1) std::this_thread::sleep_for((slow_factor - 1) * t);
-      round += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    }
-    if (r > 0) rounds.push_back(round);
+    for (int k = 0; k < passes; ++k) round += sample_pass(site, sample, slow_factor);
+    rounds.push_back(round / passes);
   }
   return plan_median(rounds);
 }
