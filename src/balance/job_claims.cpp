@@ -9,9 +9,10 @@ namespace maprect::detail {
 namespace {
 
 // A word per cache line: a worker's claims do not disturb its neighbours', and the root reading a worker's
-// progress does not disturb that worker's claims. Rank r's claim word is in line 2r, its progress in 2r + 1.
+// progress does not disturb that worker's claims. Rank r's claim word is in line 3r, its progress in 3r + 1,
+// the count of its jobs others ran in 3r + 2; the call's words follow the last rank's.
 constexpr MPI_Aint line = 64;
-constexpr MPI_Aint lines_per_rank = 2;
+constexpr MPI_Aint lines_per_rank = 3;
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "claim words must work across processes");
 // A progress word and the report behind it share their line.
 static_assert(sizeof(std::atomic<std::uint64_t>) + sizeof(worker_report) <= line, "a report must fit its line");
@@ -22,28 +23,70 @@ int root_batch(int left) { return std::max(1, left / 8); }
 /// The claim a worker makes at once: a quarter of what is left (few claims per call, small ones at the end).
 int worker_batch(int left) { return std::max(1, left / 4); }
 
+/// The one batch rule of claims between all ranks, for the owner's front and a claim on another's back
+/// alike: a quarter of what is left (few claims per call, small ones at the end), but a job per team thread
+/// while there are that many.
+int claim_batch(int left, int threads) { return std::min(left, std::max(threads, left / 4)); }
+
 }  // namespace
 
-MPI_Aint job_claims::bytes_for(int ranks) { return line * lines_per_rank * ranks; }
+MPI_Aint job_claims::bytes_for(int ranks) { return line * (lines_per_rank * ranks + 1); }
 
 void job_claims::place(char* base, int rank, const std::vector<int>& comm_rank) {
-  words_.clear();
-  progress_.clear();
-  mine_ = nullptr;
-  my_progress_ = nullptr;
-  if (rank != 0) {
-    mine_ = reinterpret_cast<word*>(base + line * lines_per_rank * rank);
-    my_progress_ = reinterpret_cast<word*>(base + line * (lines_per_rank * rank + 1));
-    return;
-  }
   const int ranks = *std::max_element(comm_rank.begin(), comm_rank.end()) + 1;
   words_.assign(static_cast<std::size_t>(ranks), nullptr);
   progress_.assign(static_cast<std::size_t>(ranks), nullptr);
-  for (std::size_t h = 1; h < comm_rank.size(); ++h) {
-    const int r = comm_rank[h];
-    words_[r] = new (base + line * lines_per_rank * r) word(pack(0, 0));
-    progress_[r] = new (base + line * (lines_per_rank * r + 1)) word(pack(0, 0));
+  lines_.assign(static_cast<std::size_t>(ranks), {});
+  char* const call_line = base + line * lines_per_rank * ranks;
+  // The root makes every word before any other rank reads one (host_memory's barrier).
+  const bool make = rank == 0;
+  call_ = make ? new (call_line) call_words() : reinterpret_cast<call_words*>(call_line);
+  for (const int r : comm_rank) {
+    char* const at = base + line * lines_per_rank * r;
+    words_[r] = make ? new (at) word(pack(0, 0)) : reinterpret_cast<word*>(at);
+    progress_[r] = make ? new (at + line) word(pack(0, 0)) : reinterpret_cast<word*>(at + line);
+    lines_[r].claimed_done =
+        make ? new (at + 2 * line) std::atomic<int>(0) : reinterpret_cast<std::atomic<int>*>(at + 2 * line);
   }
+  mine_ = rank != 0 ? words_[rank] : nullptr;
+  my_progress_ = rank != 0 ? progress_[rank] : nullptr;
+}
+
+job_range job_claims::claim_batch_back(int r, int threads) {
+  word& w = *words_[r];
+  std::uint64_t seen = w.load(std::memory_order_acquire);
+  while (true) {
+    const int f = front(seen), b = back(seen);
+    if (f >= b) return {};
+    const int take = claim_batch(b - f, threads);
+    if (w.compare_exchange_weak(seen, pack(f, b - take), std::memory_order_acq_rel, std::memory_order_acquire))
+      return {b - take, b};
+  }
+}
+
+job_range job_claims::claim_batch_front(int threads) {
+  word& w = *(mine_ != nullptr ? mine_ : words_[0]);
+  std::uint64_t seen = w.load(std::memory_order_acquire);
+  while (true) {
+    const int f = front(seen), b = back(seen);
+    if (f >= b) return {};
+    const int take = claim_batch(b - f, threads);
+    if (w.compare_exchange_weak(seen, pack(f + take, b), std::memory_order_acq_rel, std::memory_order_acquire))
+      return {f, f + take};
+  }
+}
+
+int job_claims::richest(int self, int ranks) const {
+  int best = -1, most = 0;
+  for (int r = 0; r < ranks; ++r) {
+    if (r == self) continue;
+    const std::uint64_t w = words_[r]->load(std::memory_order_relaxed);
+    if (back(w) - front(w) > most) {
+      most = back(w) - front(w);
+      best = r;
+    }
+  }
+  return best;
 }
 
 job_range job_claims::claim_back(int r) {
@@ -71,7 +114,7 @@ job_range job_claims::claim_front() {
 }
 
 int job_claims::claim_rest() {
-  word& w = *mine_;
+  word& w = *(mine_ != nullptr ? mine_ : words_[0]);
   std::uint64_t seen = w.load(std::memory_order_acquire);
   while (!w.compare_exchange_weak(seen, pack(back(seen), back(seen)), std::memory_order_acq_rel,
                                   std::memory_order_acquire)) {

@@ -9,6 +9,12 @@
 // Beside each claim word, in a cache line of its own, the worker publishes its progress: how many of its
 // jobs have their blocks in its host slot. The root makes those jobs' output nodes while the worker runs
 // the rest, instead of all of them after the worker's answer.
+//
+// When every rank of a call site holds every row (claims between all ranks, src/map_rect/host_claims.cpp),
+// the root has a claim word too, and any rank out of jobs claims from the back of the rank with the most
+// unclaimed jobs. A third line per rank counts the jobs of its chunk that others ran (their blocks are in
+// its slot), and one line for the call holds its lowest failing job and whether a changed output count
+// stopped it.
 #include <mpi.h>
 
 #include <algorithm>
@@ -36,13 +42,14 @@ struct worker_report {
   double busy = 0;    ///< seconds spent on its jobs
   double slowest_thread = 0;  ///< its slowest team thread's busy seconds
   double fastest_thread = 0;  ///< its fastest team thread's busy seconds
+  int taken = 0;      ///< by claims between all ranks: jobs of other ranks' chunks it ran
 };
 
 /// The claim words of a cluster, and the progress words beside them: one of each per worker that shares
 /// memory with the root.
 class job_claims {
  public:
-  /// Bytes of the words of a cluster of `ranks` ranks (a pair of cache lines per rank).
+  /// Bytes of the words of a cluster of `ranks` ranks (three cache lines per rank, and one for the call).
   static MPI_Aint bytes_for(int ranks);
   /// Places the words at `base` (the root host's share of the host window) for a rank of the root's host:
   /// `rank` in the cluster's communicator, comm_rank[h] for each host rank h. The root makes the words of
@@ -60,9 +67,10 @@ class job_claims {
     return mine_ != nullptr || std::any_of(words_.begin(), words_.end(), [](const word* w) { return w != nullptr; });
   }
 
-  /// Root, before a call's request: worker r's chunk of n jobs is all unclaimed, and none is done.
+  /// Root, before a call's request: rank r's chunk of n jobs is all unclaimed, and none is done.
   void reset(int r, int n) {
     progress_[r]->store(0, std::memory_order_relaxed);
+    lines_[r].claimed_done->store(0, std::memory_order_relaxed);
     words_[r]->store(pack(0, n), std::memory_order_release);
   }
   /// Root: worker r's progress in the current call.
@@ -74,7 +82,36 @@ class job_claims {
   worker_report report(int r) const { return *reinterpret_cast<const worker_report*>(progress_[r] + 1); }
   /// Root: claims jobs from the back of worker r's unclaimed ones (none when they are all taken).
   job_range claim_back(int r);
-  /// Root: worker r's jobs end before this local job once every claim is made: the root claims the rest.
+  /// Any rank of the root's host: claims a batch (claim_batch) from the back of rank r's unclaimed jobs.
+  job_range claim_batch_back(int r, int threads);
+  /// Any rank of the root's host: claims a batch (claim_batch) from the front of its own unclaimed jobs.
+  job_range claim_batch_front(int threads);
+  /// Any rank of the root's host: the rank other than `self` with the most unclaimed jobs, or -1 if none has any.
+  int richest(int self, int ranks) const;
+  /// Jobs of rank r's chunk that other ranks ran, their blocks in r's slot.
+  int claimed_done(int r) const { return lines_[r].claimed_done->load(std::memory_order_acquire); }
+  /// Any rank: n more jobs of rank r's chunk have their blocks in r's slot.
+  void add_claimed_done(int r, int n) { lines_[r].claimed_done->fetch_add(n, std::memory_order_acq_rel); }
+  /// Root, before a call by claims between all ranks: no job has failed, no output count has changed.
+  void reset_call() {
+    call_->first_failure.store(no_failure, std::memory_order_relaxed);
+    call_->stopped.store(0, std::memory_order_release);
+  }
+  /// The lowest failing job any rank has reported in this call, or no_failure.
+  int first_failure() const { return call_->first_failure.load(std::memory_order_acquire); }
+  /// Job `job` failed: ranks run no job behind it.
+  void note_failure(int job) {
+    int seen = call_->first_failure.load(std::memory_order_relaxed);
+    while (job < seen && !call_->first_failure.compare_exchange_weak(seen, job, std::memory_order_acq_rel)) {
+    }
+  }
+  /// A job changed its output count: the call is planned anew, so no rank runs another job.
+  void stop() { call_->stopped.store(1, std::memory_order_release); }
+  /// Whether a changed output count stopped the call.
+  bool stopped() const { return call_->stopped.load(std::memory_order_acquire) != 0; }
+  /// first_failure() before any failure.
+  static constexpr int no_failure = 0x7fffffff;
+  /// Worker r's jobs end before this local job once every claim is made: others claimed the rest.
   int worker_end(int r) const { return back(words_[r]->load(std::memory_order_acquire)); }
   /// Worker: claims jobs from the front of this rank's unclaimed ones.
   job_range claim_front();
@@ -98,8 +135,20 @@ class job_claims {
   static int front(std::uint64_t w) { return static_cast<int>(static_cast<std::uint32_t>(w)); }
   static int back(std::uint64_t w) { return static_cast<int>(w >> 32); }
 
-  std::vector<word*> words_;     ///< root: per rank, its claim word or null
-  std::vector<word*> progress_;  ///< root: per rank, its progress word or null
+  /// The words of the call as a whole.
+  struct call_words {
+    std::atomic<int> first_failure{no_failure};
+    std::atomic<int> stopped{0};
+  };
+  /// A rank's third line.
+  struct rank_lines {
+    std::atomic<int>* claimed_done = nullptr;
+  };
+
+  std::vector<word*> words_;     ///< per rank, its claim word or null (every rank of the root's host)
+  std::vector<word*> progress_;  ///< per rank, its progress word or null
+  std::vector<rank_lines> lines_;  ///< per rank, its count of jobs others ran
+  call_words* call_ = nullptr;
   word* mine_ = nullptr;         ///< worker: its claim word, or null
   word* my_progress_ = nullptr;  ///< worker: its progress word, or null
 };

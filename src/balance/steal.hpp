@@ -242,7 +242,8 @@ long long receive_worker_blocks(cluster_state& s, const root_site& site, double*
 void serve_call_stealing(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
                          const double* job_params);
 
-/// Who ran which jobs in a steady call under MAPRECT_BALANCE=hosts, per rank (index 0: the root).
+/// Who ran which jobs in a steady call by claims (MAPRECT_BALANCE=hosts, or between all ranks of one host),
+/// per rank (index 0: the root).
 struct balance_report {
   std::vector<int> ends;   ///< where its own jobs ended: others ran the rest of its chunk
   std::vector<int> taken;  ///< jobs of other ranks' chunks it ran

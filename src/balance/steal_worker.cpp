@@ -31,7 +31,7 @@ class worker_claims {
   worker_claims(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
                 const double* job_params)
       : s_(s), site_(site), v_(v), shared_(shared), job_params_(job_params), f_(find_functor(v.call_id)),
-        owner_(s.comm, s.size, {job_params, v.n_job, site.counts.data(), site.x_r.data(), site.x_i.data()}) {
+        owner_(s.comm, s.size, {job_params, v.n_job, site.counts.data(), site.own_x_r(), site.own_x_i()}) {
     owner_.reset(site.n_jobs);
   }
 

@@ -36,7 +36,10 @@ struct root_site {
   int n_shared = 0, n_job_params = 0, row_real = 0, row_int = 0;
   chunk_plan plan;          ///< J, the ranks, the root's share
   std::uint64_t data_id = 0;  ///< the job_data the workers hold (job_data::id), 0: rows kept in x_r, x_i
-  std::vector<double> x_r;  ///< without a data_id: the workers' rows (jobs root_jobs to J - 1) x row_real, as shipped
+  /// Every rank holds every row, so any rank may run any job: claims between all ranks (host_claims.cpp).
+  bool rows_everywhere = false;
+  int rows_first = 0;       ///< the first job whose rows the workers hold: 0 with rows_everywhere, else root_jobs
+  std::vector<double> x_r;  ///< without a data_id: the workers' rows (jobs rows_first to J - 1) x row_real, as shipped
   std::vector<int> x_i;     ///< without a data_id: the workers' rows x row_int, as shipped
   std::vector<int> counts;  ///< outputs per job
   int rows = 1;             ///< rows per output block

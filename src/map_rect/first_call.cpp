@@ -19,9 +19,9 @@ bool same_shape(const root_site& site, const call_request& req, int row_real, in
 
 namespace {
 
-/// True when rows [begin, end) of the workers' (counted from the first worker job) equal the copy they hold.
+/// True when rows [begin, end) of the workers' (counted from site.rows_first) equal the copy they hold.
 bool rows_current(const root_site& site, const call_request& req, int begin, int end) {
-  const std::size_t w = static_cast<std::size_t>(site.plan.root_jobs);
+  const std::size_t w = static_cast<std::size_t>(site.rows_first);
   const auto real_at = static_cast<std::size_t>(begin) * static_cast<std::size_t>(site.row_real);
   const auto int_at = static_cast<std::size_t>(begin) * static_cast<std::size_t>(site.row_int);
   return rows_equal(req.x_r->data() + w + begin, req.x_r->data() + w + end, site.x_r.data() + real_at,
@@ -46,12 +46,13 @@ struct team_row_check {
 constexpr long long team_check_values = 32768;
 
 /// True when the workers' rows equal the copy they hold, bit for bit; on the root's team when they are many
-/// (the rows are independent). The root's own jobs read the caller's rows, so only the workers' can be stale.
+/// (the rows are independent). The root's own jobs read the caller's rows, so only the workers' can be stale
+/// (with every row everywhere, every job's).
 bool same_data(cluster_state& s, const root_site& site, const call_request& req) {
-  const int rows = site.plan.n_jobs - site.plan.root_jobs;
+  const int rows = site.plan.n_jobs - site.rows_first;
   const long long values = static_cast<long long>(rows) * (site.row_real + site.row_int);
   if (s.team == nullptr || values < team_check_values) {
-    const std::size_t w = static_cast<std::size_t>(site.plan.root_jobs);
+    const std::size_t w = static_cast<std::size_t>(site.rows_first);
     return rows_equal(req.x_r->data() + w, req.x_r->data() + site.plan.n_jobs, site.x_r.data(), site.row_real) &&
            rows_equal(req.x_i->data() + w, req.x_i->data() + site.plan.n_jobs, site.x_i.data(), site.row_int);
   }
@@ -67,7 +68,7 @@ bool workers_data_current(cluster_state& s, const root_site& site, const call_re
     checked_rows = 0;
     return true;
   }
-  checked_rows = site.plan.n_jobs - site.plan.root_jobs;
+  checked_rows = site.plan.n_jobs - site.rows_first;
   return same_data(s, site, req);
 }
 
@@ -80,9 +81,23 @@ void drop_rows_copy(root_site& site) {
   std::vector<int>().swap(site.x_i);
 }
 
+/// Bytes of rows up to which every rank of one host holds every row of a call site, so that any rank can run
+/// any job: beyond, each holds its own chunk's (the copies would cost more memory than balancing gains).
+constexpr long long rows_everywhere_bytes = 64LL << 20;
+
+/// Whether every rank will hold every row of call `req`: under MAPRECT_BALANCE=auto when every rank shares
+/// the root's host memory (claims between all ranks, host_claims.cpp) and the rows are not too many.
+bool wants_rows_everywhere(const cluster_state& s, const call_request& req, int row_real, int row_int) {
+  const long long bytes =
+      static_cast<long long>(req.n_jobs) * (sizeof(double) * static_cast<long long>(row_real) + sizeof(int) * row_int);
+  return s.settings.balance == balance_mode::automatic && s.settings.take_over && s.host.claims.shared_with_all() &&
+         s.host.slots.usable() && bytes <= rows_everywhere_bytes;
+}
+
 /// A call site planned anew for `req`: its sizes, who runs which jobs, and the root's copy of the rows the
-/// workers will hold (the root keeps no copy of its own rows: its jobs read the caller's).
-void plan_site(root_site& site, const call_request& req, int row_real, int row_int, int root_jobs, int ranks) {
+/// workers will hold (with its own chunk's only when every row goes everywhere: its jobs read the caller's).
+void plan_site(root_site& site, const call_request& req, int row_real, int row_int, int root_jobs, int ranks,
+               bool everywhere) {
   const int J = req.n_jobs;
   site.planned = false;
   site.next_root_jobs = -1;
@@ -95,7 +110,9 @@ void plan_site(root_site& site, const call_request& req, int row_real, int row_i
   site.rows = rows_per_output(req.kinds, req.n_shared, req.n_job_params);
   site.plan = {J, ranks, root_jobs};
   site.param_layout.assign(site.plan, req.n_job_params);
-  const int w0 = site.plan.root_jobs;
+  site.rows_everywhere = everywhere;
+  site.rows_first = everywhere ? 0 : site.plan.root_jobs;
+  const int w0 = site.rows_first;
   // Appended row by row: one pass over fresh memory, not a zero fill and then a copy.
   site.x_r.clear();
   site.x_i.clear();
@@ -107,10 +124,17 @@ void plan_site(root_site& site, const call_request& req, int row_real, int row_i
   }
 }
 
-/// Step 2 of a first call: each worker receives its rows of x_r and x_i.
+/// Step 2 of a first call: each worker receives its rows of x_r and x_i, or every row.
 void ship_rows(cluster_state& s, const root_site& site) {
   static std::vector<std::vector<double>> no_real_rows;  // the root receives none
   static std::vector<std::vector<int>> no_int_rows;
+  if (site.rows_everywhere) {
+    share_rows(s.ends(), site.x_r.data(), site.plan.n_jobs, site.row_real, no_real_rows);
+    share_rows(s.ends(), site.x_i.data(), site.plan.n_jobs, site.row_int, no_int_rows);
+    s.root.last_traffic.sent += (sizeof(double) * site.x_r.size() + sizeof(int) * site.x_i.size()) *
+                                static_cast<std::uint64_t>(s.size - 1);
+    return;
+  }
   rank_layout data;
   if (site.row_real > 0) {
     data.assign_workers(site.plan, site.row_real);
@@ -167,7 +191,7 @@ rank_layout collect_counts(cluster_state& s, root_site& site, const call_request
 call_result first_call(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
                        int root_jobs) {
   const int R = s.size;
-  plan_site(site, req, row_real, row_int, root_jobs, R);
+  plan_site(site, req, row_real, row_int, root_jobs, R, wants_rows_everywhere(s, req, row_real, row_int));
   s.root.mid_call = true;
   // Before the output counts are known: one output per job.
   const long long most_rows = static_cast<long long>(site.rows) * site.plan.most_worker_jobs();
@@ -175,6 +199,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
                           static_cast<int>(std::min<long long>(int_max, most_rows)));
   wire::request header = header_of(command::first_call, req, row_real, row_int);
   header.root_jobs = root_jobs;
+  header.arg = site.rows_everywhere ? 1 : 0;
   name_collectives(header, site.collective, site.chunk_out, site.chunk_back);
   send_request(s, header, req.shared);
   start_timeout(s);
@@ -214,6 +239,10 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
                   blocks.displs.data(), std::chrono::steady_clock::time_point::max(), unused);
   note_gather(s);
   s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - blocks.counts[0] - wire::status_doubles * R);
+  if (site.rows_everywhere) {
+    share_counts(s.ends(), site.counts, req.n_jobs);
+    s.root.last_traffic.sent += sizeof(int) * static_cast<std::uint64_t>(req.n_jobs) * (R - 1);
+  }
 
   lay_out_results(s, site);
   s.call.segments.resize(R);
@@ -230,10 +259,18 @@ void serve_first_call(cluster_state& s, const wire::request& v, const double* sh
   site.plan = {v.n_jobs, s.size, v.root_jobs};
   site.job_begin = site.plan.first(s.rank);
   site.n_jobs = site.plan.jobs(s.rank);
-  site.x_r.assign(static_cast<std::size_t>(site.n_jobs), std::vector<double>(static_cast<std::size_t>(v.row_real)));
-  site.x_i.assign(static_cast<std::size_t>(site.n_jobs), std::vector<int>(static_cast<std::size_t>(v.row_int)));
-  if (v.row_real > 0) exchange_rows<double>(s.ends(), nullptr, {}, site.x_r);
-  if (v.row_int > 0) exchange_rows<int>(s.ends(), nullptr, {}, site.x_i);
+  site.rows_everywhere = v.arg != 0;
+  site.rows_first = site.rows_everywhere ? 0 : site.job_begin;
+  const auto rows = static_cast<std::size_t>(site.rows_everywhere ? v.n_jobs : site.n_jobs);
+  site.x_r.assign(rows, std::vector<double>(static_cast<std::size_t>(v.row_real)));
+  site.x_i.assign(rows, std::vector<int>(static_cast<std::size_t>(v.row_int)));
+  if (site.rows_everywhere) {
+    share_rows<double>(s.ends(), nullptr, v.n_jobs, v.row_real, site.x_r);
+    share_rows<int>(s.ends(), nullptr, v.n_jobs, v.row_int, site.x_i);
+  } else {
+    if (v.row_real > 0) exchange_rows<double>(s.ends(), nullptr, {}, site.x_r);
+    if (v.row_int > 0) exchange_rows<int>(s.ends(), nullptr, {}, site.x_i);
+  }
   receive_job_parameters(s, site, v);
 
   int end = 0;
@@ -256,6 +293,7 @@ void serve_first_call(cluster_state& s, const wire::request& v, const double* sh
   collect_answers(s.ends(), blocks_how, MPI_DOUBLE, site.out.data(), static_cast<int>(site.out.size()), nullptr,
                   nullptr, nullptr, never, unused);
   site.counts = site.run_counts;
+  if (site.rows_everywhere) share_counts(s.ends(), site.all_counts, v.n_jobs);
   lay_out_site(s, site, v);
 }
 

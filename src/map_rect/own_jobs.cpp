@@ -6,15 +6,9 @@
 
 namespace maprect::detail {
 
-namespace {
-
-/// Whether the root runs its own jobs on its team: with a team of more than one thread, jobs to share, and
-/// no message stream (which the threads would share).
 bool own_jobs_on_team(const cluster_state& s, const call_request& req, int n) {
   return s.team != nullptr && n > 1 && req.msgs == nullptr;
 }
-
-}  // namespace
 
 rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int status_slots, job_error& error,
                           job_poller* poller) {
@@ -43,10 +37,6 @@ rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int 
   return {};
 }
 
-namespace {
-
-/// One batch of the root's own jobs, `got`: in place (`in_place`: the front door makes their outputs as they
-/// end), else into s.call.own_out on the root's team if it has one.
 void run_own_batch(cluster_state& s, const call_request& req, job_range got, bool in_place, int& cursor) {
   int* counts = s.call.own_counts.data();
   if (in_place) {
@@ -56,8 +46,6 @@ void run_own_batch(cluster_state& s, const call_request& req, job_range got, boo
   s.chunks.run(s.team.get(), req.functor->run[static_cast<int>(req.kinds)], root_jobs_input(req, got.begin, got.size()),
                s.call.own_out, counts + got.begin, cursor);
 }
-
-}  // namespace
 
 rank_status run_own_claimable(cluster_state& s, const root_site& site, const call_request& req, job_owner& own,
                               early_ask& early, job_error& error) {

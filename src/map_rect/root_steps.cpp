@@ -42,9 +42,10 @@ void gather_answers(cluster_state& s, const call_request& req, const collective&
 }
 
 void place_own(cluster_state& s, const root_site& site, const call_request& req) {
-  for (int r = 1; r < s.size; ++r) {
+  for (int r = site.rows_everywhere ? 0 : 1; r < s.size; ++r) {
     const auto n = static_cast<std::size_t>(slot_blocks_at(req.n_job_params, site.plan.jobs(r)));
     std::copy_n(req.job_params + static_cast<std::ptrdiff_t>(site.plan.first(r)) * req.n_job_params, n, s.host.slots.slot(r));
+    if (r == 0) continue;  // the root's own stay with it unless another rank claims them
     s.root.last_traffic.sent += sizeof(double) * n;
     s.root.last_traffic.through_memory += sizeof(double) * n;
   }
@@ -120,7 +121,8 @@ void lay_out_results(cluster_state& s, root_site& site) {
     site.results.displs[r] = at;
     site.results.counts[r] = lay_out_answer(site.counts.data() + first, jobs, site.rows, site.block_at.data() + first);
     at += site.results.counts[r];
-    if (r > 0) site.slot_doubles = std::max(site.slot_doubles, slot_doubles(site.n_job_params, jobs, site.results.counts[r]));
+    if (r > 0 || site.rows_everywhere)  // the root's slot holds its jobs' only when other ranks may run them
+      site.slot_doubles = std::max(site.slot_doubles, slot_doubles(site.n_job_params, jobs, site.results.counts[r]));
   }
   choose_site_collectives(s, site, at - site.results.counts[0], site.results.largest_worker_part());
   s.host.reserve(site.slot_doubles, s.comm);

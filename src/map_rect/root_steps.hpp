@@ -105,6 +105,22 @@ inline int jobs_made(const call_request& req, const root_site& site) {
   return req.session != nullptr ? site.plan.root_jobs : 0;
 }
 
+/// What the root did in a steady call while the workers ran: its data check, its own jobs, the jobs it took
+/// over, and when each ended.
+struct root_part {
+  bool data_unchanged = true;
+  rank_status status;        ///< of the root's own jobs
+  job_error error;           ///< their failure, if any
+  taken_failure taken_failed;
+  int taken = 0;             ///< workers' jobs the root ran
+  long long taken_doubles = 0;  ///< by claims between all ranks: the blocks of the other ranks' jobs it ran
+  int nodes_during_own = 0;  ///< workers' jobs whose output nodes were made between the root's own
+  std::chrono::steady_clock::time_point checked, own_done, taken_done;
+  int checked_rows = 0;      ///< workers' rows compared with the root's copy
+  bool own_untimed = false;  ///< the root's own jobs ran in place without a team: own_done times them
+  int own_end = 0;           ///< MAPRECT_BALANCE=hosts: where the root's own jobs ended (workers ran the rest)
+};
+
 // ---- the request, the parameters out and the answers in (root_steps.cpp) ----
 
 /// The header of a request about call `req` (sizes and kinds), with command `cmd`.
@@ -150,6 +166,14 @@ void choose_site_collectives(const cluster_state& s, root_site& site, long long 
 void lay_out_results(cluster_state& s, root_site& site);
 
 // ---- the root's own jobs (own_jobs.cpp) ----
+
+/// Whether the root runs its own jobs on its team: with a team of more than one thread, jobs to share, and
+/// no message stream (which the threads would share).
+bool own_jobs_on_team(const cluster_state& s, const call_request& req, int n);
+
+/// One batch of the root's own jobs, `got`: in place (`in_place`: the front door makes their outputs as they
+/// end), else into s.call.own_out on the root's team if it has one.
+void run_own_batch(cluster_state& s, const call_request& req, job_range got, bool in_place, int& cursor);
 
 /// Runs the root's own chunk (jobs [0, n)): in place when the front door makes its outputs, else into
 /// s.call.own_out after `status_slots` reserved doubles. In place, `poller` (if not null) is polled between jobs.
@@ -215,6 +239,38 @@ bool make_ready_nodes(cluster_state& s, const root_site& site, const call_reques
 /// where the gather waits instead. Returns the number of jobs it ran.
 int make_nodes_and_take_over(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
                              taken_failure& failure);
+
+// ---- claims between all ranks of one host (host_claims.cpp) ----
+
+/// Whether a steady call of `site` by `route` goes by claims between all ranks of the host: every rank holds
+/// every row, and the call's data go through host memory.
+inline bool claims_everywhere(const root_site& site, wire::call_route route) {
+  return site.rows_everywhere && route == wire::call_route::memory;
+}
+
+/// Before the request of a call by claims between all ranks: every rank's chunk unclaimed, no failure.
+void reset_claims_everywhere(cluster_state& s, const root_site& site);
+
+/// The root's part of a call by claims between all ranks: its own jobs from the front of its chunk, then
+/// batches claimed from the back of the rank with the most unclaimed jobs, with the output nodes made in job
+/// order as chunks complete when `during`. With stale workers' rows it runs nothing and stops the call.
+void run_root_claims(cluster_state& s, const root_site& site, const call_request& req, root_part& part, bool during);
+
+/// Makes the output nodes of a call by claims between all ranks, in job order, up to the first chunk not yet
+/// complete (its owner still running, or a claimed batch of it still out). Returns true once all are made;
+/// stops for good (s.call.making_stopped) once a job has failed or an output count changed.
+bool make_nodes_in_order(cluster_state& s, const root_site& site, const call_request& req);
+
+/// The traffic of a call by claims between all ranks: every block of a job the root did not run reached it
+/// through host memory, whichever rank ran it.
+void count_claimed_traffic(cluster_state& s, const root_site& site, const root_part& part);
+
+/// Who ran which jobs in a call by claims between all ranks, for last_call_balance().
+void report_claimed_balance(cluster_state& s, const root_part& part);
+
+/// Where the blocks of a call by claims between all ranks are, in job order, into s.call.segments: the root's
+/// own in s.call.own_out up to `own_end`, every other job's in its owner's slot.
+void locate_claimed_blocks(cluster_state& s, const root_site& site, int own_end);
 
 /// A steady-state call: request and parameters out, the root's part, the answers in; then the result's
 /// segments, with every output node already made when they were made during the call.

@@ -17,7 +17,8 @@ void move_share(cluster_state& s, root_site& site, const call_request& req, int 
 
   // Per worker, in job order, what it gains; the copy of the workers' rows (kept only for rows the caller
   // may change) follows them: a kept row as the worker holds it, a gained one as it is sent now.
-  const bool copy = site.data_id == 0;
+  // With every row everywhere the copy already holds every job's rows, and stays.
+  const bool copy = site.data_id == 0 && !site.rows_everywhere;
   gained_rows& g = s.call.gained;
   g = {};
   std::vector<double> x_r;
@@ -49,8 +50,11 @@ void move_share(cluster_state& s, root_site& site, const call_request& req, int 
 
   site.plan = now;
   site.param_layout.assign(now, req.n_job_params);
-  site.x_r.swap(x_r);
-  site.x_i.swap(x_i);
+  if (copy) {
+    site.x_r.swap(x_r);
+    site.x_i.swap(x_i);
+  }
+  if (!site.rows_everywhere) site.rows_first = root_jobs;
   site.next_root_jobs = -1;
   lay_out_results(s, site);
   s.root.mid_call = false;
@@ -66,6 +70,14 @@ void serve_move_share(cluster_state& s, const wire::request& v) {
   g.expect(jobs_gained({before.first(s.rank), before.first(s.rank + 1)}, mine).size(), v.row_real, v.row_int);
   exchange_gained(s.ends(), g);
 
+  if (site.rows_everywhere) {  // every row is here already: only the plan and the planned counts move
+    site.plan = now;
+    site.job_begin = mine.begin;
+    site.n_jobs = mine.size();
+    site.counts.assign(site.all_counts.begin() + mine.begin, site.all_counts.begin() + mine.end);
+    lay_out_site(s, site, v);
+    return;
+  }
   const auto jobs = static_cast<std::size_t>(mine.size());
   std::vector<std::vector<double>> x_r(jobs);
   std::vector<std::vector<int>> x_i(jobs);
@@ -89,6 +101,7 @@ void serve_move_share(cluster_state& s, const wire::request& v) {
   site.n_jobs = mine.size();
   site.x_r = std::move(x_r);
   site.x_i = std::move(x_i);
+  site.rows_first = mine.begin;
   site.counts = std::move(planned);
   lay_out_site(s, site, v);
 }

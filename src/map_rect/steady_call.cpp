@@ -52,10 +52,12 @@ void locate_blocks(cluster_state& s, const root_site& site, const call_request& 
 /// by the route the call takes. Starts the call's clock.
 wire::call_route post_steady_call(cluster_state& s, const root_site& site, const call_request& req) {
   s.root.mid_call = true;
-  if (s.settings.take_over)
+  const wire::call_route route = route_of(s, site);
+  if (claims_everywhere(site, route))
+    reset_claims_everywhere(s, site);
+  else if (s.settings.take_over)
     for (int r = 1; r < s.size; ++r)
       if (s.host.claims.shared_with(r)) s.host.claims.reset(r, site.plan.jobs(r));
-  const wire::call_route route = route_of(s, site);
   if (wire::in_slots(route)) place_own(s, site, req);
   wire::request header = header_of(command::call, req, site.row_real, site.row_int);
   header.arg = static_cast<int>(route);
@@ -66,21 +68,6 @@ wire::call_route post_steady_call(cluster_state& s, const root_site& site, const
   if (!wire::in_slots(route)) scatter_own(s, site, req);
   return route;
 }
-
-/// What the root did in a steady call while the workers ran: its data check, its own jobs, the jobs it took
-/// over, and when each ended.
-struct root_part {
-  bool data_unchanged = true;
-  rank_status status;        ///< of the root's own jobs
-  job_error error;           ///< their failure, if any
-  taken_failure taken_failed;
-  int taken = 0;             ///< workers' jobs the root ran
-  int nodes_during_own = 0;  ///< workers' jobs whose output nodes were made between the root's own
-  std::chrono::steady_clock::time_point checked, own_done, taken_done;
-  int checked_rows = 0;      ///< workers' rows compared with the root's copy
-  bool own_untimed = false;  ///< the root's own jobs ran in place without a team: own_done times them
-  int own_end = 0;           ///< MAPRECT_BALANCE=hosts: where the root's own jobs ended (workers ran the rest)
-};
 
 /// Which workers hold which rows of the root's jobs of call `req`'s job_data (sent with earlier claims); none
 /// for rows the caller may change, which go with every claim.
@@ -112,9 +99,10 @@ void steal_part(cluster_state& s, const root_site& site, const call_request& req
   if (part.taken < 0) abort_late(s, name_of(req), late);
 }
 
-/// The root's part of step 4 of a steady call. Through host memory with output nodes made in place
+/// The root's part of step 4 of a steady call by `route`. Through host memory with output nodes made in place
 /// (`during`), the workers' output nodes are made as their blocks come, between the root's jobs and after.
-root_part run_root_part(cluster_state& s, root_site& site, const call_request& req, double* buffer, bool during) {
+root_part run_root_part(cluster_state& s, root_site& site, const call_request& req, double* buffer,
+                        wire::call_route route, bool during) {
   using clock = std::chrono::steady_clock;
   root_part part;
   // The workers run from their copies of the data; meanwhile the root checks that those still equal the
@@ -130,8 +118,9 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
   s.call.time_nodes = during && s.settings.tune_shares && site.tuner.wants_node_timing();
   s.call.node_seconds = 0;
   s.call.node_jobs_timed = 0;
-  if (claims_this_call(s, site)) {
-    steal_part(s, site, req, buffer, part);
+  if (claims_this_call(s, site) || claims_everywhere(site, route)) {
+    if (claims_this_call(s, site)) steal_part(s, site, req, buffer, part);
+    else run_root_claims(s, site, req, part, during);
     part.taken_done = clock::now();
     return part;
   }
@@ -218,9 +207,10 @@ steady_outcome first_failure_by_job(cluster_state& s, const root_site& site, con
 /// The first failure in job order decides: the root's jobs come first, then each worker's chunk, whose jobs
 /// the worker ran before those the root took over. Throws a failure; returns done or counts_changed.
 steady_outcome first_failure(cluster_state& s, const root_site& site, const root_part& part, const double* buffer,
-                             const stolen_failure& stolen) {
+                             const stolen_failure& stolen, wire::call_route route) {
   // By claims workers may have run the root's jobs too: the job order alone decides.
-  if (claims_this_call(s, site)) return first_failure_by_job(s, site, part, buffer, stolen);
+  if (claims_this_call(s, site) || claims_everywhere(site, route))
+    return first_failure_by_job(s, site, part, buffer, stolen);
   if (part.status.code == wire::status::failed) throw_job_error(part.error, part.status.job, 0);
   if (part.status.code == wire::status::counts_changed) return steady_outcome::counts_changed;
   const taken_failure& taken = part.taken_failed;
@@ -290,7 +280,8 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
     // for the way the site chose, and not while a trial alternates the ways.
     const bool claims = s.settings.steal || (s.settings.choose_claims && site.claims.chosen());
     const bool root_takes = (s.settings.take_over && s.host.claims.shared_with_all()) || claims;
-    if (!s.settings.choose_claims || !site.claims.trying())
+    // With claims between all ranks any rank relieves the root: its share does not move.
+    if ((!s.settings.choose_claims || !site.claims.trying()) && !site.rows_everywhere)
       site.next_root_jobs = site.tuner.proposal(site.plan, root_takes);
   }
 }
@@ -311,10 +302,14 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   s.call.answers.resize(static_cast<std::size_t>(site.results.displs[R - 1] + site.results.counts[R - 1]));
   double* buffer = s.call.answers.data();
   const bool during = route == wire::call_route::memory && req.session != nullptr;
-  const root_part part = run_root_part(s, site, req, buffer, during);
+  const root_part part = run_root_part(s, site, req, buffer, route, during);
   const double wait_start = s.root.time_waits ? thread_cpu_seconds() : 0.0;
   stolen_failure stolen;
   collect_steady_answers(s, site, req, buffer, route, stolen);
+  if (claims_everywhere(site, route)) {
+    count_claimed_traffic(s, site, part);
+    report_claimed_balance(s, part);
+  }
   if (claims_this_call(s, site)) {
     s.call.worker_ends[0] = part.own_end;
     s.call.worker_taken[0] = part.taken;
@@ -323,14 +318,17 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   const auto arrived = std::chrono::steady_clock::now();
   s.root.mid_call = false;
   if (!part.data_unchanged) return steady_outcome::data_changed;
-  if (first_failure(s, site, part, buffer, stolen) == steady_outcome::counts_changed) return steady_outcome::counts_changed;
+  if (first_failure(s, site, part, buffer, stolen, route) == steady_outcome::counts_changed)
+    return steady_outcome::counts_changed;
   record_timing(s, site, part, buffer, sent, arrived, wait_cpu);
   if (claims_this_call(s, site)) make_claimed_root_nodes(s, site, req, buffer);
-  locate_blocks(s, site, req, buffer, wire::in_slots(route));
-  int made = jobs_made(req, site);
+  const bool everywhere = claims_everywhere(site, route);
+  if (everywhere) locate_claimed_blocks(s, site, part.own_end);
+  else locate_blocks(s, site, req, buffer, wire::in_slots(route));
+  int made = everywhere && req.session != nullptr ? part.own_end : jobs_made(req, site);
   if (during) {
     // Every worker has answered, so each one's jobs are all in: the nodes not made yet are made now.
-    if (!make_ready_nodes(s, site, req, buffer))
+    if (!(everywhere ? make_nodes_in_order(s, site, req) : make_ready_nodes(s, site, req, buffer)))
       throw std::logic_error("map_rect: call id " + std::to_string(req.call_id) +
                              ": a worker answered without publishing all its jobs");
     made = site.plan.n_jobs;
@@ -352,6 +350,10 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
   else receive_job_parameters(s, site, v);
   if (route == wire::call_route::claims) {  // the root's choice for this call
     serve_call_stealing(s, site, v, shared, site.job_params.data());
+    return;
+  }
+  if (route == wire::call_route::memory && site.rows_everywhere) {
+    serve_call_claiming(s, site, v, shared);
     return;
   }
   const auto start = std::chrono::steady_clock::now();

@@ -191,6 +191,28 @@ template void exchange_rows<double>(const endpoint&, const double*, const rank_l
                                     std::vector<std::vector<double>>&);
 template void exchange_rows<int>(const endpoint&, const int*, const rank_layout&, std::vector<std::vector<int>>&);
 
+template <class T>
+void share_rows(const endpoint& e, const T* all, int n, int length, std::vector<std::vector<T>>& every) {
+  const MPI_Datatype type = datatype_of<T>();
+  if (static_cast<long long>(n) * length == 0) return;
+  if (e.is_root()) {
+    bcast(const_cast<T*>(all), n * length, type, e.comm, e.policy);
+    return;
+  }
+  std::vector<MPI_Aint> at(every.size());
+  for (std::size_t j = 0; j < every.size(); ++j) MPI_Get_address(every[j].data(), &at[j]);
+  const mpi_datatype spread = mpi_datatype::rows_at(at, length, type);
+  bcast(MPI_BOTTOM, 1, spread.get(), e.comm, e.policy);
+}
+
+template void share_rows<double>(const endpoint&, const double*, int, int, std::vector<std::vector<double>>&);
+template void share_rows<int>(const endpoint&, const int*, int, int, std::vector<std::vector<int>>&);
+
+void share_counts(const endpoint& e, std::vector<int>& counts, int n) {
+  counts.resize(static_cast<std::size_t>(n));
+  if (n > 0) bcast(counts.data(), n, MPI_INT, e.comm, e.policy);
+}
+
 void gained_rows::expect(int n, int row_real, int row_int) {
   const auto jobs = static_cast<std::size_t>(n);
   counts.resize(jobs);

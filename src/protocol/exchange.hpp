@@ -133,6 +133,15 @@ inline std::uint64_t request_bytes(const endpoint& e, int n_shared) {
 template <class T>
 void exchange_rows(const endpoint& e, const T* all, const rank_layout& layout, std::vector<std::vector<T>>& mine);
 
+/// Step 2, first call, when every rank holds every row: the root broadcasts all `n` rows of `length` values
+/// (`all`, flat); a worker receives them straight into `every` (allocated: n rows of that length).
+template <class T>
+void share_rows(const endpoint& e, const T* all, int n, int length, std::vector<std::vector<T>>& every);
+
+/// Step 5 of a first call, when every rank holds every row: the root broadcasts the `n` jobs' output counts,
+/// which a worker receives into `counts` (sized n), so that it can place the blocks of any rank's jobs.
+void share_counts(const endpoint& e, std::vector<int>& counts, int n);
+
 /// What a share move hands the workers: per worker, the output counts, x_i rows and x_r rows of the jobs it
 /// gains, in job order. The root holds every worker's, back to back, with their layouts; a worker its own.
 struct gained_rows {

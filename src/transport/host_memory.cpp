@@ -42,7 +42,7 @@ void host_memory::open(MPI_Comm comm, bool take_over, bool with_slots, int test_
 
 bool host_memory::allocate(long long capacity) {
   const bool root = rank_ == 0;
-  const MPI_Aint slot_bytes = static_cast<MPI_Aint>(sizeof(double)) * capacity * (size_ - 1);
+  const MPI_Aint slot_bytes = static_cast<MPI_Aint>(sizeof(double)) * capacity * size_;
   if (!window_.allocate(host_.get(), root ? claim_bytes() + slot_bytes : 0, 1)) return false;
   if (!with_root_) return true;
   char* base = window_.base_of(0);

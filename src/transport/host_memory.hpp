@@ -1,7 +1,7 @@
 #pragma once
 // The memory a cluster's ranks share with the other ranks of their host: one host communicator, split once,
 // and one MPI shared-memory window on it. The window holds the claim and progress words of the workers on
-// the root's host (job_claims), then, when every rank shares the root's host, a slot of doubles per worker
+// the root's host (job_claims), then, when every rank shares the root's host, a slot of doubles per rank
 // (host_slots). Growing the slots allocates the window anew and places both again; that happens only
 // between calls, when no claim is under way.
 #include <mpi.h>
@@ -16,7 +16,7 @@ namespace maprect::detail {
 class host_memory {
  public:
   job_claims claims;  ///< the workers' claim words (in_use() once open with take_over)
-  host_slots slots;   ///< the workers' slots (usable() once open with slots, on one host)
+  host_slots slots;   ///< the ranks' slots (usable() once open with slots, on one host)
 
   /// Splits `comm` by host (each host again into groups of `test_host_ranks` ranks when it is above 0, as
   /// the collectives' hosts in a test of several hosts on one machine) and allocates the window: claim words

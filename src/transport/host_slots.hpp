@@ -20,8 +20,9 @@ inline std::ptrdiff_t slot_blocks_at(int n_job_params, int jobs) { return static
 /// Doubles a worker's slot must hold for a steady call: its job parameters, then its answer.
 inline long long slot_doubles(int n_job_params, int jobs, int answer) { return slot_blocks_at(n_job_params, jobs) + answer; }
 
-/// Per worker, a slot of doubles in memory shared with the root (an MPI shared-memory window). In a steady
-/// call it holds the worker's job parameters, then its blocks (slot_blocks_at).
+/// Per rank, a slot of doubles in memory all ranks share (an MPI shared-memory window). In a steady call it
+/// holds the rank's job parameters, then its blocks (slot_blocks_at). The root's slot is used by calls whose
+/// every job any rank may run (src/map_rect/host_claims.cpp).
 class host_slots {
  public:
   /// Doubles a slot may grow to (8 MiB): beyond that a message costs no more than the copies.
@@ -37,8 +38,8 @@ class host_slots {
   bool usable() const { return window_ != nullptr; }
   /// Doubles each slot holds now (0 before the first host_memory::reserve()).
   long long capacity() const { return capacity_; }
-  /// Worker r's slot (the root's view), or this worker's own with r = its rank.
-  double* slot(int r) const { return base_ + static_cast<std::ptrdiff_t>(r - 1) * capacity_; }
+  /// Rank r's slot.
+  double* slot(int r) const { return base_ + static_cast<std::ptrdiff_t>(r) * capacity_; }
   /// Orders this rank's accesses to the slots with its messages: called after writing a slot and before
   /// the message that announces it, and after receiving such a message and before reading.
   void sync() const { window_->sync(); }
@@ -46,7 +47,7 @@ class host_slots {
  private:
   const shared_window* window_ = nullptr;
   long long capacity_ = 0;
-  double* base_ = nullptr;  ///< the slots, worker 1's first
+  double* base_ = nullptr;  ///< the slots, the root's first
 };
 
 }  // namespace maprect::detail

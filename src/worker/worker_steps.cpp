@@ -41,8 +41,8 @@ int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const 
                            v.n_shared,
                            job_params + static_cast<std::ptrdiff_t>(got.begin) * v.n_job,
                            v.n_job,
-                           site.x_r.data() + got.begin,
-                           site.x_i.data() + got.begin,
+                           site.own_x_r() + got.begin,
+                           site.own_x_i() + got.begin,
                            got.size(),
                            nullptr};
       s.chunks.run(s.team.get(), f->run[v.kinds], in, site.out, site.run_counts.data() + got.begin, cursor);
@@ -69,6 +69,12 @@ void lay_out_site(cluster_state& s, worker_site& site, const wire::request& v) {
   const int rows = rows_per_output(static_cast<param_kinds>(v.kinds), v.n_shared, v.n_job);
   site.block_at.resize(static_cast<std::size_t>(site.n_jobs));
   site.planned_doubles = lay_out_answer(site.counts.data(), site.n_jobs, rows, site.block_at.data());
+  if (site.rows_everywhere) {  // where any rank's jobs' blocks go in its slot, as the root lays them out
+    site.all_block_at.resize(site.all_counts.size());
+    for (int r = 0; r < s.size; ++r)
+      block_offsets(site.all_counts.data() + site.plan.first(r), site.plan.jobs(r), rows,
+                    site.all_block_at.data() + site.plan.first(r));
+  }
   s.host.reserve(slot_doubles(v.n_job, site.n_jobs, site.planned_doubles), s.comm);
 }
 

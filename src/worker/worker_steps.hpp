@@ -36,6 +36,10 @@ void serve_first_call(cluster_state& s, const wire::request& v, const double* sh
 /// it keeps (moved, not copied) and drops the others.
 void serve_move_share(cluster_state& s, const wire::request& v);
 
+/// Steps 4 and 5 of a steady call by claims between all ranks of the host (src/map_rect/host_claims.cpp):
+/// this rank's jobs from the front of its chunk, then batches claimed from others; its report in host memory.
+void serve_call_claiming(cluster_state& s, worker_site& site, const wire::request& v, const double* shared);
+
 /// Steps 3 to 5 of a steady call on this rank.
 void serve_call(cluster_state& s, const wire::request& v, const double* shared);
 
