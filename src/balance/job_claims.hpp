@@ -73,6 +73,11 @@ class job_claims {
     lines_[r].claimed_done->store(0, std::memory_order_relaxed);
     words_[r]->store(pack(0, n), std::memory_order_release);
   }
+  /// Root, before a call's request: rank r keeps its chunk of n jobs whole, none of it claimable.
+  void reset_kept(int r, int n) {
+    reset(r, n);
+    words_[r]->store(pack(n, n), std::memory_order_release);
+  }
   /// Root: worker r's progress in the current call.
   job_progress progress(int r) const {
     const std::uint64_t w = progress_[r]->load(std::memory_order_acquire);

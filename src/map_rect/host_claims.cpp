@@ -47,10 +47,15 @@ void run_own_by_claims(cluster_state& s, const root_site& site, const call_reque
   s.call.own_counts.assign(static_cast<std::size_t>(n), 0);
   const bool in_place = req.session != nullptr && !own_jobs_on_team(s, req, n);
   int first = 0, cursor = 0;
+  bool kept = req.msgs != nullptr;  // its chunk is its own, unclaimable (reset_claims_everywhere)
+  auto next = [&]() -> job_range {
+    if (!kept) return claims.claim_batch_front(s.settings.threads);
+    kept = false;
+    return {0, n};
+  };
   try {
     if (req.session != nullptr) req.session->begin(0, s.call.own_counts.data(), cursor, nullptr);
-    for (job_range got = claims.claim_batch_front(s.settings.threads); !got.empty();
-         got = claims.claim_batch_front(s.settings.threads)) {
+    for (job_range got = next(); !got.empty(); got = next()) {
       first = got.begin;
       const auto start = std::chrono::steady_clock::now();
       run_own_batch(s, req, got, in_place, cursor);
@@ -121,8 +126,10 @@ int claim_from_others(cluster_state& s, const root_site& site, const call_reques
 
 }  // namespace
 
-void reset_claims_everywhere(cluster_state& s, const root_site& site) {
+void reset_claims_everywhere(cluster_state& s, const root_site& site, const call_request& req) {
   for (int r = 0; r < s.size; ++r) s.host.claims.reset(r, site.plan.jobs(r));
+  // A functor's messages reach the caller's stream only from the root: with one, its jobs stay its own.
+  if (req.msgs != nullptr) s.host.claims.reset_kept(0, site.plan.root_jobs);
   s.host.claims.reset_call();
 }
 

@@ -1,0 +1,126 @@
+// Claims between all ranks of one host: a slow root's jobs are run by the workers, whoever runs a job gives
+// the in-process bits, the lowest failing job decides, and a call with a message stream keeps the root's own.
+#include <mpi.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <numeric>
+#include <sstream>
+#include <thread>
+
+#include "mpi/compare.hpp"
+#include "src/balance/steal.hpp"
+#include "support/matchers.hpp"
+#include "support/mpi_test.hpp"
+
+using namespace maprect;
+
+namespace {
+
+/// Sleeps x_i[0] microseconds on the root only (a slow root that uses no CPU), throws
+/// std::domain_error("boom at <job>") when x_i[1] is not 0, writes "job <x_i[2]>;" to the message stream,
+/// and returns two outputs of every parameter.
+struct root_slowed_job {
+  template <class T1, class T2>
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
+                                                                     const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+                                                                     const std::vector<double>& x_r,
+                                                                     const std::vector<int>& x_i,
+                                                                     std::ostream* msgs) const {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) std::this_thread::sleep_for(std::chrono::microseconds(x_i[0]));
+    if (x_i[1] != 0) throw std::domain_error("boom at " + std::to_string(x_i[2]));
+    if (msgs) *msgs << "job " << x_i[2] << ";";
+    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(2);
+    out(0) = phi(0) * theta(0) * x_r[0] + sin(phi(1) + theta(1));
+    out(1) = exp(theta(0) * x_r[1]) * phi(1);
+    return out;
+  }
+};
+
+/// J jobs whose root-side sleep is `root_us`, failing at the jobs in `failing`.
+struct slowed_data {
+  Eigen::VectorXd phi = Eigen::Vector2d(0.3, -0.7);
+  std::vector<Eigen::VectorXd> theta;
+  std::vector<std::vector<double>> x_r;
+  std::vector<std::vector<int>> x_i;
+  slowed_data(int J, int root_us, std::vector<int> failing = {}) {
+    for (int j = 0; j < J; ++j) {
+      theta.push_back(Eigen::Vector2d(0.1 * j - 0.4, 0.05 * j));
+      x_r.push_back({0.5 + j, 1.0 / (1 + j)});
+      const bool fails = std::find(failing.begin(), failing.end(), j) != failing.end();
+      x_i.push_back({root_us, fails ? 1 : 0, j});
+    }
+  }
+};
+
+/// Every job ran exactly once, by its owner or by one claim: the owners' ends and the claims add up to J.
+void check_every_job_once(const detail::balance_report& b, int J) {
+  const int owned = std::accumulate(b.ends.begin(), b.ends.end(), 0);
+  const int claimed = std::accumulate(b.taken.begin(), b.taken.end(), 0);
+  CHECK(owned + claimed == J);
+}
+
+}  // namespace
+
+MAPRECT_REGISTER(261, root_slowed_job);
+MAPRECT_REGISTER(262, root_slowed_job);
+MAPRECT_REGISTER(263, root_slowed_job);
+
+TEST_CASE("a slow root's jobs run anywhere and give the in-process bits") {
+  const int J = 24, R = test::the_cluster->size();
+  const slowed_data d(J, 3000);
+  const auto serial = test::in_process(
+      [&] { return test::evaluate<261, root_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i); });
+  for (int call = 0; call < 4; ++call) {
+    INFO("call " << call);
+    const auto distributed = test::evaluate<261, root_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i);
+    REQUIRE(distributed.size() == serial.size());
+    for (std::size_t k = 0; k < serial.size(); ++k) CHECK(test::bit_equal(distributed[k], serial[k]));
+    const detail::balance_report b = detail::last_call_balance();
+    if (call == 0 || R == 1 || !test::reports_through_host_memory()) continue;  // a first call plans; no claims
+    REQUIRE(b.ends.size() == static_cast<std::size_t>(R));
+    check_every_job_once(b, J);
+    // What came to the root through memory is every block of a job it did not run: 5 rows per output, two
+    // outputs per job, and each worker's five status values.
+    const int root_ran = b.ends[0] + b.taken[0];
+    CHECK(test::the_cluster->last_call_traffic().received == 8u * (2 * 5 * (J - root_ran) + 5 * (R - 1)));
+  }
+}
+
+TEST_CASE("the lowest failing job decides, whichever rank ran it, and the cluster goes on") {
+  const int J = 24;
+  const slowed_data bad(J, 2000, {7, 19}), good(J, 0);
+  for (int call = 0; call < 3; ++call) {
+    INFO("call " << call);
+    CHECK_THROWS_MATCHES((test::evaluate<262, root_slowed_job, var, var>(bad.phi, bad.theta, bad.x_r, bad.x_i)),
+                         std::domain_error, test::message_contains({"boom at 7", "job 7"}));
+  }
+  const auto serial = test::in_process(
+      [&] { return test::evaluate<262, root_slowed_job, var, var>(good.phi, good.theta, good.x_r, good.x_i); });
+  const auto distributed = test::evaluate<262, root_slowed_job, var, var>(good.phi, good.theta, good.x_r, good.x_i);
+  REQUIRE(distributed.size() == serial.size());
+  for (std::size_t k = 0; k < serial.size(); ++k) CHECK(test::bit_equal(distributed[k], serial[k]));
+}
+
+TEST_CASE("a call with a message stream keeps the root's own jobs, and their messages reach it") {
+  const int J = 12, R = test::the_cluster->size();
+  const slowed_data d(J, 2000);
+  Eigen::Matrix<var, Eigen::Dynamic, 1> phi = d.phi.cast<var>();
+  std::vector<Eigen::Matrix<var, Eigen::Dynamic, 1>> theta;
+  for (const auto& t : d.theta) theta.push_back(t.cast<var>());
+  for (int call = 0; call < 3; ++call) {
+    std::ostringstream msgs;
+    const auto out = map_rect<263, root_slowed_job>(phi, theta, d.x_r, d.x_i, &msgs);
+    CHECK(out.size() == 2 * J);
+    const detail::balance_report b = detail::last_call_balance();
+    const int root_jobs = test::the_cluster->last_call_profile().root_jobs;
+    INFO("call " << call << ", messages: " << msgs.str());
+    if (R == 1) CHECK(msgs.str().find("job " + std::to_string(J - 1) + ";") != std::string::npos);
+    if (call > 0 && R > 1 && !b.ends.empty()) CHECK(b.ends[0] == root_jobs);
+    for (int j = 0; j < (R == 1 ? J : root_jobs); ++j)
+      CHECK(msgs.str().find("job " + std::to_string(j) + ";") != std::string::npos);
+    recover_memory();
+  }
+}
