@@ -148,6 +148,13 @@ void ship_rows(cluster_state& s, const root_site& site) {
   }
 }
 
+/// Step 5 of a first call, last: with every row everywhere, every job's output count to every worker.
+void share_site_counts(cluster_state& s, root_site& site) {
+  if (!site.rows_everywhere) return;
+  share_counts(s.ends(), site.counts, site.plan.n_jobs);
+  s.root.last_traffic.sent += sizeof(int) * static_cast<std::uint64_t>(site.plan.n_jobs) * (s.size - 1);
+}
+
 /// Step 5 of a first call, first half: every rank's status and output counts (first_reports), read into
 /// site.counts and each rank's status. Returns where each rank's blocks go in the answer buffer.
 rank_layout collect_counts(cluster_state& s, root_site& site, const call_request& req, rank_status root_status,
@@ -239,10 +246,7 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
                   blocks.displs.data(), std::chrono::steady_clock::time_point::max(), unused);
   note_gather(s);
   s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - blocks.counts[0] - wire::status_doubles * R);
-  if (site.rows_everywhere) {
-    share_counts(s.ends(), site.counts, req.n_jobs);
-    s.root.last_traffic.sent += sizeof(int) * static_cast<std::uint64_t>(req.n_jobs) * (R - 1);
-  }
+  share_site_counts(s, site);
 
   lay_out_results(s, site);
   s.call.segments.resize(R);

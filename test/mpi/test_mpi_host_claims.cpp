@@ -107,10 +107,10 @@ TEST_CASE("the lowest failing job decides, whichever rank ran it, and the cluste
 TEST_CASE("a call with a message stream keeps the root's own jobs, and their messages reach it") {
   const int J = 12, R = test::the_cluster->size();
   const slowed_data d(J, 2000);
-  Eigen::Matrix<var, Eigen::Dynamic, 1> phi = d.phi.cast<var>();
-  std::vector<Eigen::Matrix<var, Eigen::Dynamic, 1>> theta;
-  for (const auto& t : d.theta) theta.push_back(t.cast<var>());
   for (int call = 0; call < 3; ++call) {
+    Eigen::Matrix<var, Eigen::Dynamic, 1> phi = d.phi.cast<var>();  // anew each call: recover_memory frees them
+    std::vector<Eigen::Matrix<var, Eigen::Dynamic, 1>> theta;
+    for (const auto& t : d.theta) theta.push_back(t.cast<var>());
     std::ostringstream msgs;
     const auto out = map_rect<263, root_slowed_job>(phi, theta, d.x_r, d.x_i, &msgs);
     CHECK(out.size() == 2 * J);

@@ -1,5 +1,5 @@
 #pragma once
-// Exception matchers Catch2 v2 lacks: what() contains every given piece, or names the rank that ran a job.
+// Exception matchers Catch2 v2 lacks: what() contains every given piece.
 #include <catch2/catch.hpp>
 #include <exception>
 #include <string>
@@ -32,11 +32,5 @@ inline message_contains_matcher message_contains(std::vector<std::string> pieces
   return message_contains_matcher(std::move(pieces));
 }
 
-/// Whether a job's error message names the rank that ran it: `rank`, whose chunk holds the job, or the root
-/// (rank 0), which may take a worker's job over. Any message passes at one rank, where none is named.
-inline bool names_rank_or_root(const std::string& what, int rank, int ranks) {
-  return ranks == 1 || what.find("rank " + std::to_string(rank)) != std::string::npos ||
-         what.find("rank 0") != std::string::npos;
-}
 
 }  // namespace maprect::test

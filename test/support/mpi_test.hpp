@@ -4,6 +4,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
+
+#include "src/balance/steal.hpp"
 
 namespace maprect::test {
 /// The live cluster of this test run (size 1 when run without mpirun or with -np 1).
@@ -29,5 +32,17 @@ inline bool through_host_memory() {
 inline bool reports_through_host_memory() {
   const char* v = std::getenv("MAPRECT_BALANCE");
   return through_host_memory() && (v == nullptr || v[0] == '\0' || std::strcmp(v, "auto") == 0);
+}
+
+/// Whether a job's error message names the rank that ran it: `rank`, whose chunk holds the job, or the root
+/// (rank 0), which may take a worker's job over; when the last steady call went by claims (it reports who
+/// ran what), any rank of the cluster may have claimed it. Any message passes at one rank, where none is named.
+inline bool names_rank_or_root(const std::string& what, int rank, int ranks) {
+  auto names = [&](int r) { return what.find("rank " + std::to_string(r) + " ") != std::string::npos; };
+  if (ranks == 1 || names(rank) || names(0)) return true;
+  if (detail::last_call_balance().ends.empty()) return false;
+  for (int r = 1; r < ranks; ++r)
+    if (names(r)) return true;
+  return false;
 }
 }  // namespace maprect::test
