@@ -220,7 +220,7 @@ reduce_return_t<T_slice, Args...> reduce_over_ranks(int call_id, const slice_pla
   auto same = [&] { return kept.same(sliced, args...); };
   root_slices<decltype(run_range), decltype(write), decltype(same)> session(b.layout, msgs, run_range, fold, write,
                                                                              same);
-  const reduce_request request{call_id, &b.layout, b.shared.data(), b.sliced.data(), &session};
+  const reduce_request request{call_id, &b.layout, b.shared.data(), b.sliced.data(), &session, msgs != nullptr};
   try {
     reduce_on_cluster(request);
   } catch (...) {

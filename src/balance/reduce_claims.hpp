@@ -57,8 +57,8 @@ struct reduce_balance_report {
   std::vector<int> batches;  ///< per rank, the batches it ran of other ranks' ranges
 };
 
-/// Root: who ran which slices in the last cluster reduce_sum call under MAPRECT_BALANCE=hosts (empty vectors
-/// otherwise). A test hook.
+/// Root: who ran which slices in the last cluster reduce_sum call by claims (MAPRECT_BALANCE=hosts, or between
+/// all ranks of one host through host memory; empty vectors otherwise). A test hook.
 reduce_balance_report last_reduce_balance();
 
 /// Root, once its own slices are done: asks each worker in turn for batches of its unstarted slices until it

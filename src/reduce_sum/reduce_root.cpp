@@ -18,6 +18,7 @@
 #include "src/cluster/cluster_state.hpp"
 #include "src/protocol/exchange.hpp"
 #include "src/balance/reduce_claims.hpp"
+#include "src/reduce_sum/reduce_host_claims.hpp"
 #include "src/reduce_sum/reduce_root_steps.hpp"
 #include "src/cluster/test_hooks.hpp"
 
@@ -79,6 +80,12 @@ bool takes_over_from(const cluster_state& s, int r) {
   return !s.settings.steal && s.settings.take_over && s.host.claims.shared_with(r);
 }
 
+/// Whether a call through host memory goes by claims between all ranks of the host (every rank holds the
+/// payload): under MAPRECT_BALANCE=auto when every rank shares the root's host memory.
+bool claims_between_all(const cluster_state& s) {
+  return !s.settings.steal && s.settings.take_over && s.host.claims.shared_with_all();
+}
+
 /// Before a call's request: each worker's range of slices is all unclaimed.
 void reset_claims(cluster_state& s, const reduce_split& split) {
   for (int r = 1; r < s.size; ++r)
@@ -91,7 +98,8 @@ void reset_claims(cluster_state& s, const reduce_split& split) {
 bool fits_slots(const cluster_state& s) {
   if (!s.host.slots.usable()) return false;
   const reduce_root_buffers& b = s.root.reduce;
-  for (int r = 1; r < s.size; ++r)
+  // By claims between all ranks the root's slot holds its values and blocks too.
+  for (int r = claims_between_all(s) ? 0 : 1; r < s.size; ++r)
     if (static_cast<long long>(b.values.counts[r]) + b.answers.counts[r] > s.host.slots.capacity()) return false;
   return true;
 }
@@ -99,7 +107,7 @@ bool fits_slots(const cluster_state& s) {
 /// Step 3 through memory: each worker's sliced values at the start of its slot, before the request.
 void place_values(cluster_state& s, const double* sliced) {
   const reduce_root_buffers& b = s.root.reduce;
-  for (int r = 1; r < s.size; ++r) std::copy_n(sliced + b.values.displs[r], b.values.counts[r], s.host.slots.slot(r));
+  for (int r = b.route == wire::call_route::memory ? 0 : 1; r < s.size; ++r) std::copy_n(sliced + b.values.displs[r], b.values.counts[r], s.host.slots.slot(r));
   s.host.slots.sync();
 }
 
@@ -139,7 +147,8 @@ void post_call(cluster_state& s, const reduce_request& req, const std::string* p
   b.route = !via_slots                                              ? wire::call_route::messages
             : s.settings.take_over && s.host.claims.shared_with_all() ? wire::call_route::memory
                                                                       : wire::call_route::slots;
-  reset_claims(s, split);
+  if (b.route == wire::call_route::memory) reset_reduce_claims(s, split, req.messages);
+  else reset_claims(s, split);
   if (b.via_slots()) place_values(s, req.sliced);
   const wire::reduce_header h{req.call_id,        static_cast<int>(layout.n_shared()),
                               layout.plan().n_terms, layout.plan().grainsize,
@@ -199,6 +208,7 @@ void lay_out_answers(cluster_state& s, const reduce_layout& layout, const reduce
   reduce_root_buffers& b = s.root.reduce;
   int at = 0;  // at most the planned answers, which lay_out_call checked
   b.ends.assign(static_cast<std::size_t>(s.size), 0);
+  b.ends[0] = split.first(1);
   const bool status_in_memory = b.route == wire::call_route::memory;
   for (int r = 1; r < s.size; ++r) {
     b.ends[r] = worker_end(s, split, r);
@@ -243,7 +253,22 @@ void claim_and_collect(cluster_state& s, const reduce_request& req, const reduce
     abort_late(s, reduce_call(req.call_id), missing);
   if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
   b.ends.assign(static_cast<std::size_t>(s.size), 0);
+  b.ends[0] = split.first(1);
   for (int r = 1; r < s.size; ++r) b.ends[r] = split.first(r);  // fold_in_slice_order reads b.taken
+}
+
+/// Steps 4 and 5 by claims between all ranks of the host: the root's part of the claims, then each worker's
+/// report in host memory (past the deadline the late workers are named, and the job aborted).
+root_failure run_and_await_claims(cluster_state& s, const reduce_request& req, const reduce_split& split,
+                                  call_clock& clock, bool want, std::chrono::steady_clock::time_point deadline) {
+  root_failure failure = run_reduce_claims(s, req, split, want);
+  clock.own_done = clock.taken_done = std::chrono::steady_clock::now();
+  s.root.last_profile.root_seconds = std::chrono::duration<double>(clock.taken_done - clock.own_start).count();
+  await_reports(s, req.call_id, deadline);
+  note_reduce_claims(s, *req.layout, split);
+  clock.gathered = std::chrono::steady_clock::now();
+  s.host.slots.sync();
+  return failure;
 }
 
 /// Steps 4 and 5 on the root: its own slices, the slices it takes over (`want`: the workers' data are
@@ -254,6 +279,7 @@ root_failure run_and_collect(cluster_state& s, const reduce_request& req, const 
   reduce_root_buffers& b = s.root.reduce;
   clock.own_start = std::chrono::steady_clock::now();
   const auto deadline = start_deadline(s);
+  if (b.route == wire::call_route::memory) return run_and_await_claims(s, req, split, clock, want, deadline);
   root_failure failure;
   failure.slice = req.session->run(0, split.first(1), b.own.data(), true, failure.error);
   clock.own_done = std::chrono::steady_clock::now();
@@ -276,7 +302,13 @@ root_failure run_and_collect(cluster_state& s, const reduce_request& req, const 
 /// After a call that shipped a payload (its answers in hand, by message): the host slots grow to what each
 /// worker's values and answer need for the next calls (each worker asks for its own). Collective; growing
 /// moves the claim words, which the next request resets.
-void grow_slots(cluster_state& s) { s.host.reserve(0, s.comm); }
+void grow_slots(cluster_state& s, const reduce_layout& layout, const reduce_split& split) {
+  const reduce_root_buffers& b = s.root.reduce;
+  const long long own = claims_between_all(s) ? b.values.counts[0] + wire::status_doubles +
+                                                    static_cast<long long>(layout.block_at(split.first(1)))
+                                              : 0;
+  s.host.reserve(own, s.comm);
+}
 
 /// Throws the error of worker r, which ran slice `slice` and failed there first, fetched from it.
 [[noreturn]] void throw_worker_failure(cluster_state& s, const reduce_request& req, int r, int slice) {
@@ -316,7 +348,8 @@ void throw_first_claimed_failure(cluster_state& s, const reduce_request& req, co
 /// first; in a worker's range, the slices it ran come before those the root took over.
 void throw_first_failure(cluster_state& s, const reduce_request& req, const reduce_split& split,
                          const root_failure& root) {
-  if (s.settings.steal) return throw_first_claimed_failure(s, req, root);
+  if (s.settings.steal || s.root.reduce.route == wire::call_route::memory)
+    return throw_first_claimed_failure(s, req, root);
   const slice_plan& plan = req.layout->plan();
   if (root.slice < split.first(1)) throw_slice_error(root.error, req.call_id, plan, root.slice, 0);
   for (int r = 1; r < s.size; ++r) {
@@ -366,7 +399,9 @@ void tune_share(cluster_state& s, reduce_root_site& site, const call_clock& c) {
   site.tuner.record(site.split.as_plan(), t);
   // With take-over on one host the root runs a slow worker's slices, so its share stays at most the even one.
   const bool root_takes = (s.settings.take_over && s.host.claims.shared_with_all()) || s.settings.steal;
-  site.next_root_slices = site.tuner.proposal(site.split.as_plan(), root_takes);
+  // By claims between all ranks any rank relieves the root: its share does not move.
+  if (s.root.reduce.route != wire::call_route::memory)
+    site.next_root_slices = site.tuner.proposal(site.split.as_plan(), root_takes);
 }
 
 /// Hands every slice's block to the front door's fold, in slice order: the root's, then each worker's (those
@@ -374,7 +409,9 @@ void tune_share(cluster_state& s, reduce_root_site& site, const call_clock& c) {
 void fold_in_slice_order(const cluster_state& s, const reduce_request& req, const reduce_split& split) {
   const reduce_layout& layout = *req.layout;
   const reduce_root_buffers& b = s.root.reduce;
-  for (int slice = 0; slice < split.first(1); ++slice) req.session->fold(slice, b.own.data() + layout.block_at(slice));
+  for (int slice = 0; slice < split.first(1); ++slice)  // by claims between all ranks others ran [ends[0], ...)
+    req.session->fold(slice, slice < b.ends[0] ? b.own.data() + layout.block_at(slice)
+                                               : claimed_root_block(s, layout, split, slice));
   for (int r = 1; r < s.size; ++r) {
     const double* blocks = answer_of(s, r) + wire::status_doubles;
     const std::size_t base = layout.block_at(split.first(r));
@@ -417,7 +454,7 @@ void reduce_on_cluster(const reduce_request& req) {
     post_call(s, req, payload, moved);
     if (early) current = req.session->unchanged();
     failure = run_and_collect(s, req, split, clock, current);
-    if (payload != nullptr || moved) grow_slots(s);
+    if (payload != nullptr || moved) grow_slots(s, *req.layout, split);
   });
   const bool steady = payload == nullptr && current && !moved && failure.slice == INT_MAX;
   // The workers ran on data that changed since they got them: their results go, the call runs again with
@@ -427,7 +464,7 @@ void reduce_on_cluster(const reduce_request& req) {
     between_collectives(s, req.call_id, [&] {
       post_call(s, req, payload, false);
       failure = run_and_collect(s, req, split, clock, true);
-      grow_slots(s);
+      grow_slots(s, *req.layout, split);
     });
   throw_first_failure(s, req, split, failure);
   if (steady) tune_share(s, site, clock);

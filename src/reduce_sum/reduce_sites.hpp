@@ -104,7 +104,9 @@ struct reduce_root_buffers {
   std::vector<double> own;      ///< the root's own blocks
   std::vector<double> taken;    ///< blocks of the workers' slices the root took over, at layout.block_at
   std::vector<double> received; ///< the workers' status and blocks, at answers.displs
-  std::vector<int> ends;        ///< per worker, where the slices it ran end (the root took over the rest)
+  std::vector<int> ends;        ///< per rank, where the slices it ran end (others ran the rest; the root's:
+                                ///< below its range's end only by claims between all ranks)
+  long long taken_doubles = 0;  ///< by claims between all ranks: blocks of other ranks' slices the root ran
   std::vector<double> statuses; ///< MAPRECT_BALANCE=hosts: each worker's status, wire::status_doubles apiece
   std::vector<int> claim_firsts;   ///< MAPRECT_BALANCE=hosts: per rank, the first slice of its range; then N slices
   std::vector<int> claim_ends;     ///< MAPRECT_BALANCE=hosts: per rank, where its own slices ended (others ran the rest)

@@ -15,6 +15,7 @@
 #include "src/protocol/exchange.hpp"
 #include "src/balance/reduce_claims.hpp"
 #include "src/cluster/call_timeout.hpp"
+#include "src/reduce_sum/reduce_host_claims.hpp"
 
 namespace maprect::detail {
 
@@ -147,13 +148,18 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
   }
   const auto start = std::chrono::steady_clock::now();
   int end = last;
-  const int failed = run_slices(s, site, shared, answer, first, last, end);
+  int failed = run_slices(s, site, shared, answer, first, last, end);
+  int taken = 0;
+  if (h.route == wire::call_route::memory && s.host.claims.shared_with(0)) {  // claims between all ranks
+    if (failed != INT_MAX) s.host.claims.note_failure(failed);
+    taken = serve_reduce_claims_in_memory(s, site, shared, split, failed);
+  }
   answer[0] = static_cast<int>(failed == INT_MAX ? wire::status::ok : wire::status::failed);
   answer[1] = failed == INT_MAX ? -1 : failed;
   answer[2] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (h.route == wire::call_route::memory) {
     // The status and blocks are in the slot; the root reads them once it sees this rank finished.
-    s.host.claims.finish({static_cast<int>(answer[0]), static_cast<int>(answer[1]), answer[2], 0.0, 0.0});
+    s.host.claims.finish({static_cast<int>(answer[0]), static_cast<int>(answer[1]), answer[2], 0.0, 0.0, taken});
   } else {
     send_answer(s, site, answer, first, end, named_collective(v, via_slots ? wire::status_doubles : v.chunk_back),
                 via_slots);

@@ -1,6 +1,6 @@
-// reduce_sum under MAPRECT_BALANCE=hosts (which this test's CTest entries set, with each rank a host of its
-// own through MAPRECT_TEST_HOST_RANKS=1): any rank out of slices takes batches of a slower worker's unstarted
-// slices. The bits stay those of the call in process whoever runs a slice, a slow rank's slices are run by
+// reduce_sum by claims: under MAPRECT_BALANCE=hosts (which this test's CTest entries set, with each rank a
+// host of its own through MAPRECT_TEST_HOST_RANKS=1) by message, and under auto on one host (the one_host
+// variants) through host memory, any rank out of slices takes batches of a slower rank's unstarted slices. The bits stay those of the call in process whoever runs a slice, a slow rank's slices are run by
 // the others, and a failing slice keeps the error rules (the lowest failing slice decides, named with the
 // rank that ran it, wherever it ran), each error followed by a good call.
 #include <catch2/catch.hpp>
@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -66,6 +68,14 @@ value_and_gradient on_cluster(int root_slices, int G, const std::vector<var>& te
                      operands_of(terms, scale));
 }
 
+/// Whether this run claims by message on every call (MAPRECT_BALANCE=hosts). Under auto on one host the
+/// claims go through host memory, on steady calls only: a call that ships the call site's data, or moves
+/// the share, runs as planned and reports no claims.
+bool every_call_claims() {
+  const char* v = std::getenv("MAPRECT_BALANCE");
+  return v != nullptr && std::strcmp(v, "hosts") == 0;
+}
+
 /// The split of n slices the test fixes: the root's share that of the even split.
 detail::reduce_split split_of(int n_slices) { return detail::reduce_split::even(n_slices, the_cluster->size()); }
 
@@ -89,14 +99,28 @@ std::string failed_on(int id, int s, int r) {
          " failed: bad term " + std::to_string(s);
 }
 
+/// Checks that `what` is the failure of slice s of rank `owner`'s range, named with the rank the last call's
+/// report says ran it: the owner when its own slices reached s, else another rank (whichever claimed it).
+void check_failure_named(const std::string& what, int s, int owner) {
+  const detail::reduce_balance_report b = detail::last_reduce_balance();
+  REQUIRE(!b.ends.empty());
+  if (s < b.ends[owner]) {
+    CHECK(what == failed_on(803, s, owner));
+    return;
+  }
+  bool other = false;
+  for (int r = 0; r < the_cluster->size(); ++r) other = other || (r != owner && what == failed_on(803, s, r));
+  CHECK(other);
+}
+
 /// Every slice of the last call ran exactly once: the slices others ran of each worker's range are the
 /// slices the ranks report taking.
 void check_conservation(const detail::reduce_balance_report& b, int n_slices) {
   const int R = the_cluster->size();
   REQUIRE(b.firsts.size() == static_cast<std::size_t>(R) + 1);
   CHECK(b.firsts[R] == n_slices);
-  int given = 0;
-  for (int r = 1; r < R; ++r) {
+  int given = 0;  // the root's own slices too: by claims between all ranks of one host others run them
+  for (int r = 0; r < R; ++r) {
     CHECK(b.ends[r] >= b.firsts[r]);
     CHECK(b.ends[r] <= b.firsts[r + 1]);
     given += b.firsts[r + 1] - b.ends[r];
@@ -123,7 +147,9 @@ TEST_CASE("reduce_sum claims: byte-equal to in process and to the fold, whoever 
         CHECK(in_process([&] { return on_cluster<801>(0, G, terms, scale, slow, none); }) == want);
         for (int call = 0; call < 2; ++call) {
           CHECK(on_cluster<801>(split_of(n_slices).root_slices, G, terms, scale, slow, none) == want);
-          if (the_cluster->size() > 1) check_conservation(detail::last_reduce_balance(), n_slices);
+          // The second call is steady: it went by claims however they travel.
+          if (the_cluster->size() > 1 && (call == 1 || every_call_claims()))
+            check_conservation(detail::last_reduce_balance(), n_slices);
         }
       }
     }
@@ -147,6 +173,7 @@ TEST_CASE("reduce_sum claims: a slow worker's slices are run by the other ranks"
     INFO("call " << call << ", " << R << " ranks");
     CHECK(on_cluster<802>(split.root_slices, 1, terms, scale, slow, none) == want);
     const detail::reduce_balance_report b = detail::last_reduce_balance();
+    if (call == 0 && !every_call_claims()) continue;  // it shipped the data
     check_conservation(b, N);
     least_kept = std::min(least_kept, b.ends[1] - split.first(1));
   }
@@ -169,13 +196,22 @@ TEST_CASE("reduce_sum claims: a failure inside a taken slice keeps the error rul
   const std::vector<int> slow = {1, 20000};
   const detail::reduce_split split = split_of(N);
   const int last_of_1 = split.first(2) - 1, first_of_1 = split.first(1);
+  // Each call twice: the failing slices are an argument, so the first ships the call site's data anew (and
+  // under auto on one host runs as planned); the second is steady, by claims however they travel, and must
+  // throw the same.
   auto good_call = [&] {
     const std::vector<int> none;
-    CHECK(on_cluster<803>(split.root_slices, 1, terms, scale, slow, none) ==
-          fold_over_slices<rank_slowed_partial>(1, terms, scale, slow, none));
+    for (int twice = 0; twice < 2; ++twice)
+      CHECK(on_cluster<803>(split.root_slices, 1, terms, scale, slow, none) ==
+            fold_over_slices<rank_slowed_partial>(1, terms, scale, slow, none));
   };
   auto failing_call = [&](const std::vector<int>& failing) {
-    return domain_error_of([&] { on_cluster<803>(split.root_slices, 1, terms, scale, slow, failing); });
+    const std::string first =
+        domain_error_of([&] { on_cluster<803>(split.root_slices, 1, terms, scale, slow, failing); });
+    const std::string second =
+        domain_error_of([&] { on_cluster<803>(split.root_slices, 1, terms, scale, slow, failing); });
+    CHECK(first.substr(0, first.find(" on rank")) == second.substr(0, second.find(" on rank")));
+    return second;
   };
   int by_others = 0;
   for (int call = 0; call < 3; ++call) {
@@ -187,6 +223,7 @@ TEST_CASE("reduce_sum claims: a failure inside a taken slice keeps the error rul
     CHECK(named);
     // Where the claims said it ran: by a thief when rank 1's own slices ended before it.
     const detail::reduce_balance_report b = detail::last_reduce_balance();
+    REQUIRE(!b.ends.empty());
     if (b.ends[1] <= last_of_1) {
       CHECK(what != failed_on(803, last_of_1, 1));
       ++by_others;
@@ -195,10 +232,10 @@ TEST_CASE("reduce_sum claims: a failure inside a taken slice keeps the error rul
     }
     good_call();
     // Two failures: the lower slice decides, although the thief's came first in time.
-    CHECK(failing_call({first_of_1, last_of_1}) == failed_on(803, first_of_1, 1));
+    check_failure_named(failing_call({first_of_1, last_of_1}), first_of_1, 1);
     good_call();
     // The root's own slice before a taken one.
-    CHECK(failing_call({0, last_of_1}) == failed_on(803, 0, 0));
+    check_failure_named(failing_call({0, last_of_1}), 0, 0);
     good_call();
     if (R > 2) {
       // A taken slice before a failing slice of a later worker's range.

@@ -39,6 +39,7 @@ struct reduce_request {
   const double* shared;          ///< layout->n_shared() values of the shared arguments' vars
   const double* sliced;          ///< layout->n_sliced() values of the sliced argument's vars, in term order
   reduce_session* session;       ///< the front door's side of the call
+  bool messages = false;         ///< the call writes to a message stream: the root's own slices stay its own
 };
 
 /// Runs `req` over the ranks of the cluster live on this thread (root side): ships the payload where the

@@ -1,0 +1,154 @@
+// reduce_sum by claims between all ranks of one host, both sides. Every rank holds the call site's payload,
+// so any rank can run any slice: each rank, the root included, runs its range from the front, and a rank out
+// of slices claims a batch from the back of the rank with the most unclaimed ones (src/balance/job_claims.hpp),
+// reading their values from, and writing their blocks to, the owner's host slot. The root folds every block in
+// slice order, so the sum is the in-process one whoever ran a slice.
+#include "src/reduce_sum/reduce_host_claims.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <maprect/detail/reduce_site.hpp>
+
+#include "src/balance/job_claims.hpp"
+
+namespace maprect::detail {
+
+namespace {
+
+/// Where rank r's status and blocks start in its slot: behind the values of its range.
+double* answer_in_slot(const cluster_state& s, const reduce_layout& layout, const reduce_split& split, int r) {
+  const std::size_t values = layout.slice_values_at(split.first(r + 1)) - layout.slice_values_at(split.first(r));
+  return s.host.slots.slot(r) + values;
+}
+
+/// Where slice `slice` of rank r's range has its block in r's slot.
+double* block_in_slot(const cluster_state& s, const reduce_layout& layout, const reduce_split& split, int r,
+                      int slice) {
+  return answer_in_slot(s, layout, split, r) + wire::status_doubles +
+         (layout.block_at(slice) - layout.block_at(split.first(r)));
+}
+
+/// Claims batches from the back of the rank with the most unclaimed slices until none is left, a changed
+/// call stops them, or `run(owner, first, last)` (global slices) returns false. Returns the slices claimed.
+template <class RunBatch>
+int claim_from_richest(cluster_state& s, const reduce_split& split, RunBatch&& run) {
+  job_claims& claims = s.host.claims;
+  int taken = 0;
+  for (int owner; !claims.stopped() && (owner = claims.richest(s.rank, s.size)) >= 0;) {
+    const job_range got = claims.claim_batch_back(owner, s.settings.threads);
+    if (got.empty()) continue;
+    const int first = split.first(owner) + got.begin, last = split.first(owner) + got.end;
+    if (first > claims.first_failure()) continue;  // behind a failure: nobody needs it
+    taken += got.size();
+    if (!run(owner, first, last)) break;
+  }
+  return taken;
+}
+
+}  // namespace
+
+void reset_reduce_claims(cluster_state& s, const reduce_split& split, bool messages) {
+  for (int r = 0; r < s.size; ++r) s.host.claims.reset(r, split.first(r + 1) - split.first(r));
+  // A functor's messages reach the caller's stream only from the root: with one, its slices stay its own.
+  if (messages) s.host.claims.reset_kept(0, split.first(1));
+  s.host.claims.reset_call();
+}
+
+slice_failure run_reduce_claims(cluster_state& s, const reduce_request& req, const reduce_split& split, bool want) {
+  job_claims& claims = s.host.claims;
+  reduce_root_buffers& b = s.root.reduce;
+  const reduce_layout& layout = *req.layout;
+  slice_failure failure;
+  // With stale data on the workers nobody runs anything: the call runs again with the new payload.
+  if (!want) claims.stop();
+  bool kept = req.messages;
+  auto next = [&]() -> job_range {
+    if (!kept) return claims.claim_batch_front(s.settings.threads);
+    kept = false;
+    return {0, split.first(1)};
+  };
+  for (job_range got = want ? next() : job_range{}; !got.empty(); got = next()) {
+    const int f = req.session->run(got.begin, got.end, b.own.data() + layout.block_at(got.begin), true, failure.error);
+    if (f == INT_MAX) continue;
+    failure.slice = f;
+    claims.note_failure(f);
+    claims.claim_rest();
+    break;
+  }
+  b.ends.assign(static_cast<std::size_t>(s.size), 0);
+  b.ends[0] = claims.worker_end(0);
+  b.taken_doubles = 0;
+  if (!want || failure.slice != INT_MAX) return failure;
+  job_error error;
+  s.root.last_profile.taken_jobs += claim_from_richest(s, split, [&](int owner, int first, int last) {
+    const int f = req.session->run(first, last, block_in_slot(s, layout, split, owner, first), false, error);
+    if (f != INT_MAX) {
+      claims.note_failure(f);
+      failure.keep(f, error);
+    } else {
+      claims.add_claimed_done(owner, last - first);
+      b.taken_doubles += static_cast<long long>(layout.block_at(last) - layout.block_at(first));
+    }
+    return true;
+  });
+  return failure;
+}
+
+void note_reduce_claims(cluster_state& s, const reduce_layout& layout, const reduce_split& split) {
+  reduce_root_buffers& b = s.root.reduce;
+  b.answers.counts.assign(static_cast<std::size_t>(s.size), 0);
+  b.answers.displs.assign(static_cast<std::size_t>(s.size), 0);
+  for (int r = 1; r < s.size; ++r) b.ends[r] = split.first(r + 1);  // every block of its range is in its slot
+  // Who ran what, as last_reduce_balance() reports it.
+  b.claim_firsts.resize(static_cast<std::size_t>(s.size) + 1);
+  for (int r = 0; r <= s.size; ++r) b.claim_firsts[r] = split.first(r);
+  b.claim_ends.assign(static_cast<std::size_t>(s.size), 0);
+  b.claim_taken.assign(static_cast<std::size_t>(s.size), 0);
+  b.claim_batches.assign(static_cast<std::size_t>(s.size), 0);
+  for (int r = 0; r < s.size; ++r) {
+    b.claim_ends[r] = split.first(r) + s.host.claims.worker_end(r);
+    b.claim_taken[r] = r == 0 ? s.root.last_profile.taken_jobs : s.host.claims.report(r).taken;
+  }
+  // Every block of a slice the root did not run reached it through host memory, with each worker's status.
+  const long long root_blocks = static_cast<long long>(layout.block_at(b.ends[0])) + b.taken_doubles;
+  const long long received = static_cast<long long>(layout.block_doubles()) - root_blocks +
+                             static_cast<long long>(wire::status_doubles) * (s.size - 1);
+  s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(received);
+  s.root.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(received);
+}
+
+const double* claimed_root_block(const cluster_state& s, const reduce_layout& layout, const reduce_split& split,
+                                 int slice) {
+  return block_in_slot(s, layout, split, 0, slice);
+}
+
+// ---- the worker's side ----
+
+int serve_reduce_claims_in_memory(cluster_state& s, reduce_worker_site& site, const double* shared,
+                                  const reduce_split& split, int& failed) {
+  job_claims& claims = s.host.claims;
+  const reduce_layout& layout = site.layout;
+  job_error error;
+  return claim_from_richest(s, split, [&](int owner, int first, int last) {
+    // The owner's values of these slices, from its slot into their places in this rank's copy.
+    const std::size_t owner_at = layout.slice_values_at(split.first(owner)), at = layout.slice_values_at(first);
+    std::copy_n(s.host.slots.slot(owner) + (at - owner_at), layout.slice_values_at(last) - at, site.sliced.data() + at);
+    const int f = site.runner == nullptr ? first
+                                         : site.runner->run(layout, first, last, shared, site.sliced.data(),
+                                                            s.team.get(), block_in_slot(s, layout, split, owner, first),
+                                                            error);
+    if (site.runner == nullptr) error = {error_type::invalid_argument, site.missing};
+    if (f != INT_MAX) {
+      claims.note_failure(f);
+      if (f < failed) {
+        failed = f;
+        s.worker.last_error = error;
+      }
+    } else {
+      claims.add_claimed_done(owner, last - first);
+    }
+    return true;
+  });
+}
+
+}  // namespace maprect::detail
