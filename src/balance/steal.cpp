@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <maprect/detail/job_runner.hpp>
+#include <maprect/detail/thread_parking.hpp>
 #include <thread>
 
 namespace maprect::detail {
@@ -28,9 +29,7 @@ job_range unstarted_jobs::grant_back(int held) {
 void pause_in_claims(wait_policy policy, unsigned& spins) {
   ++spins;
   if (policy != wait_policy::sleep) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+    spin_pause();
     return;
   }
   // Ranks share cores: leave the CPU to those that compute, yielding first, then sleeping.

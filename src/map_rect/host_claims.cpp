@@ -6,6 +6,7 @@
 // completes; whoever ran a job, its blocks are the same bits.
 #include <algorithm>
 #include <chrono>
+#include <maprect/detail/thread_parking.hpp>
 #include <maprect/detail/job_error.hpp>
 #include <maprect/detail/registry.hpp>
 
@@ -15,15 +16,6 @@
 namespace maprect::detail {
 
 namespace {
-
-/// Tells the CPU that this is a wait loop on memory another core writes.
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 /// Where rank r's blocks start in its slot (the root's view, writable: any rank may write them).
 double* blocks_in_slot(const cluster_state& s, const root_site& site, int r) {
@@ -119,7 +111,7 @@ int claim_from_others(cluster_state& s, const root_site& site, const call_reques
     }
     if (!during || s.call.making_stopped || s.settings.policy == wait_policy::sleep) break;
     if (s.settings.timeout > 0 && spins % 1024 == 0 && std::chrono::steady_clock::now() >= s.call.deadline) break;
-    cpu_relax();
+    spin_pause();
   }
   return taken;
 }

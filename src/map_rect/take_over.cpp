@@ -1,21 +1,13 @@
 // The root's take-over on its host: once its own jobs are done it runs its host's workers' unstarted jobs
 // from the back of their chunks, and makes their output nodes as their blocks come in.
 #include <chrono>
+#include <maprect/detail/thread_parking.hpp>
 
 #include "src/map_rect/root_steps.hpp"
 
 namespace maprect::detail {
 
 namespace {
-
-/// Tells the CPU that this is a wait loop on memory another core writes.
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 /// Runs one batch of worker r's jobs that nobody has started yet, from the back of its chunk, and writes
 /// their blocks where the worker's would land in `buffer`. Returns the number of jobs claimed (0: none were
@@ -106,7 +98,7 @@ int make_nodes_and_take_over(cluster_state& s, const root_site& site, const call
     if (n > 0) continue;
     if (s.settings.policy == wait_policy::sleep) break;
     if (s.settings.timeout > 0 && spins % 1024 == 0 && std::chrono::steady_clock::now() >= s.call.deadline) break;
-    cpu_relax();
+    spin_pause();
   }
   return taken;
 }
