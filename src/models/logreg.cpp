@@ -10,6 +10,7 @@
 #include <map>
 
 #include "csv.hpp"
+#include "splitmix64.hpp"
 
 MAPRECT_REGISTER(1, maprect::models::logreg_job);
 
@@ -130,29 +131,6 @@ double logreg_standard_closed_form(const logreg_standard_problem& problem, const
   gradient(1) = d_beta;
   return lp;
 }
-
-namespace {
-
-// splitmix64 (Steele, Lea, Flood 2014): fixed output on every platform, unlike std distributions.
-class splitmix64 {
- public:
-  explicit splitmix64(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  /// Uniform on (0, 1), never 0 or 1.
-  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
-  /// Uniform on (lo, hi).
-  double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
-
- private:
-  std::uint64_t state_;
-};
-
-}  // namespace
 
 logreg_data simulate_logreg(int n_groups, int n_points, std::uint64_t seed) {
   if (n_groups < 1 || n_points < 1)

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "splitmix64.hpp"
+
 MAPRECT_REGISTER(4, maprect::models::pointwise_regression_job);
 
 namespace maprect::models {
@@ -11,28 +13,6 @@ namespace maprect::models {
 namespace {
 
 constexpr double half_log_two_pi = 0.91893853320467274178;
-
-// splitmix64 (Steele, Lea, Flood 2014): fixed output on every platform, unlike std distributions.
-class splitmix64 {
- public:
-  explicit splitmix64(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  /// Uniform on (0, 1), never 0 or 1.
-  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
-  /// Standard normal (Box-Muller; the second value is dropped to keep the stream simple).
-  double normal() {
-    const double u = uniform(), v = uniform();
-    return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586477 * v);
-  }
-
- private:
-  std::uint64_t state_;
-};
 
 void check_sizes(const pointwise_regression_data& d, const Eigen::VectorXd& params) {
   if (params.size() != pointwise_regression_size(d))
