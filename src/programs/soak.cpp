@@ -53,8 +53,9 @@ struct rss_probe {
       const std::vector<double>&, const std::vector<int>&, std::ostream*) const {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    // The root's job waits, so that each worker has claimed its own job before the root could take it over.
-    if (rank == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // Every job waits, so that each rank has claimed its own job before another, done with its own, could
+    // claim it (on one host any rank claims any other's unstarted jobs).
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
     Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> out(kProbeOutputs);
     out(0) = rank;
     out(1) = static_cast<double>(status_kb("VmRSS"));
@@ -93,8 +94,8 @@ std::vector<rss_sample> probe_rss(int ranks) {
   return rss;
 }
 
-/// Memory per rank, from the first of up to 20 probe calls in which every job ran on its own rank (a worker
-/// that starts late may have its job taken over by the root); empty if none did.
+/// Memory per rank, from the first of up to 20 probe calls in which every job ran on its own rank (a rank
+/// that starts late may have its job claimed by another); empty if none did.
 std::vector<rss_sample> sample_rss(int ranks) {
   for (int attempt = 0; attempt < 20; ++attempt) {
     std::vector<rss_sample> rss = probe_rss(ranks);
