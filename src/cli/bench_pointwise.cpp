@@ -16,6 +16,7 @@
 #include "json_output.hpp"
 #include "pointwise_regression.hpp"
 #include "spmd.hpp"
+#include "src/balance/steal.hpp"
 
 namespace maprect::cli {
 
@@ -126,7 +127,9 @@ std::vector<pointwise_record> bench_size(int G, int K, int C, int repeat, const 
       r.bytes_received = traffic.received;
       r.bytes_through_memory = traffic.through_memory;
       const cluster::profile profile = c.last_call_profile();
-      r.root_jobs = profile.root_jobs + profile.taken_jobs;
+      // By claims other ranks may have run part of the root's share: the call's report says what it ran.
+      const detail::balance_report claims = detail::last_call_balance();
+      r.root_jobs = claims.ends.empty() ? profile.root_jobs + profile.taken_jobs : claims.ends[0] + claims.taken[0];
     }
     out.push_back(r);
   }
