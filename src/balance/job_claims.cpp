@@ -20,9 +20,6 @@ static_assert(sizeof(std::atomic<std::uint64_t>) + sizeof(worker_report) <= line
 /// The claim the root makes at once: an eighth of what is left, so that a root much slower than the worker
 /// does not take a large batch the worker would then wait for.
 int root_batch(int left) { return std::max(1, left / 8); }
-/// The claim a worker makes at once: a quarter of what is left (few claims per call, small ones at the end).
-int worker_batch(int left) { return std::max(1, left / 4); }
-
 /// The one batch rule of claims between all ranks, for the owner's front and a claim on another's back
 /// alike: a quarter of what is left (few claims per call, small ones at the end), but a job per team thread
 /// while there are that many.
@@ -52,28 +49,29 @@ void job_claims::place(char* base, int rank, const std::vector<int>& comm_rank) 
   my_progress_ = rank != 0 ? progress_[rank] : nullptr;
 }
 
-job_range job_claims::claim_batch_back(int r, int threads) {
-  word& w = *words_[r];
+template <class Batch>
+job_range job_claims::take(word& w, bool from_front, Batch batch) {
   std::uint64_t seen = w.load(std::memory_order_acquire);
   while (true) {
     const int f = front(seen), b = back(seen);
     if (f >= b) return {};
-    const int take = claim_batch(b - f, threads);
-    if (w.compare_exchange_weak(seen, pack(f, b - take), std::memory_order_acq_rel, std::memory_order_acquire))
-      return {b - take, b};
+    const int n = batch(b - f);
+    const job_range got = from_front ? job_range{f, f + n} : job_range{b - n, b};
+    const std::uint64_t left = from_front ? pack(f + n, b) : pack(f, b - n);
+    if (w.compare_exchange_weak(seen, left, std::memory_order_acq_rel, std::memory_order_acquire)) return got;
   }
 }
 
+job_range job_claims::claim_back(int r) { return take(*words_[r], false, root_batch); }
+
+job_range job_claims::claim_front() { return claim_batch_front(1); }
+
+job_range job_claims::claim_batch_back(int r, int threads) {
+  return take(*words_[r], false, [threads](int left) { return claim_batch(left, threads); });
+}
+
 job_range job_claims::claim_batch_front(int threads) {
-  word& w = *(mine_ != nullptr ? mine_ : words_[0]);
-  std::uint64_t seen = w.load(std::memory_order_acquire);
-  while (true) {
-    const int f = front(seen), b = back(seen);
-    if (f >= b) return {};
-    const int take = claim_batch(b - f, threads);
-    if (w.compare_exchange_weak(seen, pack(f + take, b), std::memory_order_acq_rel, std::memory_order_acquire))
-      return {f, f + take};
-  }
+  return take(*(mine_ != nullptr ? mine_ : words_[0]), true, [threads](int left) { return claim_batch(left, threads); });
 }
 
 int job_claims::richest(int self, int ranks) const {
@@ -87,30 +85,6 @@ int job_claims::richest(int self, int ranks) const {
     }
   }
   return best;
-}
-
-job_range job_claims::claim_back(int r) {
-  word& w = *words_[r];
-  std::uint64_t seen = w.load(std::memory_order_acquire);
-  while (true) {
-    const int f = front(seen), b = back(seen);
-    if (f >= b) return {};
-    const int take = root_batch(b - f);
-    if (w.compare_exchange_weak(seen, pack(f, b - take), std::memory_order_acq_rel, std::memory_order_acquire))
-      return {b - take, b};
-  }
-}
-
-job_range job_claims::claim_front() {
-  word& w = *mine_;
-  std::uint64_t seen = w.load(std::memory_order_acquire);
-  while (true) {
-    const int f = front(seen), b = back(seen);
-    if (f >= b) return {};
-    const int take = worker_batch(b - f);
-    if (w.compare_exchange_weak(seen, pack(f + take, b), std::memory_order_acq_rel, std::memory_order_acquire))
-      return {f, f + take};
-  }
 }
 
 int job_claims::claim_rest() {

@@ -78,6 +78,14 @@ class job_claims {
     reset(r, n);
     words_[r]->store(pack(n, n), std::memory_order_release);
   }
+  /// Root, before a call by claims between all ranks: rank r's chunk of jobs_of(r) jobs unclaimed (the root's
+  /// kept whole when `root_keeps`: a call with a message stream), and no failure.
+  template <class JobsOf>
+  void reset_all(int ranks, JobsOf&& jobs_of, bool root_keeps) {
+    for (int r = 0; r < ranks; ++r) reset(r, jobs_of(r));
+    if (root_keeps) reset_kept(0, jobs_of(0));
+    reset_call();
+  }
   /// Root: worker r's progress in the current call.
   job_progress progress(int r) const {
     const std::uint64_t w = progress_[r]->load(std::memory_order_acquire);
@@ -134,6 +142,10 @@ class job_claims {
 
  private:
   using word = std::atomic<std::uint64_t>;
+  /// Claims from the front or the back of the unclaimed range in `w` the batch(left) jobs the rule gives
+  /// (none when the range is empty), by compare-and-swap. Defined beside its callers in job_claims.cpp.
+  template <class Batch>
+  static job_range take(word& w, bool from_front, Batch batch);
   static std::uint64_t pack(int front, int back) {
     return static_cast<std::uint32_t>(front) | (static_cast<std::uint64_t>(static_cast<std::uint32_t>(back)) << 32);
   }
@@ -165,5 +177,20 @@ bool await_finished(const job_claims& claims, int r, wait_policy policy,
 
 /// Root: the workers (of 1 to ranks - 1) that have not finished their part of the call.
 std::vector<int> unfinished(const job_claims& claims, int ranks);
+
+/// The claim loop of a rank whose own chunk is done, under claims between all ranks: batches from the back of
+/// the rank other than `self` with the most unclaimed jobs, until no rank has any left or the call stops. A
+/// batch behind the call's lowest failing job is dropped unrun. `first_of(r)` is rank r's first job (global);
+/// `run(owner, got, first)` runs the batch `got` of owner's chunk, whose first job is `first`, and returns
+/// false to stop.
+template <class FirstOf, class Run>
+void claim_until_none(job_claims& claims, int self, int ranks, int threads, FirstOf&& first_of, Run&& run) {
+  for (int owner; !claims.stopped() && (owner = claims.richest(self, ranks)) >= 0;) {
+    const job_range got = claims.claim_batch_back(owner, threads);
+    const int first = first_of(owner) + got.begin;
+    if (got.empty() || first > claims.first_failure()) continue;
+    if (!run(owner, got, first)) return;
+  }
+}
 
 }  // namespace maprect::detail

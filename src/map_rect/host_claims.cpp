@@ -77,8 +77,6 @@ void run_claimed_on_root(cluster_state& s, const root_site& site, const call_req
                          root_part& part) {
   taken_failure& failed = part.taken_failed;
   job_claims& claims = s.host.claims;
-  const int j0 = site.plan.first(r) + got.begin;
-  if (j0 > claims.first_failure()) return;  // behind a failure: nobody needs it
   taken_failure here;
   run_batch_on_root(s, site, req, blocks_in_slot(s, site, r), r, got, here);
   if (here.code == wire::status::ok) {
@@ -97,19 +95,17 @@ void run_claimed_on_root(cluster_state& s, const root_site& site, const call_req
 /// rank with the most unclaimed jobs, until none is left; then, while nodes remain, it waits for them unless
 /// the policy says sleep (the answers' wait follows). Returns the jobs it ran for others.
 int claim_from_others(cluster_state& s, const root_site& site, const call_request& req, root_part& part, bool during) {
-  job_claims& claims = s.host.claims;
   int taken = 0;
-  for (unsigned spins = 1;; ++spins) {
-    if (during && make_nodes_in_order(s, site, req)) break;
-    if (claims.stopped()) break;
-    const int r = claims.richest(0, s.size);
-    if (r >= 0) {
-      const job_range got = claims.claim_batch_back(r, s.settings.threads);
-      if (!got.empty()) run_claimed_on_root(s, site, req, r, got, part);
-      taken += got.size();
-      continue;
-    }
-    if (!during || s.call.making_stopped || s.settings.policy == wait_policy::sleep) break;
+  claim_until_none(
+      s.host.claims, 0, s.size, s.settings.threads, [&](int r) { return site.plan.first(r); },
+      [&](int r, job_range got, int) {
+        if (during) make_nodes_in_order(s, site, req);
+        run_claimed_on_root(s, site, req, r, got, part);
+        taken += got.size();
+        return true;
+      });
+  if (!during || s.settings.policy == wait_policy::sleep) return taken;
+  for (unsigned spins = 1; !make_nodes_in_order(s, site, req) && !s.call.making_stopped; ++spins) {
     if (s.settings.timeout > 0 && spins % 1024 == 0 && std::chrono::steady_clock::now() >= s.call.deadline) break;
     spin_pause();
   }
@@ -117,13 +113,6 @@ int claim_from_others(cluster_state& s, const root_site& site, const call_reques
 }
 
 }  // namespace
-
-void reset_claims_everywhere(cluster_state& s, const root_site& site, const call_request& req) {
-  for (int r = 0; r < s.size; ++r) s.host.claims.reset(r, site.plan.jobs(r));
-  // A functor's messages reach the caller's stream only from the root: with one, its jobs stay its own.
-  if (req.msgs != nullptr) s.host.claims.reset_kept(0, site.plan.root_jobs);
-  s.host.claims.reset_call();
-}
 
 bool make_nodes_in_order(cluster_state& s, const root_site& site, const call_request& req) {
   const job_claims& claims = s.host.claims;
@@ -210,13 +199,12 @@ namespace {
 /// output count stops the call. Keeps its lowest failing job and that job's error. Returns the jobs it ran.
 int run_claimed_batches(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
                         int& failed_job, bool& counts_changed) {
-  int taken = 0;
   job_claims& claims = s.host.claims;
   const functor_entry* f = find_functor(v.call_id);
-  for (int owner; f != nullptr && !claims.stopped() && (owner = claims.richest(s.rank, s.size)) >= 0;) {
-    const job_range got = claims.claim_batch_back(owner, s.settings.threads);
-    const int j0 = site.plan.first(owner) + got.begin, n = got.size();
-    if (got.empty() || j0 > claims.first_failure()) continue;
+  if (f == nullptr) return 0;
+  int taken = 0;
+  auto run = [&](int owner, job_range got, int j0) {
+    const int n = got.size();
     const double* params = s.host.slots.slot(owner) + static_cast<std::ptrdiff_t>(got.begin) * v.n_job;
     const chunk_input in{shared, v.n_shared, params, v.n_job, site.x_r.data() + j0, site.x_i.data() + j0, n, nullptr};
     site.claimed_out.resize(0);
@@ -230,18 +218,20 @@ int run_claimed_batches(cluster_state& s, worker_site& site, const wire::request
         s.worker.last_error = current_job_error();
       }
       claims.note_failure(j0 + cursor);
-      continue;
+      return true;
     }
     if (!std::equal(site.claimed_counts.begin(), site.claimed_counts.end(), site.all_counts.begin() + j0)) {
       counts_changed = true;
       claims.stop();
-      break;
+      return false;
     }
     double* blocks = s.host.slots.slot(owner) + slot_blocks_at(v.n_job, site.plan.jobs(owner));
     std::copy_n(site.claimed_out.data(), site.claimed_out.size(), blocks + site.all_block_at[j0]);
     claims.add_claimed_done(owner, n);
     taken += n;
-  }
+    return true;
+  };
+  claim_until_none(claims, s.rank, s.size, s.settings.threads, [&](int r) { return site.plan.first(r); }, run);
   return taken;
 }
 

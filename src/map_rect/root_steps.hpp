@@ -248,10 +248,6 @@ inline bool claims_everywhere(const root_site& site, wire::call_route route) {
   return site.rows_everywhere && route == wire::call_route::memory;
 }
 
-/// Before the request of a call by claims between all ranks: every rank's chunk unclaimed (but the root's,
-/// when the call has a message stream), no failure.
-void reset_claims_everywhere(cluster_state& s, const root_site& site, const call_request& req);
-
 /// The root's part of a call by claims between all ranks: its own jobs from the front of its chunk, then
 /// batches claimed from the back of the rank with the most unclaimed jobs, with the output nodes made in job
 /// order as chunks complete when `during`. With stale workers' rows it runs nothing and stops the call.

@@ -54,7 +54,8 @@ wire::call_route post_steady_call(cluster_state& s, const root_site& site, const
   s.root.mid_call = true;
   const wire::call_route route = route_of(s, site);
   if (claims_everywhere(site, route))
-    reset_claims_everywhere(s, site, req);
+    // A functor's messages reach the caller's stream only from the root: with one, its jobs stay its own.
+    s.host.claims.reset_all(s.size, [&](int r) { return site.plan.jobs(r); }, req.msgs != nullptr);
   else if (s.settings.take_over)
     for (int r = 1; r < s.size; ++r)
       if (s.host.claims.shared_with(r)) s.host.claims.reset(r, site.plan.jobs(r));

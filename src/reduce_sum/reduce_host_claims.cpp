@@ -28,31 +28,20 @@ double* block_in_slot(const cluster_state& s, const reduce_layout& layout, const
          (layout.block_at(slice) - layout.block_at(split.first(r)));
 }
 
-/// Claims batches from the back of the rank with the most unclaimed slices until none is left, a changed
-/// call stops them, or `run(owner, first, last)` (global slices) returns false. Returns the slices claimed.
+/// The claim loop (claim_until_none) over ranges of slices: `run(owner, first, last)` (global slices) runs one
+/// batch and returns false to stop. Returns the slices run.
 template <class RunBatch>
 int claim_from_richest(cluster_state& s, const reduce_split& split, RunBatch&& run) {
-  job_claims& claims = s.host.claims;
   int taken = 0;
-  for (int owner; !claims.stopped() && (owner = claims.richest(s.rank, s.size)) >= 0;) {
-    const job_range got = claims.claim_batch_back(owner, s.settings.threads);
-    if (got.empty()) continue;
-    const int first = split.first(owner) + got.begin, last = split.first(owner) + got.end;
-    if (first > claims.first_failure()) continue;  // behind a failure: nobody needs it
-    taken += got.size();
-    if (!run(owner, first, last)) break;
-  }
+  claim_until_none(s.host.claims, s.rank, s.size, s.settings.threads, [&](int r) { return split.first(r); },
+                   [&](int owner, job_range got, int first) {
+                     taken += got.size();
+                     return run(owner, first, first + got.size());
+                   });
   return taken;
 }
 
 }  // namespace
-
-void reset_reduce_claims(cluster_state& s, const reduce_split& split, bool messages) {
-  for (int r = 0; r < s.size; ++r) s.host.claims.reset(r, split.first(r + 1) - split.first(r));
-  // A functor's messages reach the caller's stream only from the root: with one, its slices stay its own.
-  if (messages) s.host.claims.reset_kept(0, split.first(1));
-  s.host.claims.reset_call();
-}
 
 slice_failure run_reduce_claims(cluster_state& s, const reduce_request& req, const reduce_split& split, bool want) {
   job_claims& claims = s.host.claims;

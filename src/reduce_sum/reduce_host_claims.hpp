@@ -9,10 +9,6 @@
 
 namespace maprect::detail {
 
-/// Root, before the request: every rank's range of slices unclaimed (but the root's, with a message stream:
-/// its own slices write the caller's text), and no failure.
-void reset_reduce_claims(cluster_state& s, const reduce_split& split, bool messages);
-
 /// Root, steps 4 and 5: its own slices from the front of its range into s.root.reduce.own (none when `want` is
 /// false: the workers' data are stale, and the claims stop), then batches claimed from the back of the rank
 /// with the most unclaimed slices, into that rank's slot. Sets ends[0] (where its own ended). Returns the

@@ -147,8 +147,11 @@ void post_call(cluster_state& s, const reduce_request& req, const std::string* p
   b.route = !via_slots                                              ? wire::call_route::messages
             : s.settings.take_over && s.host.claims.shared_with_all() ? wire::call_route::memory
                                                                       : wire::call_route::slots;
-  if (b.route == wire::call_route::memory) reset_reduce_claims(s, split, req.messages);
-  else reset_claims(s, split);
+  // A functor's messages reach the caller's stream only from the root: with one, its slices stay its own.
+  if (b.route == wire::call_route::memory)
+    s.host.claims.reset_all(s.size, [&](int r) { return split.first(r + 1) - split.first(r); }, req.messages);
+  else
+    reset_claims(s, split);
   if (b.via_slots()) place_values(s, req.sliced);
   const wire::reduce_header h{req.call_id,        static_cast<int>(layout.n_shared()),
                               layout.plan().n_terms, layout.plan().grainsize,
