@@ -17,7 +17,7 @@ namespace {
 /// Sends `ask` to `owner` and posts the receive of its grant into `range`, as post_ask does for map_rect,
 /// under reduce_sum's own tags.
 void post_slice_ask(MPI_Comm comm, int owner, const ask_message& ask, int (&range)[2], MPI_Request& reply) {
-  post_ask(comm, owner, ask, range, reply, reduce_claim_tag::ask, reduce_claim_tag::grant);
+  post_ask(comm, owner, ask, range, 2, reply, reduce_claim_tag::ask, reduce_claim_tag::grant);
 }
 
 /// The values of slices [begin, end)'s terms: where they start among the packed sliced values, and how many.

@@ -59,38 +59,24 @@ void run_batch_on_root(cluster_state& s, const root_site& site, const call_reque
   std::copy_n(s.call.taken_out.data(), s.call.taken_out.size(), region + site.block_at[j0]);
 }
 
-void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int (&range)[2], MPI_Request& reply, int ask_tag,
-              int grant_tag) {
+void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int* range, int count, MPI_Request& reply,
+              int ask_tag, int grant_tag) {
   MPI_Send(&ask, 3, MPI_DOUBLE, owner, ask_tag, comm);
-  MPI_Irecv(range, 2, MPI_INT, owner, grant_tag, comm, &reply);
+  MPI_Irecv(range, count, MPI_INT, owner, grant_tag, comm, &reply);
 }
 
-void job_owner::reset(int n, bool claimable) {
-  jobs_.reset(n);
-  claimable_ = claimable;
-  job_seconds_ = 0;
-  told_none_ = 0;
-  told_.assign(static_cast<std::size_t>(size_), 0);
+void send_grant(MPI_Comm comm, int thief, int owner, job_range g) {
+  const grant_message m{owner, g.begin, g.end};
+  MPI_Send(&m, 3, MPI_INT, thief, steal_tag::grant, comm);
 }
 
-void job_owner::grant(int thief, const ask_message& ask) {
-  // The thief's work in this owner's jobs, at its latest time per job.
-  const job_range g = ask.want != 0 && claimable_ ? jobs_.grant_back(ask.held(job_seconds_)) : job_range{};
-  const int range[2] = {g.begin, g.end};
-  MPI_Send(range, 2, MPI_INT, thief, steal_tag::grant, comm_);
-  if (is_later(g)) return;
-  if (g.empty()) {
-    told_none_ += told_[thief] ? 0 : 1;
-    told_[thief] = 1;
-    return;
-  }
-  if (thief == 0) return;  // the root has the caller's data
-  const int P = rows_.n_job_params;
+void rows_to_thieves::send(int thief, int first, job_range g) {
+  const int P = rows_.n_job_params, begin = first + g.begin, end = first + g.end;
   granted_rows& rows = sent_.emplace_back();
-  rows.reals.assign(rows_.job_params + static_cast<std::ptrdiff_t>(g.begin) * P,
-                    rows_.job_params + static_cast<std::ptrdiff_t>(g.end) * P);
-  rows.ints.assign(rows_.counts + g.begin, rows_.counts + g.end);
-  for (int j = g.begin; j < g.end; ++j) {
+  rows.reals.assign(rows_.job_params + static_cast<std::ptrdiff_t>(begin) * P,
+                    rows_.job_params + static_cast<std::ptrdiff_t>(end) * P);
+  rows.ints.assign(rows_.counts + begin, rows_.counts + end);
+  for (int j = begin; j < end; ++j) {
     // A job_data's rows the thief was sent before are still the same: only whether they follow is sent.
     const bool send = rows_.sent == nullptr || !rows_.sent->held[thief][j];
     if (rows_.sent != nullptr) {
@@ -98,31 +84,18 @@ void job_owner::grant(int thief, const ask_message& ask) {
       rows_.sent->rows += send ? 1 : 0;
     }
     rows.ints.push_back(send ? 1 : 0);
-    if (!send) continue;
-    rows.reals.insert(rows.reals.end(), rows_.x_r[j].begin(), rows_.x_r[j].end());
+    if (send) rows.reals.insert(rows.reals.end(), rows_.x_r[j].begin(), rows_.x_r[j].end());
   }
-  for (int j = g.begin; j < g.end; ++j) {
-    const bool sent_now = rows.ints[static_cast<std::size_t>(g.size() + j - g.begin)] != 0;
-    if (sent_now) rows.ints.insert(rows.ints.end(), rows_.x_i[j].begin(), rows_.x_i[j].end());
-  }
+  for (int j = begin; j < end; ++j)
+    if (rows.ints[static_cast<std::size_t>(g.size() + j - begin)] != 0)
+      rows.ints.insert(rows.ints.end(), rows_.x_i[j].begin(), rows_.x_i[j].end());
   MPI_Isend(rows.reals.data(), static_cast<int>(rows.reals.size()), MPI_DOUBLE, thief, steal_tag::grant_reals,
             comm_, &rows.requests[0]);
   MPI_Isend(rows.ints.data(), static_cast<int>(rows.ints.size()), MPI_INT, thief, steal_tag::grant_ints, comm_,
             &rows.requests[1]);
 }
 
-void job_owner::serve_asks() {
-  answer_asks(comm_, steal_tag::ask, [this](int thief, const ask_message& ask) { grant(thief, ask); });
-}
-
-std::vector<int> job_owner::not_told(int self) const {
-  std::vector<int> ranks;
-  for (int r = 0; r < size_; ++r)
-    if (r != self && !told_[r]) ranks.push_back(r);
-  return ranks;
-}
-
-void job_owner::finish_sends() {
+void rows_to_thieves::finish() {
   for (granted_rows& rows : sent_) MPI_Waitall(2, rows.requests, MPI_STATUSES_IGNORE);
   sent_.clear();
 }
@@ -133,92 +106,6 @@ std::chrono::steady_clock::time_point claims_deadline(const cluster_state& s,
   const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(s.settings.timeout));
   return std::max(s.call.deadline, since + timeout);
-}
-
-namespace {
-
-/// What the root polls while it waits for a worker's answer: the answer, and the asks that reach it.
-struct answer_or_asks {
-  MPI_Request& reply;
-  job_owner& own;
-  static bool ready(void* self) {
-    auto& w = *static_cast<answer_or_asks*>(self);
-    int done = 0;
-    MPI_Test(&w.reply, &done, MPI_STATUS_IGNORE);
-    if (!done) w.own.serve_asks();
-    return done != 0;
-  }
-};
-
-/// Whether the root has told every worker "none" before the claims' deadline, answering their asks.
-bool serve_until_all_told(cluster_state& s, job_owner& own) {
-  if (own.all_told()) return true;
-  auto all_told = [](void* o) {
-    auto& owner = *static_cast<job_owner*>(o);
-    owner.serve_asks();
-    return owner.all_told();
-  };
-  return wait_until(all_told, &own, s.settings.policy, claims_deadline(s, std::chrono::steady_clock::now()));
-}
-
-}  // namespace
-
-void root_ask::post(cluster_state& s, int r, bool want, int held_jobs, double held_seconds) {
-  post_ask(s.comm, r, {want ? 1.0 : 0.0, static_cast<double>(held_jobs), held_seconds}, range_, reply_);
-  posted_ = true;
-  if (s.settings.timeout > 0) sent_ = std::chrono::steady_clock::now();
-}
-
-bool root_ask::wait(cluster_state& s, job_owner& own) {
-  posted_ = false;
-  answer_or_asks w{reply_, own};
-  return wait_until(&answer_or_asks::ready, &w, s.settings.policy, claims_deadline(s, sent_));
-}
-
-void early_ask::after_batch(int done, int left) {
-  if (first.posted() || left > 9 || s_.size < 2) return;  // a few jobs ahead: a dear job may delay the answer
-  // The root's own jobs still to run, at their mean time so far.
-  const double so_far = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  first.post(s_, 1, true, 0, left * so_far / std::max(1, done));
-}
-
-int steal_as_root(cluster_state& s, const root_site& site, const call_request& req, double* buffer, bool want,
-                  taken_failure& failure, std::vector<int>& late, job_owner& own, early_ask* early) {
-  int taken = 0;
-  for (int r = 1; r < s.size; ++r) {
-    double* region = buffer + site.results.displs[r] + wire::status_doubles;
-    root_ask local;
-    root_ask& ask = r == 1 && early != nullptr ? early->first : local;
-    if (!ask.posted()) ask.post(s, r, want);
-    while (true) {
-      if (!ask.wait(s, own)) {
-        late = {r};
-        return -1;
-      }
-      const job_range got = ask.granted();
-      // "Later" came while the root ran the batch it held: it holds none now.
-      if (is_later(got)) {
-        ask.post(s, r, want && failure.code == wire::status::ok);
-        continue;
-      }
-      if (got.empty()) break;
-      // The next ask goes before this batch runs: the worker answers it between its own batches, meanwhile.
-      ask.post(s, r, want && failure.code == wire::status::ok, got.size());
-      // A batch granted to a root that wants none (asked early, before its own jobs failed) or after a
-      // failure is not run: the call fails, or is planned anew.
-      if (!want || failure.code != wire::status::ok) continue;
-      run_batch_on_root(s, site, req, region, r, got, failure);
-      own.serve_asks();
-      taken += got.size();
-    }
-  }
-  // Every worker asks the root until it hears "none"; only then have they all received the rows granted.
-  if (!serve_until_all_told(s, own)) {
-    late = own.not_told(0);
-    return -1;
-  }
-  own.finish_sends();
-  return taken;
 }
 
 namespace {

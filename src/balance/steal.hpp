@@ -78,9 +78,9 @@ struct ask_message {
   }
 };
 
-/// Sends `ask` to `owner` and posts the receive of its grant into `range` (`reply` completes with it), under
-/// the tags of map_rect's claims unless others are given (reduce_sum's claims have their own).
-void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int (&range)[2], MPI_Request& reply,
+/// Sends `ask` to `owner` and posts the receive of its grant, `count` ints, into `range` (`reply` completes
+/// with it), under the tags of map_rect's claims unless others are given (reduce_sum's claims have their own).
+void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int* range, int count, MPI_Request& reply,
               int ask_tag = steal_tag::ask, int grant_tag = steal_tag::grant);
 
 /// Receives every ask under `ask_tag` that has come, and hands each to `grant(thief, ask)`.
@@ -95,15 +95,25 @@ void answer_asks(MPI_Comm comm, int ask_tag, Grant&& grant) {
   }
 }
 
-/// Where an owner holds what a worker thief needs to run a batch of its jobs (its job 0 first): the root's
-/// are the caller's parameters and rows, a worker's those it received.
+/// A grant of map_rect's claims: rank `owner`'s local jobs [begin, end) (empty: none left).
+struct grant_message {
+  int owner = 0;
+  int begin = 0;
+  int end = 0;
+  job_range range() const { return {begin, end}; }
+};
+
+/// Sends `thief` the grant of `owner`'s local jobs `g`.
+void send_grant(MPI_Comm comm, int thief, int owner, job_range g);
+
+/// The caller's parameters, planned output counts and rows of every job of a call, on the root, from job 0.
 struct owned_rows {
   const double* job_params = nullptr;        ///< P values per job
   int n_job_params = 0;                      ///< P
   const int* counts = nullptr;               ///< planned output counts
   const std::vector<double>* x_r = nullptr;  ///< one row per job
   const std::vector<int>* x_i = nullptr;     ///< one row per job
-  rows_sent* sent = nullptr;                 ///< the root's: which worker holds which rows of its job_data
+  rows_sent* sent = nullptr;                 ///< which worker holds which rows of the call's job_data
 };
 
 /// The rows of a batch granted to a worker thief, sent without waiting: the thief receives them once it has
@@ -114,39 +124,19 @@ struct granted_rows {
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 };
 
-/// The owner's side of the claims on one rank, the root's or a worker's: the jobs of its chunk nobody has
-/// started, and its answers to the thieves' asks, granted from their back (a worker thief also receives
-/// the granted jobs' parameters, rows and planned output counts).
-class job_owner {
+/// Root: sends worker thieves what they need to run the batches granted to them, from the caller's data.
+class rows_to_thieves {
  public:
-  job_owner(MPI_Comm comm, int size, owned_rows rows) : comm_(comm), size_(size), rows_(rows) {}
-  /// A call's `n` jobs, all unstarted; with `claimable` false every ask is answered "none" (the jobs stay).
-  void reset(int n, bool claimable = true);
-  /// The jobs nobody has started; the owner runs them from the front.
-  unstarted_jobs& jobs() { return jobs_; }
-  /// Its latest batch of its own, of `n` jobs, took `seconds`: a thief's held seconds count at that rate.
-  void timed_batch(double seconds, int n) { job_seconds_ = seconds / n; }
-  /// Answers every ask that has come.
-  void serve_asks();
-  /// Whether every other rank has heard "none": no ask can come any more.
-  bool all_told() const { return told_none_ >= size_ - 1; }
-  /// The other ranks that have not heard "none" yet (each will ask until it does).
-  std::vector<int> not_told(int self) const;
-  /// Completes the sends of granted rows: once every thief has heard "none", it has received them all.
-  void finish_sends();
+  rows_to_thieves(MPI_Comm comm, owned_rows rows) : comm_(comm), rows_(rows) {}
+  /// Sends `thief` the parameters, counts and rows of jobs [first + g.begin, first + g.end).
+  void send(int thief, int first, job_range g);
+  /// Completes the sends: once a thief has heard "none", it has received all of them.
+  void finish();
 
  private:
-  void grant(int thief, const ask_message& ask);
-
   MPI_Comm comm_;
-  int size_;
   owned_rows rows_;
-  unstarted_jobs jobs_;
-  bool claimable_ = true;
-  double job_seconds_ = 0;   ///< seconds per job of its latest batch of its own (0: none timed yet)
-  int told_none_ = 0;        ///< ranks told that this rank has no jobs left
-  std::vector<char> told_;   ///< per rank, whether it was told
-  std::deque<granted_rows> sent_;  ///< rows on their way to thieves (a deque: their addresses stay)
+  std::deque<granted_rows> sent_;  ///< on their way (a deque: their addresses stay)
 };
 
 /// What a worker tells the root about a batch it ran for another worker.
@@ -185,51 +175,6 @@ void run_batch_on_root(cluster_state& s, const root_site& site, const call_reque
 /// only between its jobs, and the root's own jobs may have held the workers' asks up); else never.
 std::chrono::steady_clock::time_point claims_deadline(const cluster_state& s,
                                                       std::chrono::steady_clock::time_point since);
-
-/// Root: its ask to one worker, whose answer is awaited.
-class root_ask {
- public:
-  /// Asks worker r for a batch (`want`; the root still holds `held_jobs` of r's jobs and `held_seconds` of
-  /// its own), or tells it that the root wants none.
-  void post(cluster_state& s, int r, bool want, int held_jobs = 0, double held_seconds = 0);
-  /// Waits for the answer, answering meanwhile the asks that reach the root (`own`: the worker may be
-  /// waiting for the root's answer as the root waits for its). With MAPRECT_TIMEOUT, gives up (false) once
-  /// both the call's deadline and the timeout since the ask have passed.
-  bool wait(cluster_state& s, job_owner& own);
-  /// Whether an ask is on its way and not yet waited for.
-  bool posted() const { return posted_; }
-  /// The batch granted (empty: the worker has none left).
-  job_range granted() const { return {range_[0], range_[1]}; }
-
- private:
-  int range_[2] = {0, 0};
-  MPI_Request reply_ = MPI_REQUEST_NULL;
-  bool posted_ = false;
-  std::chrono::steady_clock::time_point sent_;
-};
-
-/// Root: between batches of its own jobs, asks worker 1 for a batch once the last few are left, so that the
-/// answer (given between the worker's batches) is there when they are done.
-class early_ask {
- public:
-  explicit early_ask(cluster_state& s) : s_(s), start_(std::chrono::steady_clock::now()) {}
-  /// The root has run `done` of its own jobs and `left` are unstarted.
-  void after_batch(int done, int left);
-  root_ask first;  ///< the ask to worker 1, once posted
-
- private:
-  cluster_state& s_;
-  std::chrono::steady_clock::time_point start_;  ///< when the root's own jobs began
-};
-
-/// Root, once its own jobs are done: asks each worker in turn for batches of its unstarted jobs until it has
-/// none left, running each batch into `buffer`; with `want` false it asks for none (it still asks each
-/// worker once, as the protocol needs). Stops taking at the first failure. Meanwhile, and then until every
-/// worker has heard "none" from it, answers the workers' asks for the root's own jobs (`own`). Returns the
-/// jobs it ran, or -1 when MAPRECT_TIMEOUT passed while a worker had not answered or not asked (`late`
-/// names them). `early`, if not null, may hold the ask to worker 1 already posted.
-int steal_as_root(cluster_state& s, const root_site& site, const call_request& req, double* buffer, bool want,
-                  taken_failure& failure, std::vector<int>& late, job_owner& own, early_ask* early = nullptr);
 
 /// Root, after the status gather of a call under MAPRECT_BALANCE=hosts: receives each worker's blocks (of its
 /// own jobs, then of each batch it ran for another worker) into `buffer`, sets s.call.worker_ends, and

@@ -19,40 +19,32 @@ struct stolen_batch {
   block_buffer blocks;
 };
 
-/// Where a batch's rows are: one per job, side by side.
-struct chunk_rows {
-  const std::vector<double>* x_r;  ///< the batch's first job's x_r row
-  const std::vector<int>* x_i;     ///< its x_i row
-};
 
 /// One worker's part of a steady call under MAPRECT_BALANCE=hosts.
 class worker_claims {
  public:
   worker_claims(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
                 const double* job_params)
-      : s_(s), site_(site), v_(v), shared_(shared), job_params_(job_params), f_(find_functor(v.call_id)),
-        owner_(s.comm, s.size, {job_params, v.n_job, site.counts.data(), site.own_x_r(), site.own_x_i()}) {
-    owner_.reset(site.n_jobs);
+      : s_(s), site_(site), v_(v), shared_(shared), job_params_(job_params), f_(find_functor(v.call_id)) {
+    jobs_.reset(site.n_jobs);
   }
 
-  /// Runs this rank's own jobs from the front, answering asks between batches. Returns the failing job's
-  /// global index, or -1; sets code_.
+  /// Runs this rank's own jobs from the front, answering the root's asks between batches. Returns the
+  /// failing job's global index, or -1; sets code_.
   int run_own();
-  /// Takes batches from each other worker in turn, then from the root, until each has none left, then
-  /// answers asks until every other rank has been told "none".
-  void steal_and_serve(bool want);
+  /// Asks the root for batches of other ranks' jobs and runs them, until it answers "none" (meanwhile it
+  /// answers the root's asks, for none).
+  void take_from_root(bool want);
   /// Status by gather, then the blocks by message.
   void answer(int failed_job, double busy, const team_busy& threads);
 
   wire::status code() const { return code_; }
 
  private:
-  void take_from(int owner, bool& want);
-  void post_ask(int owner, bool want, int held = 0);
-  job_range await_grant();
-  void receive_rows(int owner, job_range got);
-  /// The rows of batch `got`, just received: from `owner`'s messages or this rank's copies of the root's.
-  chunk_rows rows_of(int owner, job_range got);
+  void serve_asks();
+  void post_ask(bool want, int held = 0);
+  grant_message await_grant();
+  void receive_rows(const grant_message& got);
   void run_stolen(int owner, job_range got);
 
   cluster_state& s_;
@@ -61,16 +53,15 @@ class worker_claims {
   const double* shared_;
   const double* job_params_;
   const functor_entry* f_;
-  job_owner owner_;
+  unstarted_jobs jobs_;      ///< this rank's own jobs nobody has started
+  double job_seconds_ = 0;   ///< seconds per job of its latest batch of its own (0: none timed yet)
   wire::status code_ = wire::status::ok;
   std::vector<stolen_batch> stolen_;
-  int grant_[2] = {0, 0};          ///< the answer to this rank's pending ask
+  grant_message grant_;      ///< the answer to this rank's pending ask
   MPI_Request grant_request_ = MPI_REQUEST_NULL;
   std::vector<double> grant_reals_;  ///< the granted jobs' parameters, then x_r rows
   std::vector<int> grant_ints_;      ///< their planned output counts, whether each one's rows came, x_i rows
-  std::vector<std::vector<double>> batch_x_r_;  ///< a worker's batch's rows, by place in the batch
-  std::vector<std::vector<int>> batch_x_i_;
-  chunk_rows batch_rows_{nullptr, nullptr};  ///< the rows of the batch received last
+  int batch_first_ = 0;              ///< the global index of the batch received last
 };
 
 int worker_claims::run_own() {
@@ -81,7 +72,7 @@ int worker_claims::run_own() {
     if (f_ == nullptr)
       throw std::invalid_argument("call id " + std::to_string(v_.call_id) + " is not registered on rank " +
                                   std::to_string(s_.rank));
-    for (job_range got = owner_.jobs().take_front(); !got.empty(); got = owner_.jobs().take_front()) {
+    for (job_range got = jobs_.take_front(); !got.empty(); got = jobs_.take_front()) {
       begin = got.begin;
       const auto batch_start = std::chrono::steady_clock::now();
       const chunk_input in{shared_, v_.n_shared, job_params_ + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job,
@@ -91,79 +82,80 @@ int worker_claims::run_own() {
       if (!std::equal(site_.run_counts.begin() + got.begin, site_.run_counts.begin() + got.end,
                       site_.counts.begin() + got.begin)) {
         code_ = wire::status::counts_changed;  // the blocks no longer fit the plan
-        owner_.jobs().drop_rest();
+        jobs_.drop_rest();
         return -1;
       }
-      owner_.timed_batch(std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_start).count(),
-                         got.size());
-      owner_.serve_asks();
+      job_seconds_ =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_start).count() / got.size();
+      serve_asks();
     }
   } catch (...) {
     s_.worker.last_error = current_job_error();
     code_ = wire::status::failed;
-    owner_.jobs().drop_rest();
+    jobs_.drop_rest();
     return site_.job_begin + begin + cursor;
   }
   return -1;
 }
 
-void worker_claims::post_ask(int owner, bool want, int held) {
-  detail::post_ask(s_.comm, owner, {want ? 1.0 : 0.0, static_cast<double>(held), 0.0}, grant_, grant_request_);
+void worker_claims::serve_asks() {
+  // Only the root asks a worker for its jobs, on behalf of a rank out of them.
+  answer_asks(s_.comm, steal_tag::ask, [this](int root, const ask_message& ask) {
+    send_grant(s_.comm, root, s_.rank, ask.want != 0 ? jobs_.grant_back(ask.held(job_seconds_)) : job_range{});
+  });
 }
 
-job_range worker_claims::await_grant() {
+void worker_claims::post_ask(bool want, int held) {
+  detail::post_ask(s_.comm, 0, {want ? 1.0 : 0.0, static_cast<double>(held), 0.0}, &grant_.owner, 3,
+                   grant_request_);
+}
+
+grant_message worker_claims::await_grant() {
   unsigned spins = 0;
   for (int done = 0; MPI_Test(&grant_request_, &done, MPI_STATUS_IGNORE), !done;) {
-    owner_.serve_asks();  // two thieves asking each other must both answer
+    serve_asks();  // the root may be waiting for this rank's answer as it waits for the root's
     pause_in_claims(s_.settings.policy, spins);
   }
-  return {grant_[0], grant_[1]};
+  return grant_;
 }
 
-void worker_claims::receive_rows(int owner, job_range got) {
+void worker_claims::receive_rows(const grant_message& got) {
   // At most every job's rows: those of a job_data sent before do not come again (the messages are shorter).
-  const int n = got.size();
+  const int n = got.range().size();
   grant_reals_.resize(static_cast<std::size_t>(n) * (v_.n_job + v_.row_real));
   grant_ints_.resize(static_cast<std::size_t>(n) * (2 + v_.row_int));
-  MPI_Recv(grant_reals_.data(), static_cast<int>(grant_reals_.size()), MPI_DOUBLE, owner, steal_tag::grant_reals,
+  MPI_Recv(grant_reals_.data(), static_cast<int>(grant_reals_.size()), MPI_DOUBLE, 0, steal_tag::grant_reals,
            s_.comm, MPI_STATUS_IGNORE);
-  MPI_Recv(grant_ints_.data(), static_cast<int>(grant_ints_.size()), MPI_INT, owner, steal_tag::grant_ints, s_.comm,
+  MPI_Recv(grant_ints_.data(), static_cast<int>(grant_ints_.size()), MPI_INT, 0, steal_tag::grant_ints, s_.comm,
            MPI_STATUS_IGNORE);
-  // Kept at once, even for a batch this rank will not run: the root counts them as held here from now on.
-  batch_rows_ = rows_of(owner, got);
-}
-
-chunk_rows worker_claims::rows_of(int owner, job_range got) {
-  const int n = got.size();
+  // Kept at once, by global job, even for a batch this rank will not run: the root counts them as held here
+  // from now on, and the next claims of a job_data's find them.
+  batch_first_ = site_.plan.first(got.owner) + got.begin;
+  root_rows_held& held = s_.worker.root_rows[v_.call_id];
+  if (static_cast<int>(held.x_r.size()) < batch_first_ + n) {
+    held.x_r.resize(static_cast<std::size_t>(batch_first_ + n));
+    held.x_i.resize(static_cast<std::size_t>(batch_first_ + n));
+  }
   const double* real_row = grant_reals_.data() + static_cast<std::ptrdiff_t>(n) * v_.n_job;
   const int* int_row = grant_ints_.data() + 2 * n;
-  // The root's rows go to this site's copies, where the next claims of a job_data's find them.
-  root_rows_held* held = owner == 0 ? &s_.worker.root_rows[v_.call_id] : nullptr;
-  std::vector<std::vector<double>>& x_r = held != nullptr ? held->x_r : batch_x_r_;
-  std::vector<std::vector<int>>& x_i = held != nullptr ? held->x_i : batch_x_i_;
-  const int first = held != nullptr ? got.begin : 0;  // the root's by job, others' by place in the batch
-  if (static_cast<int>(x_r.size()) < first + n) {
-    x_r.resize(static_cast<std::size_t>(first + n));
-    x_i.resize(static_cast<std::size_t>(first + n));
-  }
   for (int k = 0; k < n; ++k) {
     if (grant_ints_[static_cast<std::size_t>(n + k)] == 0) continue;  // sent before, held here
-    x_r[first + k].assign(real_row, real_row + v_.row_real);
-    x_i[first + k].assign(int_row, int_row + v_.row_int);
+    held.x_r[batch_first_ + k].assign(real_row, real_row + v_.row_real);
+    held.x_i[batch_first_ + k].assign(int_row, int_row + v_.row_int);
     real_row += v_.row_real;
     int_row += v_.row_int;
   }
-  return {x_r.data() + first, x_i.data() + first};
 }
 
 void worker_claims::run_stolen(int owner, job_range got) {
   const int n = got.size(), P = v_.n_job;
-  const chunk_rows rows = batch_rows_;  // as receive_rows left them
+  const root_rows_held& held = s_.worker.root_rows[v_.call_id];  // as receive_rows left them
   const int owner_first = site_.plan.first(owner);
   stolen_.push_back({{owner, got.begin, got.end, static_cast<int>(wire::status::ok), -1}, {}});
   stolen_batch& b = stolen_.back();
   std::vector<int> counts(static_cast<std::size_t>(n), 0);
-  const chunk_input in{shared_, v_.n_shared, grant_reals_.data(), P, rows.x_r, rows.x_i, n, nullptr};
+  const chunk_input in{shared_, v_.n_shared, grant_reals_.data(), P, held.x_r.data() + batch_first_,
+                       held.x_i.data() + batch_first_, n, nullptr};
   int cursor = 0;
   try {
     s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, b.blocks, counts.data(), cursor);
@@ -177,36 +169,26 @@ void worker_claims::run_stolen(int owner, job_range got) {
     b.head.code = static_cast<int>(wire::status::counts_changed);
 }
 
-void worker_claims::take_from(int owner, bool& want) {
-  post_ask(owner, want && f_ != nullptr);
-  for (job_range got = await_grant(); is_later(got) || !got.empty(); got = await_grant()) {
-    if (is_later(got)) {  // it came while this rank ran the batch it held: it holds none now
-      post_ask(owner, want && f_ != nullptr);
+void worker_claims::take_from_root(bool want) {
+  want = want && f_ != nullptr;
+  post_ask(want);
+  for (grant_message got = await_grant(); is_later(got.range()) || !got.range().empty(); got = await_grant()) {
+    if (is_later(got.range())) {  // it came while this rank ran the batch it held: it holds none now
+      post_ask(want);
       continue;
     }
-    receive_rows(owner, got);
-    // The next ask goes before this batch runs: the owner answers it between its own batches, meanwhile.
-    post_ask(owner, want && f_ != nullptr, got.size());
+    receive_rows(got);
+    // The next ask goes before this batch runs: the root finds the next batch meanwhile.
+    post_ask(want, got.owner == 0 ? got.range().size() : 0);
     // A batch granted after a failure is not run: the call fails, or is planned anew.
-    if (!want || f_ == nullptr) continue;
-    run_stolen(owner, got);
+    if (!want) continue;
+    run_stolen(got.owner, got.range());
     if (stolen_.back().head.code != static_cast<int>(wire::status::ok)) want = false;
   }
 }
 
-void worker_claims::steal_and_serve(bool want) {
-  for (int k = 1; k < s_.size - 1; ++k) take_from((s_.rank - 1 + k) % (s_.size - 1) + 1, want);  // from the next one on
-  take_from(0, want);  // the root's own jobs, last: it also makes the call's output nodes
-  unsigned spins = 0;
-  while (!owner_.all_told()) {  // every other rank asks until it hears "none"
-    owner_.serve_asks();
-    if (!owner_.all_told()) pause_in_claims(s_.settings.policy, spins);
-  }
-  owner_.finish_sends();
-}
-
 void worker_claims::answer(int failed_job, double busy, const team_busy& threads) {
-  const int end = owner_.jobs().end();
+  const int end = jobs_.end();
   const int doubles = answer_doubles(site_.planned_doubles, site_.block_at.data(), site_.n_jobs, end);
   site_.out.resize(static_cast<std::size_t>(doubles));
   double* status = site_.out.data();
@@ -237,7 +219,7 @@ void serve_call_stealing(cluster_state& s, worker_site& site, const wire::reques
   s.chunks.reset_busy();
   worker_claims claims(s, site, v, shared, job_params);
   const int failed_job = claims.run_own();
-  claims.steal_and_serve(claims.code() == wire::status::ok);
+  claims.take_from_root(claims.code() == wire::status::ok);
   const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   MPI_Request done = announce_done(s);
   claims.answer(failed_job, busy, s.chunks.busy());

@@ -47,8 +47,8 @@ void run_own_batch(cluster_state& s, const call_request& req, job_range got, boo
                s.call.own_out, counts + got.begin, cursor);
 }
 
-rank_status run_own_claimable(cluster_state& s, const root_site& site, const call_request& req, job_owner& own,
-                              early_ask& early, job_error& error) {
+rank_status run_own_claimable(cluster_state& s, const root_site& site, const call_request& req,
+                              claims_broker& own, job_error& error) {
   const int n = site.plan.root_jobs;
   s.call.own_out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);
   s.call.own_counts.assign(static_cast<std::size_t>(n), 0);
@@ -69,7 +69,7 @@ rank_status run_own_claimable(cluster_state& s, const root_site& site, const cal
       }
       own.timed_batch(seconds, got.size());
       own.serve_asks();
-      early.after_batch(got.end, own.jobs().left());
+      own.after_batch(got.end, own.jobs().left());
     }
   } catch (...) {
     error = current_job_error();

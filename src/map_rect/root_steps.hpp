@@ -11,7 +11,7 @@
 #include <maprect/detail/message_limits.hpp>
 #include <vector>
 
-#include "src/balance/steal.hpp"
+#include "src/balance/claims_broker.hpp"
 #include "src/cluster/call_timeout.hpp"
 #include "src/cluster/cluster_state.hpp"
 #include "src/protocol/exchange.hpp"
@@ -188,8 +188,8 @@ rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int 
 /// worker 1 ahead (`early`). Jobs granted from the back are not run here: own.jobs().end() is where the
 /// root's own end once the call's claims are done. Without the front door's in-place outputs, the blocks go
 /// to s.call.own_out behind `status_doubles` slots and the front door's nodes are made from them, in job order.
-rank_status run_own_claimable(cluster_state& s, const root_site& site, const call_request& req, job_owner& own,
-                              early_ask& early, job_error& error);
+rank_status run_own_claimable(cluster_state& s, const root_site& site, const call_request& req,
+                              claims_broker& own, job_error& error);
 
 // ---- the commands ----
 

@@ -82,21 +82,20 @@ rows_sent* rows_sent_of(cluster_state& s, const call_request& req) {
   return &sent;
 }
 
-/// The root's part of step 4 under MAPRECT_BALANCE=hosts: its own jobs, claimable by the workers, then its
-/// claims on theirs, answering their asks until each has heard "none". With stale workers' data it runs
-/// nothing (the answers are dropped) but still takes part in the claims, as every worker expects.
+/// The root's part of step 4 under MAPRECT_BALANCE=hosts: its own jobs, claimable by the workers, then the
+/// claims it brokers between them, until each has heard "none". With stale workers' data it runs nothing
+/// (the answers are dropped) but still takes part in the claims, as every worker expects.
 void steal_part(cluster_state& s, const root_site& site, const call_request& req, double* buffer, root_part& part) {
-  job_owner own(s.comm, s.size, {req.job_params, req.n_job_params, site.counts.data(), req.x_r->data(),
-                                 req.x_i->data(), rows_sent_of(s, req)});
+  claims_broker broker(s, site, req, {req.job_params, req.n_job_params, site.counts.data(), req.x_r->data(),
+                                      req.x_i->data(), rows_sent_of(s, req)});
   // A functor's messages reach the caller's stream only from the root: with one, its jobs stay its own.
-  own.reset(part.data_unchanged ? site.plan.root_jobs : 0, req.msgs == nullptr);
-  early_ask early(s);
-  if (part.data_unchanged) part.status = run_own_claimable(s, site, req, own, early, part.error);
+  broker.reset(part.data_unchanged ? site.plan.root_jobs : 0, req.msgs == nullptr);
+  if (part.data_unchanged) part.status = run_own_claimable(s, site, req, broker, part.error);
   part.own_done = std::chrono::steady_clock::now();
-  part.own_end = own.jobs().end();
-  std::vector<int> late;  // every worker waits for the root's asks, so the root asks even when it wants none
-  part.taken = steal_as_root(s, site, req, buffer, part.data_unchanged && part.status.code == wire::status::ok,
-                             part.taken_failed, late, own, &early);
+  part.own_end = broker.jobs().end();
+  std::vector<int> late;
+  part.taken = broker.run(buffer, part.data_unchanged && part.status.code == wire::status::ok, part.taken_failed,
+                          late);
   if (part.taken < 0) abort_late(s, name_of(req), late);
 }
 

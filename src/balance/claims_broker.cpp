@@ -1,0 +1,186 @@
+// The root's side of map_rect's claims by message (src/balance/claims_broker.hpp).
+#include "src/balance/claims_broker.hpp"
+
+#include <algorithm>
+
+namespace maprect::detail {
+
+claims_broker::claims_broker(cluster_state& s, const root_site& site, const call_request& req, owned_rows rows)
+    : s_(s), site_(site), req_(req), rows_(s.comm, rows), own_start_(clock::now()),
+      victims_(static_cast<std::size_t>(s.size)), told_(static_cast<std::size_t>(s.size), 0),
+      wants_(static_cast<std::size_t>(s.size), 0) {
+  for (int v = 1; v < s.size; ++v) victims_[v].left = site.plan.jobs(v);
+}
+
+void claims_broker::reset(int n, bool claimable) {
+  own_.reset(n);
+  claimable_ = claimable;
+}
+
+void claims_broker::serve_asks() {
+  answer_asks(s_.comm, steal_tag::ask, [this](int thief, const ask_message& ask) { on_ask(thief, ask); });
+}
+
+void claims_broker::on_ask(int thief, const ask_message& ask) {
+  // A worker asks once all its own jobs are started: nobody can take any of them any more.
+  victims_[thief].exhausted = true;
+  victims_[thief].left = 0;
+  wants_[thief] = ask.want != 0 ? 1 : 0;
+  if (wants_[thief] && !stopping_ && claimable_ && own_.left() > 0) {
+    const job_range g = own_.grant_back(ask.held(job_seconds_));
+    send_grant(s_.comm, thief, 0, g);
+    if (!is_later(g)) rows_.send(thief, 0, g);
+    return;
+  }
+  waiting_.push_back(thief);  // dispatch() answers: a batch of another worker's, or "none"
+}
+
+void claims_broker::after_batch(int done, int left) {
+  if (root_asking_ || stopping_ || left > 9) return;  // a few jobs ahead: a dear job may delay the answer
+  const int v = richest_free(0);
+  if (v < 0) return;
+  // The root's own jobs still to run, at their mean time so far.
+  const double so_far = std::chrono::duration<double>(clock::now() - own_start_).count();
+  ask_victim(v, 0, 0, left * so_far / std::max(1, done));
+}
+
+void claims_broker::ask_victim(int v, int thief, int held, double held_seconds) {
+  victim& w = victims_[v];
+  w.thief = thief;
+  post_ask(s_.comm, v, {1.0, static_cast<double>(held), held_seconds}, &w.answer.owner, 3, w.reply);
+  if (thief == 0) root_asking_ = true;
+  if (s_.settings.timeout > 0) w.sent = clock::now();
+}
+
+int claims_broker::richest_free(int thief) const {
+  int best = -1;
+  for (int v = 1; v < s_.size; ++v) {
+    const victim& w = victims_[v];
+    if (v == thief || w.exhausted || w.thief >= 0 || w.left <= 0) continue;
+    if (best < 0 || w.left > victims_[best].left) best = v;
+  }
+  return best;
+}
+
+bool claims_broker::all_exhausted() const {
+  for (int v = 1; v < s_.size; ++v)
+    if (!victims_[v].exhausted) return false;
+  return true;
+}
+
+void claims_broker::tell_none(int thief) {
+  send_grant(s_.comm, thief, 0, {});
+  told_[thief] = 1;
+  ++told_none_;
+}
+
+int claims_broker::poll_answers(std::vector<int>& late) {
+  int answered = 0;
+  const auto now = s_.settings.timeout > 0 ? clock::now() : clock::time_point{};
+  for (int v = 1; v < s_.size; ++v) {
+    victim& w = victims_[v];
+    if (w.thief < 0) continue;
+    int done = 0;
+    MPI_Test(&w.reply, &done, MPI_STATUS_IGNORE);
+    if (done) {
+      on_answer(v);
+      ++answered;
+    } else if (s_.settings.timeout > 0 && now > claims_deadline(s_, w.sent)) {
+      late = {v};
+    }
+  }
+  return answered;
+}
+
+void claims_broker::on_answer(int v) {
+  victim& w = victims_[v];
+  const int thief = w.thief;
+  const job_range g = w.answer.range();
+  w.thief = -1;
+  if (thief == 0) root_asking_ = false;
+  if (!is_later(g) && g.empty()) {
+    w.exhausted = true;
+    w.left = 0;
+  } else if (!is_later(g)) {
+    w.left = g.size();  // the owner keeps about as many as it grants
+  }
+  if (is_later(g) || g.empty() || stopping_) {
+    // Nobody runs a batch granted once a failure is known: the call fails, or is planned anew.
+    if (thief > 0) waiting_.push_front(thief);
+    return;
+  }
+  if (thief == 0) {
+    next_ = {v, g};
+    return;
+  }
+  send_grant(s_.comm, thief, v, g);
+  rows_.send(thief, site_.plan.first(v), g);
+}
+
+void claims_broker::dispatch() {
+  const bool none_left = stopping_ || all_exhausted();
+  // "None" to each waiting worker once nothing is left to get, or it wants nothing, and no ask of the root's
+  // to it is out (it answers that one first).
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if ((none_left || !wants_[*it]) && victims_[*it].thief < 0) {
+      tell_none(*it);
+      it = waiting_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (none_left) return;
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    const int v = wants_[*it] ? richest_free(*it) : -1;
+    if (v < 0) {
+      ++it;
+      continue;
+    }
+    ask_victim(v, *it);
+    it = waiting_.erase(it);
+  }
+  if (root_asking_) return;
+  const int v = richest_free(0);
+  // The root's next ask goes before the batch it holds runs: the owner answers it between its own batches.
+  if (v >= 0) ask_victim(v, 0, next_.owner == v ? next_.jobs.size() : 0);
+}
+
+bool claims_broker::finished() const {
+  if (told_none_ < s_.size - 1 || root_asking_ || !next_.jobs.empty()) return false;
+  for (int v = 1; v < s_.size; ++v)
+    if (victims_[v].thief >= 0) return false;
+  return true;
+}
+
+int claims_broker::run(double* buffer, bool want, taken_failure& failure, std::vector<int>& late) {
+  stopping_ = stopping_ || !want;
+  const auto since = clock::now();
+  int taken = 0;
+  unsigned spins = 0;
+  while (true) {
+    serve_asks();
+    const int answered = poll_answers(late);
+    if (!late.empty()) return -1;
+    dispatch();
+    if (!next_.jobs.empty()) {
+      const root_batch b = next_;
+      next_ = {};
+      double* region = buffer + site_.results.displs[b.owner] + wire::status_doubles;
+      run_batch_on_root(s_, site_, req_, region, b.owner, b.jobs, failure);
+      taken += b.jobs.size();
+      stopping_ = stopping_ || failure.code != wire::status::ok;
+      continue;
+    }
+    if (finished()) break;
+    if (s_.settings.timeout > 0 && clock::now() > claims_deadline(s_, since)) {
+      for (int r = 1; r < s_.size; ++r)
+        if (!told_[r]) late.push_back(r);
+      return -1;
+    }
+    if (answered == 0) pause_in_claims(s_.settings.policy, spins);
+  }
+  rows_.finish();
+  return taken;
+}
+
+}  // namespace maprect::detail

@@ -1,0 +1,84 @@
+#pragma once
+// The root's side of map_rect's claims by message. Every ask comes to the root, and every grant comes from
+// it: a worker out of jobs gets a batch from the back of the root's unstarted jobs, or, once those are all
+// started, a batch the root asks for on its behalf from the worker with the most unstarted jobs (the root
+// holds every job's data, so it sends the thief the batch's rows itself). The root takes such batches too once
+// its own jobs are done. A worker that asks has started all its own jobs, so the root knows who has none
+// left without asking; once none has any, it answers every ask "none", and a worker stops at its first
+// "none". A call's claims therefore end with one ask and one answer per worker, O(P) messages.
+#include <chrono>
+#include <deque>
+#include <vector>
+
+#include "src/balance/steal.hpp"
+
+namespace maprect::detail {
+
+/// Root: the claims of one steady call by message (see above).
+class claims_broker {
+ public:
+  /// The claims of call `req` of `site`; `rows` are the caller's (rows to thieves go from there).
+  claims_broker(cluster_state& s, const root_site& site, const call_request& req, owned_rows rows);
+  /// The root's own `n` jobs, all unstarted; with `claimable` false no worker is granted any of them.
+  void reset(int n, bool claimable);
+  /// The root's own unstarted jobs; it runs them from the front.
+  unstarted_jobs& jobs() { return own_; }
+  /// The root's latest batch of its own, of `n` jobs, took `seconds`: a thief's held seconds count at that rate.
+  void timed_batch(double seconds, int n) { job_seconds_ = seconds / n; }
+  /// Answers every ask that has come: a batch of the root's own jobs while it has some, else later.
+  void serve_asks();
+  /// The root has run `done` of its own jobs and `left` are unstarted: with a few left, it asks a worker for
+  /// a batch, so that the answer (given between the worker's batches) is there when they are done.
+  void after_batch(int done, int left);
+  /// Once the root's own jobs are done: brokers the workers' batches and runs those it takes into `buffer`
+  /// (stopping at the first failure, or at once when `want` is false), until every worker has heard "none".
+  /// Returns the jobs the root ran for workers, or -1 when MAPRECT_TIMEOUT passed while a worker had not
+  /// answered or not asked (`late` names them).
+  int run(double* buffer, bool want, taken_failure& failure, std::vector<int>& late);
+
+ private:
+  using clock = std::chrono::steady_clock;
+  /// One worker as the owner of jobs others may take: the root's ask to it, if one is out.
+  struct victim {
+    grant_message answer;
+    MPI_Request reply = MPI_REQUEST_NULL;
+    int thief = -1;         ///< whom the ask out is for (0: the root; -1: none out)
+    bool exhausted = false;  ///< it has no unstarted jobs left
+    int left = 0;            ///< its unstarted jobs, as far as the root knows
+    clock::time_point sent;
+  };
+  /// A batch granted to the root, run once its next ask is out.
+  struct root_batch {
+    int owner = 0;
+    job_range jobs;
+  };
+
+  void on_ask(int thief, const ask_message& ask);
+  void ask_victim(int v, int thief, int held = 0, double held_seconds = 0);
+  int poll_answers(std::vector<int>& late);
+  void on_answer(int v);
+  void dispatch();
+  int richest_free(int thief) const;
+  bool all_exhausted() const;
+  void tell_none(int thief);
+  bool finished() const;
+
+  cluster_state& s_;
+  const root_site& site_;
+  const call_request& req_;
+  rows_to_thieves rows_;
+  unstarted_jobs own_;
+  bool claimable_ = true;
+  bool stopping_ = false;      ///< a failure is known (or the data are stale): nobody takes more jobs
+  bool root_asking_ = false;   ///< an ask for the root is out
+  double job_seconds_ = 0;
+  clock::time_point own_start_;
+  std::vector<victim> victims_;  ///< by rank (0 unused)
+  std::deque<int> waiting_;      ///< workers whose ask waits for a batch from another worker
+  std::vector<char> told_;       ///< per worker, whether it has heard "none"
+  std::vector<char> wants_;      ///< per worker, whether its latest ask wants a batch
+  int told_none_ = 0;
+  root_batch next_;
+};
+
+}  // namespace maprect::detail
