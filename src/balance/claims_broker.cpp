@@ -10,6 +10,8 @@ claims_broker::claims_broker(cluster_state& s, const root_site& site, const call
       victims_(static_cast<std::size_t>(s.size)), told_(static_cast<std::size_t>(s.size), 0),
       wants_(static_cast<std::size_t>(s.size), 0) {
   for (int v = 1; v < s.size; ++v) victims_[v].left = site.plan.jobs(v);
+  s.call.worker_ends.assign(static_cast<std::size_t>(s.size), -1);  // -1: its result is not in
+  s.call.worker_taken.assign(static_cast<std::size_t>(s.size), 0);
 }
 
 void claims_broker::reset(int n, bool claimable) {
@@ -27,10 +29,15 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   victims_[thief].left = 0;
   wants_[thief] = ask.want != 0 ? 1 : 0;
   if (wants_[thief] && !stopping_ && claimable_ && own_.left() > 0) {
-    const job_range g = own_.grant_back(ask.held(job_seconds_));
-    send_grant(s_.comm, thief, 0, g);
-    if (!is_later(g)) rows_.send(thief, 0, g);
-    return;
+    const job_range g = own_.grant_back(ask.held(job_seconds_), least_jobs(thief));
+    if (!g.empty()) {
+      send_grant(s_.comm, thief, 0, g);
+      if (!is_later(g)) {
+        rows_.send(thief, 0, g);
+        ++batches_out_;
+      }
+      return;
+    }
   }
   waiting_.push_back(thief);  // dispatch() answers: a batch of another worker's, or "none"
 }
@@ -44,10 +51,20 @@ void claims_broker::after_batch(int done, int left) {
   ask_victim(v, 0, 0, left * so_far / std::max(1, done));
 }
 
+int claims_broker::least_jobs(int thief) const {
+  return job_seconds_ > 0 ? std::max(1, static_cast<int>(round_trip(thief) / job_seconds_)) : 1;
+}
+
+double claims_broker::round_trip(int thief) const {
+  // The root runs a batch it takes where the data are: only a worker thief waits for rows and sends blocks.
+  return thief > 0 && thief < static_cast<int>(s_.ranks.size()) ? s_.ranks[thief].round_trip : 0.0;
+}
+
 void claims_broker::ask_victim(int v, int thief, int held, double held_seconds) {
   victim& w = victims_[v];
   w.thief = thief;
-  post_ask(s_.comm, v, {1.0, static_cast<double>(held), held_seconds}, &w.answer.owner, 3, w.reply);
+  post_ask(s_.comm, v, {1.0, static_cast<double>(held), held_seconds, round_trip(thief)}, &w.answer.owner, 3,
+           w.reply);
   if (thief == 0) root_asking_ = true;
   if (s_.settings.timeout > 0) w.sent = clock::now();
 }
@@ -115,6 +132,7 @@ void claims_broker::on_answer(int v) {
   }
   send_grant(s_.comm, thief, v, g);
   rows_.send(thief, site_.plan.first(v), g);
+  ++batches_out_;
 }
 
 void claims_broker::dispatch() {
@@ -147,6 +165,7 @@ void claims_broker::dispatch() {
 
 bool claims_broker::finished() const {
   if (told_none_ < s_.size - 1 || root_asking_ || !next_.jobs.empty()) return false;
+  if (own_results_ < s_.size - 1 || batches_out_ > 0) return false;
   for (int v = 1; v < s_.size; ++v)
     if (victims_[v].thief >= 0) return false;
   return true;
@@ -159,7 +178,7 @@ int claims_broker::run(double* buffer, bool want, taken_failure& failure, std::v
   unsigned spins = 0;
   while (true) {
     serve_asks();
-    const int answered = poll_answers(late);
+    const int answered = poll_answers(late) + poll_results(buffer);
     if (!late.empty()) return -1;
     dispatch();
     if (!next_.jobs.empty()) {
@@ -174,13 +193,74 @@ int claims_broker::run(double* buffer, bool want, taken_failure& failure, std::v
     if (finished()) break;
     if (s_.settings.timeout > 0 && clock::now() > claims_deadline(s_, since)) {
       for (int r = 1; r < s_.size; ++r)
-        if (!told_[r]) late.push_back(r);
+        if (!told_[r] || s_.call.worker_ends[r] < 0) late.push_back(r);
       return -1;
     }
     if (answered == 0) pause_in_claims(s_.settings.policy, spins);
   }
   rows_.finish();
   return taken;
+}
+
+namespace {
+
+/// Doubles of the blocks of rank r's local jobs [begin, end).
+int blocks_between(const root_site& site, int r, int begin, int end) {
+  const int first = site.plan.first(r), jobs = site.plan.jobs(r);
+  const int region = site.results.counts[r] - wire::status_doubles;
+  const int to = end >= jobs ? region : site.block_at[first + end];
+  const int from = begin >= jobs ? region : site.block_at[first + begin];
+  return to - from;
+}
+
+/// Keeps a batch's failure in `failure` when it fails before what is there (a failure before a changed
+/// output count).
+void note_batch_failure(const result_head& head, int thief, stolen_failure& failure) {
+  const auto code = static_cast<wire::status>(static_cast<int>(head.code));
+  const int job = static_cast<int>(head.job);
+  if (code == wire::status::failed && (failure.code != wire::status::failed || job < failure.job))
+    failure = {code, thief, job};
+  else if (code == wire::status::counts_changed && failure.code == wire::status::ok)
+    failure = {code, thief, -1};
+}
+
+}  // namespace
+
+int claims_broker::poll_results(double* buffer) {
+  int results = 0, pending = 0;
+  MPI_Status st;
+  while (MPI_Iprobe(MPI_ANY_SOURCE, steal_tag::result, s_.comm, &pending, &st), pending) {
+    result_head head;
+    MPI_Recv(&head, sizeof(result_head) / sizeof(double), MPI_DOUBLE, st.MPI_SOURCE, steal_tag::result, s_.comm,
+             MPI_STATUS_IGNORE);
+    receive_result(buffer, st.MPI_SOURCE, head);
+    ++results;
+  }
+  return results;
+}
+
+void claims_broker::receive_result(double* buffer, int from, const result_head& head) {
+  const int owner = static_cast<int>(head.owner), begin = static_cast<int>(head.begin),
+            end = static_cast<int>(head.end), code = static_cast<int>(head.code);
+  double* region = buffer + site_.results.displs[owner];
+  int n = 0;
+  if (owner == from) {  // its own jobs [0, end): the status goes where a gather puts it
+    const double status[wire::status_doubles] = {head.code, head.job, head.busy, head.slowest, head.fastest};
+    std::copy_n(status, wire::status_doubles, region);
+    s_.call.worker_ends[from] = end;
+    ++own_results_;
+    n = blocks_between(site_, from, 0, end);
+    received_ += wire::status_doubles;
+  } else {
+    note_batch_failure(head, from, stolen_);
+    if (code != result_head::not_run) s_.call.worker_taken[from] += end - begin;
+    --batches_out_;
+    if (code == static_cast<int>(wire::status::ok)) n = blocks_between(site_, owner, begin, end);
+  }
+  const int at = owner == from || begin >= site_.plan.jobs(owner) ? 0 : site_.block_at[site_.plan.first(owner) + begin];
+  if (n > 0)
+    MPI_Recv(region + wire::status_doubles + at, n, MPI_DOUBLE, from, steal_tag::blocks, s_.comm, MPI_STATUS_IGNORE);
+  received_ += n;
 }
 
 }  // namespace maprect::detail

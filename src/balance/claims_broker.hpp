@@ -3,7 +3,8 @@
 // it: a worker out of jobs gets a batch from the back of the root's unstarted jobs, or, once those are all
 // started, a batch the root asks for on its behalf from the worker with the most unstarted jobs (the root
 // holds every job's data, so it sends the thief the batch's rows itself). The root takes such batches too once
-// its own jobs are done. A worker that asks has started all its own jobs, so the root knows who has none
+// its own jobs are done. No batch goes that its owner would run sooner than the thief could receive it and
+// send its blocks back: under the round trip between the root and the thief (measured at start-up). A worker that asks has started all its own jobs, so the root knows who has none
 // left without asking; once none has any, it answers every ask "none", and a worker stops at its first
 // "none". A call's claims therefore end with one ask and one answer per worker, O(P) messages.
 #include <chrono>
@@ -31,10 +32,15 @@ class claims_broker {
   /// a batch, so that the answer (given between the worker's batches) is there when they are done.
   void after_batch(int done, int left);
   /// Once the root's own jobs are done: brokers the workers' batches and runs those it takes into `buffer`
-  /// (stopping at the first failure, or at once when `want` is false), until every worker has heard "none".
-  /// Returns the jobs the root ran for workers, or -1 when MAPRECT_TIMEOUT passed while a worker had not
-  /// answered or not asked (`late` names them).
+  /// (stopping at the first failure, or at once when `want` is false), and receives each worker's results
+  /// into `buffer` (statuses where a gather puts them, blocks in job order), until every worker has heard
+  /// "none" and every batch's result is in. Returns the jobs the root ran for workers, or -1 when
+  /// MAPRECT_TIMEOUT passed while a worker had not answered or not asked (`late` names them).
   int run(double* buffer, bool want, taken_failure& failure, std::vector<int>& late);
+  /// The first failure, by job index, among the batches the workers ran for other ranks.
+  const stolen_failure& stolen() const { return stolen_; }
+  /// Doubles received from the workers: statuses and blocks.
+  long long received() const { return received_; }
 
  private:
   using clock = std::chrono::steady_clock;
@@ -56,9 +62,14 @@ class claims_broker {
   void on_ask(int thief, const ask_message& ask);
   void ask_victim(int v, int thief, int held = 0, double held_seconds = 0);
   int poll_answers(std::vector<int>& late);
+  int poll_results(double* buffer);
+  void receive_result(double* buffer, int from, const result_head& head);
   void on_answer(int v);
   void dispatch();
   int richest_free(int thief) const;
+  /// The fewest of the root's own jobs worth a batch to `thief`, and its round trip from the root.
+  int least_jobs(int thief) const;
+  double round_trip(int thief) const;
   bool all_exhausted() const;
   void tell_none(int thief);
   bool finished() const;
@@ -79,6 +90,10 @@ class claims_broker {
   std::vector<char> wants_;      ///< per worker, whether its latest ask wants a batch
   int told_none_ = 0;
   root_batch next_;
+  int own_results_ = 0;    ///< workers whose own jobs' result is in
+  int batches_out_ = 0;    ///< batches granted to workers whose result is not in yet
+  stolen_failure stolen_;
+  long long received_ = 0;
 };
 
 }  // namespace maprect::detail

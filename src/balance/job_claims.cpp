@@ -20,10 +20,6 @@ static_assert(sizeof(std::atomic<std::uint64_t>) + sizeof(worker_report) <= line
 /// The claim the root makes at once: an eighth of what is left, so that a root much slower than the worker
 /// does not take a large batch the worker would then wait for.
 int root_batch(int left) { return std::max(1, left / 8); }
-/// The one batch rule of claims between all ranks, for the owner's front and a claim on another's back
-/// alike: a quarter of what is left (few claims per call, small ones at the end), but a job per team thread
-/// while there are that many.
-int claim_batch(int left, int threads) { return std::min(left, std::max(threads, left / 4)); }
 
 }  // namespace
 

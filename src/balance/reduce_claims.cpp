@@ -214,7 +214,7 @@ int worker_slice_claims::run(int begin, int end, double* blocks, job_error& erro
 
 void worker_slice_claims::run_own() {
   double* blocks = site_.answer.data() + wire::status_doubles;
-  for (job_range got = slices_.take_front(); !got.empty(); got = slices_.take_front()) {
+  for (job_range got = slices_.take_front(s_.settings.threads); !got.empty(); got = slices_.take_front(s_.settings.threads)) {
     const int begin = first_ + got.begin, end = first_ + got.end;
     const auto start = std::chrono::steady_clock::now();
     job_error error;

@@ -10,18 +10,19 @@
 
 namespace maprect::detail {
 
-job_range unstarted_jobs::take_front() {
+job_range unstarted_jobs::take_front(int threads) {
   if (front_ >= back_) return {};
-  const int take = std::max(1, (back_ - front_) / 16);
+  const int take = claim_batch(back_ - front_, threads);
   front_ += take;
   return {front_ - take, front_};
 }
 
-job_range unstarted_jobs::grant_back(int held) {
+job_range unstarted_jobs::grant_back(int held, int least) {
   if (front_ >= back_) return {};
   const int left = back_ - front_;
   const int take = held == 0 ? std::max(1, left / 2) : (left - held) / 2;
   if (take <= 0) return later_grant();
+  if (take < least) return {};
   back_ -= take;
   return {back_, back_ + take};
 }
@@ -61,7 +62,7 @@ void run_batch_on_root(cluster_state& s, const root_site& site, const call_reque
 
 void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int* range, int count, MPI_Request& reply,
               int ask_tag, int grant_tag) {
-  MPI_Send(&ask, 3, MPI_DOUBLE, owner, ask_tag, comm);
+  MPI_Send(&ask, ask_doubles, MPI_DOUBLE, owner, ask_tag, comm);
   MPI_Irecv(range, count, MPI_INT, owner, grant_tag, comm, &reply);
 }
 
@@ -106,60 +107,6 @@ std::chrono::steady_clock::time_point claims_deadline(const cluster_state& s,
   const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(s.settings.timeout));
   return std::max(s.call.deadline, since + timeout);
-}
-
-namespace {
-
-/// Doubles of the blocks of worker r's local jobs [begin, end).
-int blocks_between(const root_site& site, int r, int begin, int end) {
-  const int first = site.plan.first(r), jobs = site.plan.jobs(r);
-  const int region = site.results.counts[r] - wire::status_doubles;
-  const int to = end >= jobs ? region : site.block_at[first + end];
-  const int from = begin >= jobs ? region : site.block_at[first + begin];
-  return to - from;
-}
-
-void receive_doubles(cluster_state& s, double* into, int count, int from) {
-  if (count > 0) MPI_Recv(into, count, MPI_DOUBLE, from, steal_tag::blocks, s.comm, MPI_STATUS_IGNORE);
-}
-
-/// Keeps `head` in `failure` when it fails before what is there (a failure before a changed output count).
-void note_batch_failure(const batch_head& head, int thief, stolen_failure& failure) {
-  const auto code = static_cast<wire::status>(head.code);
-  if (code == wire::status::failed &&
-      (failure.code != wire::status::failed || head.job < failure.job))
-    failure = {code, thief, head.job};
-  else if (code == wire::status::counts_changed && failure.code == wire::status::ok)
-    failure = {code, thief, -1};
-}
-
-}  // namespace
-
-long long receive_worker_blocks(cluster_state& s, const root_site& site, double* buffer, stolen_failure& failure) {
-  long long received = 0;
-  s.call.worker_ends.assign(static_cast<std::size_t>(s.size), 0);
-  s.call.worker_taken.assign(static_cast<std::size_t>(s.size), 0);
-  for (int r = 1; r < s.size; ++r) {
-    int summary[2] = {0, 0};  // where r's own jobs end, batches it ran for others
-    MPI_Recv(summary, 2, MPI_INT, r, steal_tag::summary, s.comm, MPI_STATUS_IGNORE);
-    s.call.worker_ends[r] = summary[0];
-    const int own = blocks_between(site, r, 0, summary[0]);
-    receive_doubles(s, buffer + site.results.displs[r] + wire::status_doubles, own, r);
-    received += own;
-    for (int b = 0; b < summary[1]; ++b) {
-      batch_head head;
-      MPI_Recv(&head, 5, MPI_INT, r, steal_tag::batch_head, s.comm, MPI_STATUS_IGNORE);
-      note_batch_failure(head, r, failure);
-      s.call.worker_taken[r] += head.end - head.begin;
-      if (static_cast<wire::status>(head.code) != wire::status::ok) continue;
-      const int q = head.owner;
-      const int n = blocks_between(site, q, head.begin, head.end);
-      const int at = head.begin >= site.plan.jobs(q) ? 0 : site.block_at[site.plan.first(q) + head.begin];
-      receive_doubles(s, buffer + site.results.displs[q] + wire::status_doubles + at, n, r);
-      received += n;
-    }
-  }
-  return received;
 }
 
 balance_report last_call_balance() {

@@ -19,6 +19,7 @@
 // and of each batch it ran for another rank, with that batch's range; the root places every block where
 // the owner's would have gone. Every job runs the same code wherever it runs: the bits do not depend on who
 // ran what.
+#include <algorithm>
 #include <deque>
 #include <maprect/detail/call.hpp>
 #include <maprect/detail/job_error.hpp>
@@ -38,12 +39,14 @@ class unstarted_jobs {
     front_ = 0;
     back_ = n;
   }
-  /// The next batch the worker runs: a sixteenth of what is left, so that it answers asks often.
-  job_range take_front();
-  /// A batch for a thief that still holds work worth `held` of this worker's jobs (the batch it runs while
+  /// The next batch the owner runs, on `threads` team threads: claim_batch() of what is left.
+  job_range take_front(int threads);
+  /// A batch for a thief that still holds work worth `held` of this owner's jobs (the batch it runs while
   /// this ask travels), from the back: half of what is left beyond them, so that both end about together; at
-  /// least one job to a thief that holds none. Returns later_grant() when the thief holds enough for now.
-  job_range grant_back(int held);
+  /// least one job to a thief that holds none. Returns later_grant() when the thief holds enough for now, and
+  /// none (empty) when the batch would be under `least` jobs: the owner runs those sooner than the thief could
+  /// receive them and send their blocks back.
+  job_range grant_back(int held, int least = 1);
   /// The worker runs no more of its jobs (one failed or changed its output count): none are left to grant.
   void drop_rest() { front_ = back_; }
   /// Where the worker's own jobs end once none are left (the rest went to thieves).
@@ -70,13 +73,22 @@ struct ask_message {
   double want = 0;          ///< 1: a batch, 0: none
   double held_jobs = 0;     ///< the owner's jobs the thief still holds
   double held_seconds = 0;  ///< other work the thief still holds
+  double least_seconds = 0; ///< the least work worth a batch: a round trip between the root and the thief
 
   /// All the thief holds, in the owner's jobs at `seconds_per_job` (0: none timed yet, the seconds count for
   /// nothing).
-  int held(double seconds_per_job) const {
-    return static_cast<int>(held_jobs + (seconds_per_job > 0 ? held_seconds / seconds_per_job : 0.0));
+  int held(double seconds_per_job) const { return in_jobs(held_jobs, held_seconds, seconds_per_job); }
+  /// The fewest jobs worth a batch at `seconds_per_job` (1 while none is timed).
+  int least(double seconds_per_job) const { return std::max(1, in_jobs(0, least_seconds, seconds_per_job)); }
+
+ private:
+  static int in_jobs(double jobs, double seconds, double seconds_per_job) {
+    return static_cast<int>(jobs + (seconds_per_job > 0 ? seconds / seconds_per_job : 0.0));
   }
 };
+
+/// Doubles in an ask_message.
+constexpr int ask_doubles = sizeof(ask_message) / sizeof(double);
 
 /// Sends `ask` to `owner` and posts the receive of its grant, `count` ints, into `range` (`reply` completes
 /// with it), under the tags of map_rect's claims unless others are given (reduce_sum's claims have their own).
@@ -90,7 +102,7 @@ void answer_asks(MPI_Comm comm, int ask_tag, Grant&& grant) {
   MPI_Status st;
   while (MPI_Iprobe(MPI_ANY_SOURCE, ask_tag, comm, &pending, &st), pending) {
     ask_message ask;
-    MPI_Recv(&ask, 3, MPI_DOUBLE, st.MPI_SOURCE, ask_tag, comm, MPI_STATUS_IGNORE);
+    MPI_Recv(&ask, ask_doubles, MPI_DOUBLE, st.MPI_SOURCE, ask_tag, comm, MPI_STATUS_IGNORE);
     grant(st.MPI_SOURCE, ask);
   }
 }
@@ -139,13 +151,18 @@ class rows_to_thieves {
   std::deque<granted_rows> sent_;  ///< on their way (a deque: their addresses stay)
 };
 
-/// What a worker tells the root about a batch it ran for another worker.
-struct batch_head {
-  int owner = 0;   ///< whose chunk
-  int begin = 0;   ///< the owner's local jobs [begin, end)
-  int end = 0;
-  int code = 0;    ///< a wire::status
-  int job = -1;    ///< global index of the failing job
+/// What a worker sends the root ahead of the blocks of its own jobs, or of a batch it ran for another rank.
+struct result_head {
+  double owner = 0;    ///< whose chunk: the worker's own, or the batch's owner
+  double begin = 0;    ///< the owner's local jobs [begin, end) whose blocks follow
+  double end = 0;
+  double code = 0;     ///< a wire::status, or not_run
+  double job = -1;     ///< global index of the failing job
+  double busy = 0;     ///< own jobs: seconds on them, and the team's slowest and fastest thread's
+  double slowest = 0;
+  double fastest = 0;
+  /// A batch granted after the thief's own failure, entirely behind it: not run, no blocks follow.
+  static constexpr int not_run = -1;
 };
 
 /// Where the root's running of workers' jobs stopped early: a job that threw, or changed its output count.
@@ -176,14 +193,9 @@ void run_batch_on_root(cluster_state& s, const root_site& site, const call_reque
 std::chrono::steady_clock::time_point claims_deadline(const cluster_state& s,
                                                       std::chrono::steady_clock::time_point since);
 
-/// Root, after the status gather of a call under MAPRECT_BALANCE=hosts: receives each worker's blocks (of its
-/// own jobs, then of each batch it ran for another worker) into `buffer`, sets s.call.worker_ends, and
-/// returns the first failure among the batches. Returns the doubles received.
-long long receive_worker_blocks(cluster_state& s, const root_site& site, double* buffer, stolen_failure& failure);
-
 /// Worker: steps 4 and 5 of a steady call under MAPRECT_BALANCE=hosts, once its job parameters are in
-/// `job_params`: runs its jobs, serving the thieves' asks, then takes batches from the other workers, then
-/// answers (status by gather, blocks by message).
+/// `job_params`: runs its jobs, answering the root's asks, sends their blocks, then runs the batches the
+/// root grants it, sending each one's blocks, until the root answers "none".
 void serve_call_stealing(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
                          const double* job_params);
 

@@ -2,6 +2,7 @@
 // taken from other workers, the answer to the root).
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <maprect/detail/job_runner.hpp>
 #include <maprect/detail/registry.hpp>
 #include <string>
@@ -13,10 +14,11 @@ namespace maprect::detail {
 
 namespace {
 
-/// A batch this worker ran for another worker, kept until the root receives it.
+/// A batch this worker ran for another rank, kept until the root has received it.
 struct stolen_batch {
-  batch_head head;
+  result_head head;
   block_buffer blocks;
+  MPI_Request sends[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 };
 
 
@@ -34,9 +36,11 @@ class worker_claims {
   int run_own();
   /// Asks the root for batches of other ranks' jobs and runs them, until it answers "none" (meanwhile it
   /// answers the root's asks, for none).
-  void take_from_root(bool want);
-  /// Status by gather, then the blocks by message.
-  void answer(int failed_job, double busy, const team_busy& threads);
+  void take_from_root(int failed_job);
+  /// Sends the root the status and blocks of its own jobs, without waiting.
+  void send_own(int failed_job, double busy, const team_busy& threads);
+  /// Completes the sends: the root has received everything once it has answered "none".
+  void finish_sends();
 
   wire::status code() const { return code_; }
 
@@ -45,7 +49,8 @@ class worker_claims {
   void post_ask(bool want, int held = 0);
   grant_message await_grant();
   void receive_rows(const grant_message& got);
-  void run_stolen(int owner, job_range got);
+  void run_stolen(int owner, job_range got, int failed_job);
+  void send_result(const result_head& head, const double* blocks, int n, MPI_Request (&sends)[2]);
 
   cluster_state& s_;
   worker_site& site_;
@@ -56,7 +61,9 @@ class worker_claims {
   unstarted_jobs jobs_;      ///< this rank's own jobs nobody has started
   double job_seconds_ = 0;   ///< seconds per job of its latest batch of its own (0: none timed yet)
   wire::status code_ = wire::status::ok;
-  std::vector<stolen_batch> stolen_;
+  std::deque<stolen_batch> stolen_;  ///< a deque: their blocks stay where the sends read them
+  result_head own_head_;
+  MPI_Request own_sends_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   grant_message grant_;      ///< the answer to this rank's pending ask
   MPI_Request grant_request_ = MPI_REQUEST_NULL;
   std::vector<double> grant_reals_;  ///< the granted jobs' parameters, then x_r rows
@@ -72,7 +79,7 @@ int worker_claims::run_own() {
     if (f_ == nullptr)
       throw std::invalid_argument("call id " + std::to_string(v_.call_id) + " is not registered on rank " +
                                   std::to_string(s_.rank));
-    for (job_range got = jobs_.take_front(); !got.empty(); got = jobs_.take_front()) {
+    for (job_range got = jobs_.take_front(s_.settings.threads); !got.empty(); got = jobs_.take_front(s_.settings.threads)) {
       begin = got.begin;
       const auto batch_start = std::chrono::steady_clock::now();
       const chunk_input in{shared_, v_.n_shared, job_params_ + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job,
@@ -101,7 +108,8 @@ int worker_claims::run_own() {
 void worker_claims::serve_asks() {
   // Only the root asks a worker for its jobs, on behalf of a rank out of them.
   answer_asks(s_.comm, steal_tag::ask, [this](int root, const ask_message& ask) {
-    send_grant(s_.comm, root, s_.rank, ask.want != 0 ? jobs_.grant_back(ask.held(job_seconds_)) : job_range{});
+    const job_range g = ask.want != 0 ? jobs_.grant_back(ask.held(job_seconds_), ask.least(job_seconds_)) : job_range{};
+    send_grant(s_.comm, root, s_.rank, g);
   });
 }
 
@@ -147,30 +155,42 @@ void worker_claims::receive_rows(const grant_message& got) {
   }
 }
 
-void worker_claims::run_stolen(int owner, job_range got) {
+void worker_claims::run_stolen(int owner, job_range got, int failed_job) {
   const int n = got.size(), P = v_.n_job;
   const root_rows_held& held = s_.worker.root_rows[v_.call_id];  // as receive_rows left them
-  const int owner_first = site_.plan.first(owner);
-  stolen_.push_back({{owner, got.begin, got.end, static_cast<int>(wire::status::ok), -1}, {}});
-  stolen_batch& b = stolen_.back();
-  std::vector<int> counts(static_cast<std::size_t>(n), 0);
-  const chunk_input in{shared_, v_.n_shared, grant_reals_.data(), P, held.x_r.data() + batch_first_,
-                       held.x_i.data() + batch_first_, n, nullptr};
-  int cursor = 0;
-  try {
-    s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, b.blocks, counts.data(), cursor);
-  } catch (...) {
-    s_.worker.last_error = current_job_error();
-    b.head.code = static_cast<int>(wire::status::failed);
-    b.head.job = owner_first + got.begin + cursor;
-    return;
+  const int first = site_.plan.first(owner) + got.begin;
+  stolen_batch& b = stolen_.emplace_back();
+  b.head = {static_cast<double>(owner), static_cast<double>(got.begin), static_cast<double>(got.end),
+            static_cast<double>(wire::status::ok)};
+  // A batch wholly behind this rank's own failing job cannot change which job fails first.
+  if (failed_job >= 0 && first >= failed_job) {
+    b.head.code = result_head::not_run;
+  } else {
+    std::vector<int> counts(static_cast<std::size_t>(n), 0);
+    const chunk_input in{shared_, v_.n_shared, grant_reals_.data(), P, held.x_r.data() + batch_first_,
+                         held.x_i.data() + batch_first_, n, nullptr};
+    int cursor = 0;
+    try {
+      s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, b.blocks, counts.data(), cursor);
+      if (!std::equal(counts.begin(), counts.end(), grant_ints_.begin()))
+        b.head.code = static_cast<double>(wire::status::counts_changed);
+    } catch (...) {
+      s_.worker.last_error = current_job_error();
+      b.head.code = static_cast<double>(wire::status::failed);
+      b.head.job = first + cursor;
+    }
   }
-  if (!std::equal(counts.begin(), counts.end(), grant_ints_.begin()))
-    b.head.code = static_cast<int>(wire::status::counts_changed);
+  const bool ok = b.head.code == static_cast<double>(wire::status::ok);
+  send_result(b.head, b.blocks.data(), ok ? static_cast<int>(b.blocks.size()) : 0, b.sends);
 }
 
-void worker_claims::take_from_root(bool want) {
-  want = want && f_ != nullptr;
+void worker_claims::send_result(const result_head& head, const double* blocks, int n, MPI_Request (&sends)[2]) {
+  MPI_Isend(&head, sizeof(result_head) / sizeof(double), MPI_DOUBLE, 0, steal_tag::result, s_.comm, &sends[0]);
+  if (n > 0) MPI_Isend(blocks, n, MPI_DOUBLE, 0, steal_tag::blocks, s_.comm, &sends[1]);
+}
+
+void worker_claims::take_from_root(int failed_job) {
+  bool want = failed_job < 0 && code_ == wire::status::ok && f_ != nullptr;
   post_ask(want);
   for (grant_message got = await_grant(); is_later(got.range()) || !got.range().empty(); got = await_grant()) {
     if (is_later(got.range())) {  // it came while this rank ran the batch it held: it holds none now
@@ -180,35 +200,27 @@ void worker_claims::take_from_root(bool want) {
     receive_rows(got);
     // The next ask goes before this batch runs: the root finds the next batch meanwhile.
     post_ask(want, got.owner == 0 ? got.range().size() : 0);
-    // A batch granted after a failure is not run: the call fails, or is planned anew.
-    if (!want) continue;
-    run_stolen(got.owner, got.range());
-    if (stolen_.back().head.code != static_cast<int>(wire::status::ok)) want = false;
+    // Every batch granted is answered; one that fails ends this rank's asks for more.
+    run_stolen(got.owner, got.range(), failed_job);
+    const stolen_batch& b = stolen_.back();
+    if (b.head.code == static_cast<double>(wire::status::failed) && (failed_job < 0 || b.head.job < failed_job))
+      failed_job = static_cast<int>(b.head.job);
+    if (b.head.code != static_cast<double>(wire::status::ok)) want = false;
   }
 }
 
-void worker_claims::answer(int failed_job, double busy, const team_busy& threads) {
+void worker_claims::send_own(int failed_job, double busy, const team_busy& threads) {
   const int end = jobs_.end();
   const int doubles = answer_doubles(site_.planned_doubles, site_.block_at.data(), site_.n_jobs, end);
   site_.out.resize(static_cast<std::size_t>(doubles));
-  double* status = site_.out.data();
-  status[0] = static_cast<int>(code_);
-  status[1] = failed_job;
-  status[2] = busy;
-  status[3] = threads.slowest_seconds;
-  status[4] = threads.fastest_seconds;
-  MPI_Request unused;
-  collect_answers(s_.ends(), MPI_DOUBLE, status, wire::status_doubles, nullptr, nullptr, nullptr,
-                  std::chrono::steady_clock::time_point::max(), unused);
-  const int summary[2] = {end, static_cast<int>(stolen_.size())};
-  MPI_Send(summary, 2, MPI_INT, 0, steal_tag::summary, s_.comm);
-  if (doubles > wire::status_doubles)
-    MPI_Send(status + wire::status_doubles, doubles - wire::status_doubles, MPI_DOUBLE, 0, steal_tag::blocks, s_.comm);
-  for (const stolen_batch& b : stolen_) {
-    MPI_Send(&b.head, 5, MPI_INT, 0, steal_tag::batch_head, s_.comm);
-    if (b.head.code == static_cast<int>(wire::status::ok) && b.blocks.size() > 0)
-      MPI_Send(b.blocks.data(), static_cast<int>(b.blocks.size()), MPI_DOUBLE, 0, steal_tag::blocks, s_.comm);
-  }
+  own_head_ = {static_cast<double>(s_.rank), 0.0, static_cast<double>(end), static_cast<double>(code_),
+               static_cast<double>(failed_job), busy, threads.slowest_seconds, threads.fastest_seconds};
+  send_result(own_head_, site_.out.data() + wire::status_doubles, doubles - wire::status_doubles, own_sends_);
+}
+
+void worker_claims::finish_sends() {
+  MPI_Waitall(2, own_sends_, MPI_STATUSES_IGNORE);
+  for (stolen_batch& b : stolen_) MPI_Waitall(2, b.sends, MPI_STATUSES_IGNORE);
 }
 
 }  // namespace
@@ -219,11 +231,10 @@ void serve_call_stealing(cluster_state& s, worker_site& site, const wire::reques
   s.chunks.reset_busy();
   worker_claims claims(s, site, v, shared, job_params);
   const int failed_job = claims.run_own();
-  claims.take_from_root(claims.code() == wire::status::ok);
-  const double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  MPI_Request done = announce_done(s);
-  claims.answer(failed_job, busy, s.chunks.busy());
-  finish_done(s, done);
+  claims.send_own(failed_job, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                  s.chunks.busy());
+  claims.take_from_root(failed_job);
+  claims.finish_sends();
 }
 
 }  // namespace maprect::detail

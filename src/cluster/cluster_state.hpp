@@ -15,7 +15,6 @@
 
 #include "src/balance/share_tuner.hpp"
 #include "src/protocol/chunk_plan.hpp"
-#include "src/balance/claims_choice.hpp"
 #include "src/protocol/exchange.hpp"
 #include "src/transport/host_memory.hpp"
 #include "src/cluster/rank_facts.hpp"
@@ -54,7 +53,6 @@ struct root_site {
   share_tuner tuner;        ///< proposes a better root share from the steady-state calls
   int next_root_jobs = -1;  ///< a root share to plan at the next call, or -1
   double move_seconds = 0;  ///< what the last move of the root share took with its call (0: none yet)
-  claims_chooser claims;    ///< MAPRECT_BALANCE=auto across hosts: whether its steady calls go by claims
 };
 
 /// MAPRECT_BALANCE=hosts: the rows of the root's own jobs of one job_data that each worker holds, having

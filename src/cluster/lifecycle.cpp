@@ -87,7 +87,6 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   if (s.size > 1) s.collectives.open(s.comm, s.settings.test_host_ranks);
   s.settings.take_over = s.host.claims.in_use();
   // One host: the take-over reaches every worker, and no call needs the claims' messages.
-  s.settings.choose_claims = s.settings.choose_claims && s.size > 1 && s.collectives.hosts() > 1;
   if (s.rank == 0 && s.size > 1) {
     if (s.settings.timeout > 0) s.root.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
     s.root.serving = true;

@@ -8,6 +8,8 @@
 #include <maprect/detail/thread_count.hpp>
 #include <utility>
 
+#include "src/protocol/tags.hpp"
+
 namespace maprect::detail {
 
 namespace {
@@ -33,6 +35,29 @@ std::string rank_ranges(const std::vector<int>& ranks) {
   return out;
 }
 
+/// Root: the shortest of a few round trips of an empty message to each worker (the first may open the
+/// connection); a worker echoes the root's. Collective over comm.
+std::vector<double> round_trips(MPI_Comm comm, int rank, int size) {
+  constexpr int rounds = 4;
+  std::vector<double> shortest(rank == 0 ? static_cast<std::size_t>(size) : 0, 0.0);
+  for (int r = 1; r < size; ++r) {
+    if (rank != 0 && rank != r) continue;
+    for (int k = 0; k < rounds; ++k) {
+      if (rank != 0) {
+        MPI_Recv(nullptr, 0, MPI_BYTE, 0, round_trip_tag, comm, MPI_STATUS_IGNORE);
+        MPI_Send(nullptr, 0, MPI_BYTE, 0, round_trip_tag, comm);
+        continue;
+      }
+      const double start = MPI_Wtime();
+      MPI_Send(nullptr, 0, MPI_BYTE, r, round_trip_tag, comm);
+      MPI_Recv(nullptr, 0, MPI_BYTE, r, round_trip_tag, comm, MPI_STATUS_IGNORE);
+      const double seconds = MPI_Wtime() - start;
+      shortest[r] = k == 0 ? seconds : std::min(shortest[r], seconds);
+    }
+  }
+  return shortest;
+}
+
 }  // namespace
 
 std::vector<rank_fact> gather_rank_facts(MPI_Comm comm, int threads) {
@@ -48,8 +73,9 @@ std::vector<rank_fact> gather_rank_facts(MPI_Comm comm, int threads) {
   mine.cpus = cpus_in_affinity_mask();
   std::vector<fact_record> all(rank == 0 ? static_cast<std::size_t>(size) : 0);
   MPI_Gather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, 0, comm);
+  const std::vector<double> trips = round_trips(comm, rank, size);
   std::vector<rank_fact> facts;
-  for (const fact_record& r : all) facts.push_back({r.host, r.threads, r.cpus});
+  for (std::size_t r = 0; r < all.size(); ++r) facts.push_back({all[r].host, all[r].threads, all[r].cpus, trips[r]});
   return facts;
 }
 

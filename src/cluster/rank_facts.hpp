@@ -1,6 +1,7 @@
 #pragma once
 // What the root learns of every rank at start-up: its host, for error messages that name where a rank runs,
-// and its threads against its CPUs, to warn of threads that a launcher's binding leaves without cores.
+// its threads against its CPUs, to warn of threads that a launcher's binding leaves without cores, and the
+// round trip of a message to it, below which a batch of jobs is not worth shipping there.
 #include <mpi.h>
 
 #include <string>
@@ -13,9 +14,11 @@ struct rank_fact {
   std::string host;  ///< MPI_Get_processor_name on that rank
   int threads = 1;   ///< its team's threads (settings.threads there)
   int cpus = 1;      ///< the CPUs of its affinity mask
+  double round_trip = 0;  ///< seconds: the shortest of a few round trips of a small message from the root
 };
 
-/// Root: every rank's facts, in rank order; other ranks: empty. Collective over comm.
+/// Root: every rank's facts, in rank order; other ranks: empty. Collective over comm; the round trips are
+/// measured one worker after another.
 std::vector<rank_fact> gather_rank_facts(MPI_Comm comm, int threads);
 
 /// The one-line warning for ranks that run more threads than their affinity mask has CPUs (ranks grouped

@@ -13,7 +13,7 @@ constexpr int collectives_auto = -1;
 enum class balance_mode {
   even,          ///< `even`: the even split, never tuned, nothing taken over or claimed
   static_share,  ///< `static`: the root's share tuned from the calls' timings, nothing taken over or claimed
-  automatic,     ///< `auto`: the tuned share, the take-over on the root's host, claims where a site gains from them
+  automatic,     ///< `auto`: claims between all ranks, in host memory where every rank holds every row, else by message
   hosts,         ///< `hosts`: the tuned share and claims by message between any two ranks, on every call
 };
 
@@ -29,9 +29,7 @@ struct cluster_settings {
   int collectives = collectives_auto;      ///< MAPRECT_COLLECTIVES: collectives_auto, or a plan::gather_kind forced
   int test_host_ranks = 0;                 ///< MAPRECT_TEST_HOST_RANKS (tests only): the collectives' hosts hold
                                            ///< this many ranks each; 0: the real hosts
-  bool choose_claims = false;              ///< MAPRECT_BALANCE=auto where the ranks span hosts (start_cluster
-                                           ///< narrows it): each call site chooses the claims or the take-over
-  balance_mode balance = balance_mode::automatic;  ///< MAPRECT_BALANCE, from which the four flags above follow
+  balance_mode balance = balance_mode::automatic;  ///< MAPRECT_BALANCE, from which the three flags above follow
 };
 
 /// What a program asks of MAPRECT_THREADS in code (cluster::options::threads): 0 leaves it to the

@@ -31,7 +31,6 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
     s.root.last_profile = {};
     const call_result result = first_call(s, site, req, row_real, row_int, root_jobs);
     site.tuner.restart(site.move_seconds, fresh_data);
-    site.claims.restart();
     return result;
   };
   const int asked = site.next_root_jobs >= 0 ? std::min(site.next_root_jobs, req.n_jobs) : -1;
@@ -43,9 +42,6 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
     move_start = std::chrono::steady_clock::now();
     move_share(s, site, req, asked);
   }
-  // Under auto across hosts a steady call's time tells its site which way its calls are faster.
-  const bool choosing = s.settings.choose_claims && asked < 0;
-  const auto call_start = choosing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   call_result result;
   const steady_outcome outcome = steady_call(s, site, req, result);
   if (outcome == steady_outcome::done) {
@@ -53,9 +49,6 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
     if (asked >= 0) {
       site.move_seconds = seconds_between(move_start, std::chrono::steady_clock::now());
       site.tuner.restart(site.move_seconds, false);
-      site.claims.restart();
-    } else if (choosing && site.claims.record(seconds_since(call_start), busy_spread(s.root.timing, s.size))) {
-      site.tuner.restart(site.move_seconds, false);  // a trial's calls went both ways: tune the chosen one anew
     }
     return result;
   }

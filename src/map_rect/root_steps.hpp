@@ -1,8 +1,8 @@
 #pragma once
 // The root's side of a map_rect call, in the steps that its commands share: the request, the parameters out,
 // the root's own jobs, the answers in, and the layout of a call site's results. Each command's file holds
-// both its sides: first_call.cpp, share_move.cpp and steady_call.cpp (with the take-over of a host's workers'
-// jobs in take_over.cpp); root_call.cpp chooses among them, and the worker's serve loop (src/worker/serve.cpp)
+// both its sides: first_call.cpp, share_move.cpp and steady_call.cpp (with the claims between all ranks of a
+// host in host_claims.cpp); root_call.cpp chooses among them, and the worker's serve loop (src/worker/serve.cpp)
 // dispatches to them. The worker's shared steps are src/worker/worker_steps.hpp.
 #include <chrono>
 #include <maprect/ad/inline.hpp>
@@ -39,22 +39,6 @@ enum class steady_outcome {
   counts_changed,  ///< a job returned a different number of outputs than planned: plan the call again
 };
 
-/// The root's part of a steady call in host memory: the job poller that makes the workers' output nodes
-/// between the root's own jobs.
-class node_poller final : public job_poller {
- public:
-  node_poller(cluster_state& s, const root_site& site, const call_request& req, const double* buffer)
-      : s_(s), site_(site), req_(req), buffer_(buffer) {}
-
-  void poll() override;
-
- private:
-  cluster_state& s_;
-  const root_site& site_;
-  const call_request& req_;
-  const double* buffer_;
-};
-
 /// Step 1 on the root: numbers and broadcasts a request, with the shared parameters of a call. Inline: a call
 /// of its own cost a steady call about 20 instructions.
 MAPRECT_ALWAYS_INLINE void send_request(cluster_state& s, wire::request& h, const double* shared = nullptr) {
@@ -69,10 +53,11 @@ inline bool via_slots(const cluster_state& s, const root_site& site) {
   return s.host.slots.usable() && site.slot_doubles <= s.host.slots.capacity();
 }
 
-/// Whether this steady call of `site` goes by claims between any two ranks (src/balance/steal.hpp): always under
-/// MAPRECT_BALANCE=hosts; under auto across hosts, as the site's chooser says (it changes only between calls).
+/// Whether this steady call of `site` goes by claims by message (src/balance/claims_broker.hpp): always under
+/// MAPRECT_BALANCE=hosts; under auto wherever the ranks cannot claim in host memory (they span hosts, or the
+/// site's rows are not on every rank).
 inline bool claims_this_call(const cluster_state& s, const root_site& site) {
-  return s.settings.steal || (s.settings.choose_claims && site.claims.claims());
+  return s.settings.steal || (s.settings.balance == balance_mode::automatic && s.size > 1 && !site.rows_everywhere);
 }
 
 /// Where worker r's blocks of a steady call start in its slot: behind its job parameters.
@@ -119,6 +104,8 @@ struct root_part {
   int checked_rows = 0;      ///< workers' rows compared with the root's copy
   bool own_untimed = false;  ///< the root's own jobs ran in place without a team: own_done times them
   int own_end = 0;           ///< MAPRECT_BALANCE=hosts: where the root's own jobs ended (workers ran the rest)
+  stolen_failure stolen;     ///< MAPRECT_BALANCE=hosts: the first failure among the batches workers ran
+  long long received = 0;    ///< MAPRECT_BALANCE=hosts: the doubles the workers sent (statuses and blocks)
 };
 
 // ---- the request, the parameters out and the answers in (root_steps.cpp) ----
@@ -215,30 +202,10 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
 /// share costs a few rows, not a first call, and the share tuner can follow the timings.
 void move_share(cluster_state& s, root_site& site, const call_request& req, int root_jobs);
 
-/// The local job before which worker r's jobs of this call end: the root (or, under MAPRECT_BALANCE=hosts, any
-/// rank) ran the rest of its chunk. Final once the root has stopped claiming (only the root moves the back of a
-/// chunk in shared memory), or once the workers' blocks are in (under MAPRECT_BALANCE=hosts).
+/// The local job before which worker r's jobs of this call end: other ranks ran the rest of its chunk, by
+/// claims by message (known once the claims are over) or between all ranks of the host (final once every
+/// rank has stopped claiming).
 int worker_end(const cluster_state& s, const root_site& site, int r);
-
-/// Once its own jobs are done, the root runs the jobs of its host's workers that nobody has started yet,
-/// from the back of each chunk, a batch from each worker in turn. Stops at the first failure. Returns the
-/// number of jobs it ran.
-int take_over_jobs(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
-                   taken_failure& failure);
-
-/// Makes the output nodes of the workers' jobs whose blocks are in, in job order, up to the first worker
-/// still running. Returns true once every worker's are made. At a worker whose jobs failed or changed an
-/// output count it stops for good (s.call.making_stopped): its answer says why, and the call fails or is planned
-/// anew. Called only when no claim of the root's is half done, so a finished worker's chunk is complete:
-/// its jobs, then those the root took over from its back, whose blocks are in `buffer`.
-bool make_ready_nodes(cluster_state& s, const root_site& site, const call_request& req, const double* buffer);
-
-/// After its own jobs: the root makes the workers' nodes as their blocks come in and, when it has caught
-/// up, runs a batch of their unclaimed jobs, the waited-for worker's first. With nothing to do it waits on
-/// the workers' progress, except under the sleep policy (ranks share cores) or past the call's deadline,
-/// where the gather waits instead. Returns the number of jobs it ran.
-int make_nodes_and_take_over(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
-                             taken_failure& failure);
 
 // ---- claims between all ranks of one host (host_claims.cpp) ----
 

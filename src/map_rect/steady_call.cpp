@@ -1,7 +1,7 @@
 // The steady call command, both sides. On the root: the request and parameters out by the call's route, the
-// root's part (its data check, own jobs, take-over or claims), the answers in, the first failure by job, the
-// timings, and where the blocks are. On a worker: its parameters in, its jobs run (claimable by the root in
-// host memory), its status and blocks out by the same route.
+// root's part (its data check, its own jobs, the claims), the answers in, the first failure by job, the
+// timings, and where the blocks are. On a worker: its parameters in, its jobs run (by claims, the route's),
+// its status and blocks out by the same route.
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
@@ -15,18 +15,17 @@ namespace maprect::detail {
 
 namespace {
 
-/// How a steady call of `site` travels: by claims between any two ranks when it goes by them, else through
-/// host memory when every worker shares the root's host and claims its jobs, else through the slots when
-/// they fit, else by messages.
+/// How a steady call of `site` travels: through host memory when every rank holds every row (claims between
+/// all ranks of the host), else by claims by message when the call claims, else through the slots when they
+/// fit, else by messages.
 wire::call_route route_of(const cluster_state& s, const root_site& site) {
+  if (site.rows_everywhere) return wire::call_route::memory;
   if (claims_this_call(s, site)) return wire::call_route::claims;
-  if (!via_slots(s, site)) return wire::call_route::messages;
-  return s.settings.take_over && s.host.claims.shared_with_all() ? wire::call_route::memory : wire::call_route::slots;
+  return via_slots(s, site) ? wire::call_route::slots : wire::call_route::messages;
 }
 
-/// Where this call's blocks are, in job order, into s.call.segments: the root's own jobs' in s.call.own_out; each
-/// worker's in its slot or, by message, in `buffer`; the jobs the root took over from a worker in `buffer`,
-/// right behind where the worker's would be.
+/// Where this call's blocks are, in job order, into s.call.segments: the root's own jobs' in s.call.own_out
+/// (by claims, those of its jobs that workers ran in `buffer`); each worker's in its slot or in `buffer`.
 void locate_blocks(cluster_state& s, const root_site& site, const call_request& req, const double* buffer,
                    bool slots) {
   s.call.segments.clear();
@@ -36,16 +35,9 @@ void locate_blocks(cluster_state& s, const root_site& site, const call_request& 
   s.call.segments.push_back({s.call.own_out.data() + wire::status_doubles, 0, root_end});
   if (root_end < root_jobs)
     s.call.segments.push_back({answer_blocks(buffer, site, 0) + site.block_at[root_end], root_end, root_jobs});
-  for (int r = 1; r < s.size; ++r) {
-    const int first = site.plan.first(r), end = first + worker_end(s, site, r), last = site.plan.first(r + 1);
-    const double* region = answer_blocks(buffer, site, r);
-    if (!slots) {
-      s.call.segments.push_back({region, first, last});
-      continue;
-    }
-    s.call.segments.push_back({slot_blocks(s, site, req, r), first, end});
-    if (end < last) s.call.segments.push_back({region + site.block_at[end], end, last});
-  }
+  for (int r = 1; r < s.size; ++r)
+    s.call.segments.push_back({slots ? slot_blocks(s, site, req, r) : answer_blocks(buffer, site, r),
+                               site.plan.first(r), site.plan.first(r + 1)});
 }
 
 /// Steps 1 and 3 of a steady call: the workers' claims reset, the request sent, the job parameters posted
@@ -56,16 +48,14 @@ wire::call_route post_steady_call(cluster_state& s, const root_site& site, const
   if (claims_everywhere(site, route))
     // A functor's messages reach the caller's stream only from the root: with one, its jobs stay its own.
     s.host.claims.reset_all(s.size, [&](int r) { return site.plan.jobs(r); }, req.msgs != nullptr);
-  else if (s.settings.take_over)
-    for (int r = 1; r < s.size; ++r)
-      if (s.host.claims.shared_with(r)) s.host.claims.reset(r, site.plan.jobs(r));
   if (wire::in_slots(route)) place_own(s, site, req);
   wire::request header = header_of(command::call, req, site.row_real, site.row_int);
   header.arg = static_cast<int>(route);
   name_collectives(header, site.collective, site.chunk_out, site.chunk_back);
   s.call.claimed = route == wire::call_route::claims;
   send_request(s, header, req.shared);
-  start_timeout(s, route != wire::call_route::memory);
+  // Claims by message: the root hears from every worker during the claims, and names the late ones there.
+  start_timeout(s, route != wire::call_route::memory && route != wire::call_route::claims);
   if (!wire::in_slots(route)) scatter_own(s, site, req);
   return route;
 }
@@ -97,10 +87,12 @@ void steal_part(cluster_state& s, const root_site& site, const call_request& req
   part.taken = broker.run(buffer, part.data_unchanged && part.status.code == wire::status::ok, part.taken_failed,
                           late);
   if (part.taken < 0) abort_late(s, name_of(req), late);
+  part.stolen = broker.stolen();
+  part.received = broker.received();
 }
 
 /// The root's part of step 4 of a steady call by `route`. Through host memory with output nodes made in place
-/// (`during`), the workers' output nodes are made as their blocks come, between the root's jobs and after.
+/// (`during`), the other ranks' output nodes are made as their blocks come, between the root's jobs and after.
 root_part run_root_part(cluster_state& s, root_site& site, const call_request& req, double* buffer,
                         wire::call_route route, bool during) {
   using clock = std::chrono::steady_clock;
@@ -124,38 +116,22 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
     part.taken_done = clock::now();
     return part;
   }
-  node_poller poller(s, site, req, buffer);
   if (part.data_unchanged) {
-    part.status = run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, part.error,
-                                during ? &poller : nullptr);
+    part.status = run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, part.error, nullptr);
     if (part.status.code == wire::status::ok &&
         !std::equal(s.call.own_counts.begin(), s.call.own_counts.end(), site.counts.begin()))
       part.status.code = wire::status::counts_changed;
   }
   part.own_done = clock::now();
   part.nodes_during_own = s.call.node_jobs;
-  if (part.data_unchanged && part.status.code == wire::status::ok && s.settings.take_over)
-    part.taken = during ? make_nodes_and_take_over(s, site, req, buffer, part.taken_failed)
-                        : take_over_jobs(s, site, req, buffer, part.taken_failed);
   part.taken_done = clock::now();
   return part;
 }
 
 /// Step 5 of a steady call on the root, by its route: each worker's answer ends where the root's claims on
-/// its chunk begin.
+/// its chunk begin. (By claims between any two ranks the answers came during the claims.)
 void collect_steady_answers(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
-                            wire::call_route route, stolen_failure& stolen) {
-  if (claims_this_call(s, site)) {  // the statuses by gather, then each worker's blocks by message
-    // Every worker has heard "none" from the root, so each is answering now, however long the call took.
-    s.call.deadline = claims_deadline(s, std::chrono::steady_clock::now());
-    s.call.status_counts.assign(static_cast<std::size_t>(s.size), wire::status_doubles);
-    // Flat: the workers' side of this gather is src/balance/steal_worker.cpp's.
-    gather_answers(s, req, collective{}, MPI_DOUBLE, buffer, s.call.status_counts.data(), site.results.displs.data());
-    const long long blocks = receive_worker_blocks(s, site, buffer, stolen);
-    const long long statuses = static_cast<long long>(wire::status_doubles) * (s.size - 1);
-    s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(blocks + statuses);
-    return;
-  }
+                            wire::call_route route) {
   s.call.answer_counts.assign(site.results.counts.begin(), site.results.counts.end());
   long long answered = 0;
   for (int r = 1; r < s.size; ++r) {
@@ -204,8 +180,8 @@ steady_outcome first_failure_by_job(cluster_state& s, const root_site& site, con
   return counts_changed ? steady_outcome::counts_changed : steady_outcome::done;
 }
 
-/// The first failure in job order decides: the root's jobs come first, then each worker's chunk, whose jobs
-/// the worker ran before those the root took over. Throws a failure; returns done or counts_changed.
+/// The first failure in job order decides: the root's jobs come first, then each worker's chunk. Throws a
+/// failure; returns done or counts_changed.
 steady_outcome first_failure(cluster_state& s, const root_site& site, const root_part& part, const double* buffer,
                              const stolen_failure& stolen, wire::call_route route) {
   // By claims workers may have run the root's jobs too: the job order alone decides.
@@ -213,14 +189,11 @@ steady_outcome first_failure(cluster_state& s, const root_site& site, const root
     return first_failure_by_job(s, site, part, buffer, stolen);
   if (part.status.code == wire::status::failed) throw_job_error(part.error, part.status.job, 0);
   if (part.status.code == wire::status::counts_changed) return steady_outcome::counts_changed;
-  const taken_failure& taken = part.taken_failed;
   for (int r = 1; r < s.size; ++r) {
     const double* st = buffer + site.results.displs[r];
     const auto code = static_cast<wire::status>(static_cast<int>(st[0]));
     if (code == wire::status::failed) throw_remote_error(s, r, static_cast<int>(st[1]));
     if (code == wire::status::counts_changed) return steady_outcome::counts_changed;
-    if (taken.rank == r && taken.code == wire::status::failed) throw_job_error(taken.error, taken.job, 0);
-    if (taken.rank == r && taken.code == wire::status::counts_changed) return steady_outcome::counts_changed;
   }
   return steady_outcome::done;
 }
@@ -276,12 +249,10 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
   if (s.settings.tune_shares) {
     site.tuner.record(site.plan, t);
     // The root takes a slow worker's jobs (on its host, or by claims on any): the share stays at most the
-    // even split, where the claims start from the static split. Under auto across hosts the share is tuned
-    // for the way the site chose, and not while a trial alternates the ways.
-    const bool claims = s.settings.steal || (s.settings.choose_claims && site.claims.chosen());
-    const bool root_takes = (s.settings.take_over && s.host.claims.shared_with_all()) || claims;
+    // even split, where the claims start from the static split.
+    const bool root_takes = claims_this_call(s, site);
     // With claims between all ranks any rank relieves the root: its share does not move.
-    if ((!s.settings.choose_claims || !site.claims.trying()) && !site.rows_everywhere)
+    if (!site.rows_everywhere)
       site.next_root_jobs = site.tuner.proposal(site.plan, root_takes);
   }
 }
@@ -304,8 +275,13 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   const bool during = route == wire::call_route::memory && req.session != nullptr;
   const root_part part = run_root_part(s, site, req, buffer, route, during);
   const double wait_start = s.root.time_waits ? thread_cpu_seconds() : 0.0;
-  stolen_failure stolen;
-  collect_steady_answers(s, site, req, buffer, route, stolen);
+  if (claims_this_call(s, site)) {
+    s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(part.received);
+    // Every worker answered the root directly during the claims: a flat gather in all but name.
+    s.root.last_traffic.collective = plan::gather_name(plan::gather_kind::flat);
+    s.root.last_traffic.gather_peers = s.size - 1;
+  } else
+    collect_steady_answers(s, site, req, buffer, route);
   if (claims_everywhere(site, route)) {
     count_claimed_traffic(s, site, part);
     report_claimed_balance(s, part);
@@ -318,7 +294,7 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   const auto arrived = std::chrono::steady_clock::now();
   s.root.mid_call = false;
   if (!part.data_unchanged) return steady_outcome::data_changed;
-  if (first_failure(s, site, part, buffer, stolen, route) == steady_outcome::counts_changed)
+  if (first_failure(s, site, part, buffer, part.stolen, route) == steady_outcome::counts_changed)
     return steady_outcome::counts_changed;
   record_timing(s, site, part, buffer, sent, arrived, wait_cpu);
   if (claims_this_call(s, site)) make_claimed_root_nodes(s, site, req, buffer);
@@ -328,7 +304,7 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   int made = everywhere && req.session != nullptr ? part.own_end : jobs_made(req, site);
   if (during) {
     // Every worker has answered, so each one's jobs are all in: the nodes not made yet are made now.
-    if (!(everywhere ? make_nodes_in_order(s, site, req) : make_ready_nodes(s, site, req, buffer)))
+    if (!make_nodes_in_order(s, site, req))
       throw std::logic_error("map_rect: call id " + std::to_string(req.call_id) +
                              ": a worker answered without publishing all its jobs");
     made = site.plan.n_jobs;
@@ -336,6 +312,11 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
   result = {s.call.segments.data(), static_cast<int>(s.call.segments.size()), site.counts.data(), site.rows,
             site.n_outputs, made};
   return steady_outcome::done;
+}
+
+int worker_end(const cluster_state& s, const root_site& site, int r) {
+  if (claims_this_call(s, site)) return s.call.worker_ends.empty() ? site.plan.jobs(r) : s.call.worker_ends[r];
+  return site.rows_everywhere ? s.host.claims.worker_end(r) : site.plan.jobs(r);
 }
 
 // ---- the worker's side ----
@@ -352,18 +333,15 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
     serve_call_stealing(s, site, v, shared, site.job_params.data());
     return;
   }
-  if (route == wire::call_route::memory && site.rows_everywhere) {
+  if (route == wire::call_route::memory) {  // every rank holds every row
     serve_call_claiming(s, site, v, shared);
     return;
   }
   const auto start = std::chrono::steady_clock::now();
   s.chunks.reset_busy();
   int end = 0;
-  // Through host memory, each batch's blocks are in the slot as soon as it ends.
-  double* const published =
-      route == wire::call_route::memory ? slot + slot_blocks_at(v.n_job, site.n_jobs) : nullptr;
   const int failed_job = run_jobs(s, site, v, shared, slots ? slot : site.job_params.data(), wire::status_doubles,
-                                  s.settings.take_over, end, published);
+                                  false, end);
   const double busy = seconds_since(start);
   const team_busy threads = s.chunks.busy();
   wire::status code = wire::status::ok;
@@ -371,11 +349,6 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
     code = wire::status::failed;
   else if (!std::equal(site.run_counts.begin(), site.run_counts.begin() + end, site.counts.begin()))
     code = wire::status::counts_changed;
-  if (published) {
-    s.host.claims.finish({static_cast<int>(code), failed_job, busy, threads.slowest_seconds,
-                          threads.fastest_seconds});  // the root reads it there: no gather
-    return;
-  }
   MPI_Request done = announce_done(s);
   // Always the planned size of the jobs up to `end`, so the root's gather matches whatever happened here.
   const int doubles = answer_doubles(site.planned_doubles, site.block_at.data(), site.n_jobs, end);

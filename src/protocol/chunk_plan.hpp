@@ -43,6 +43,11 @@ struct job_range {
   int size() const { return end - begin; }
 };
 
+/// The one batch rule of the claims, for an owner's next batch from its front and a claim by host memory on
+/// another rank's back alike: a quarter of what is left (few batches per call, small ones at the end), but a
+/// job per team thread while there are that many.
+inline int claim_batch(int left, int threads) { return left < threads ? left : (left / 4 > threads ? left / 4 : threads); }
+
 /// The jobs a rank runs under a new plan that it did not run under the old one, in job order: those in front
 /// of the jobs it keeps, and those behind them. A rank that keeps none has all of them in front.
 struct gained_jobs {

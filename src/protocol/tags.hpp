@@ -11,16 +11,18 @@ constexpr int error_tag = 0;
 /// then name the ranks that have not answered.
 constexpr int done_tag = 1;
 
+/// The empty messages by which the root times its round trip to each worker at start-up (rank_facts).
+constexpr int round_trip_tag = 2;
+
 /// map_rect's claims between ranks, by message.
 namespace steal_tag {
-constexpr int ask = 10;         ///< thief -> owner: an ask_message
-constexpr int grant = 11;       ///< owner -> thief: the owner's local jobs [begin, end) granted (empty: none left)
-constexpr int grant_reals = 12; ///< owner -> worker thief: the batch's job parameters, then its x_r rows
-constexpr int grant_ints = 13;  ///< owner -> worker thief: the batch's planned output counts, whether each job's
+constexpr int ask = 10;         ///< an ask_message: worker -> root, or root -> the owner of jobs
+constexpr int grant = 11;       ///< a grant_message: root -> thief, or worker -> root (empty: none left)
+constexpr int grant_reals = 12; ///< root -> worker thief: the batch's job parameters, then its x_r rows
+constexpr int grant_ints = 13;  ///< root -> worker thief: the batch's planned output counts, whether each job's
                                 ///< rows follow (the root's of a job_data go to each worker once), its x_i rows
-constexpr int summary = 14;     ///< worker -> root: where its own jobs end, and how many batches it ran for others
-constexpr int batch_head = 15;  ///< worker -> root: a batch_head
-constexpr int blocks = 16;      ///< worker -> root: blocks, of its own jobs or of the batch just announced
+constexpr int result = 14;      ///< worker -> root: a result_head, of its own jobs or of a batch it ran
+constexpr int blocks = 15;      ///< worker -> root: the blocks of the result just announced
 }  // namespace steal_tag
 
 /// reduce_sum's claims between ranks, by message.

@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "src/models/pk2cmt.hpp"
-#include "src/balance/claims_choice.hpp"
 #include "src/balance/steal.hpp"
 #include "support/benchmark_model.hpp"
 #include "support/gradient_timing.hpp"
@@ -107,8 +106,8 @@ std::vector<double> gradient(const workload& w) {
   return test::value_and_gradient(map_rect<Id, F>(phi, theta, w.data).sum(), phi, theta);
 }
 
-/// Gradients before the timed ones: the first call plans, and under MAPRECT_BALANCE=auto across hosts a call
-/// site measures both ways in its next 17 calls (src/balance/claims_choice.hpp) before its choice holds.
+/// Gradients before the timed ones: the first call plans, and the share tuner moves the root's share in the
+/// next few.
 constexpr int warm_up = 20;
 
 /// Times call site Id in process and over cluster `c`, prints the figures; returns whether the bits agree.
@@ -123,16 +122,15 @@ bool compare(cluster& c, const char* name, const workload& w, int repeat) {
   int worker_taken = 0;
   for (std::size_t r = 1; r < b.taken.size(); ++r) worker_taken += b.taken[r];
   const int root_end = b.ends.empty() ? p.root_jobs : b.ends[0];
-  const detail::claims_report way = detail::call_site_claims(Id);
   // The fastest of the repeats is what the split achieves where the machine is shared; the median says how
   // often that is.
   std::printf("skewed %s J=%zu ranks=%d MAPRECT_BALANCE=%s: median in process %.3f ms, cluster %.3f ms, speedup "
               "%.2fx; fastest %.3f ms, %.3f ms, speedup %.2fx; last call: %s, root jobs %d (%.3f ms, it ran the "
-              "first %d), taken by root %d, by workers %d; claims tried %d times; bits %s\n",
+              "first %d), taken by root %d, by workers %d; bits %s\n",
               name, w.theta.size(), c.size(), balance ? balance : "auto", 1e3 * t1.median, 1e3 * tR.median,
               t1.median / tR.median, 1e3 * t1.fastest, 1e3 * tR.fastest, t1.fastest / tR.fastest,
-              way.last_call ? "claims" : "no claims", p.root_jobs, 1e3 * p.root_seconds, root_end, p.taken_jobs,
-              worker_taken, way.trials, t.same_bits ? "equal" : "DIFFER");
+              b.ends.empty() ? "no claims" : "claims", p.root_jobs, 1e3 * p.root_seconds, root_end, p.taken_jobs,
+              worker_taken, t.same_bits ? "equal" : "DIFFER");
   return t.same_bits;
 }
 

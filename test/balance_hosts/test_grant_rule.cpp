@@ -1,6 +1,6 @@
 // The owner's rule for what a thief gets (src/balance/steal.hpp: unstarted_jobs): from the back, half of what is
 // left beyond the jobs the thief still holds, at least one to a thief that holds none, "later" to a thief
-// that holds enough, "none" once nothing is left; the owner runs batches of a sixteenth from the front.
+// that holds enough, "none" once nothing is left; the owner runs batches of claim_batch() from the front.
 #include <catch2/catch.hpp>
 
 #include "src/balance/steal.hpp"
@@ -16,13 +16,22 @@ bool same(job_range a, job_range b) { return a.begin == b.begin && a.end == b.en
 TEST_CASE("grants: half of what is left beyond the thief's held jobs, from the back") {
   unstarted_jobs jobs;
   jobs.reset(64);
-  CHECK(same(jobs.take_front(), {0, 4}));       // a sixteenth of 64
-  CHECK(same(jobs.grant_back(0), {34, 64}));    // half of the 60 left, to a thief holding none
-  CHECK(same(jobs.grant_back(10), {24, 34}));   // (30 - 10) / 2 = 10 more to a thief holding 10
-  CHECK(same(jobs.take_front(), {4, 5}));       // a sixteenth of 20, at least one
-  CHECK(is_later(jobs.grant_back(19)));         // (19 - 19) / 2 = 0: later, and nothing moves
-  CHECK(same(jobs.grant_back(17), {23, 24}));   // (19 - 17) / 2 = 1
-  CHECK(jobs.end() == 5);
+  CHECK(same(jobs.take_front(1), {0, 16}));     // a quarter of 64
+  CHECK(same(jobs.grant_back(0), {40, 64}));    // half of the 48 left, to a thief holding none
+  CHECK(same(jobs.grant_back(10), {33, 40}));   // (24 - 10) / 2 = 7 more to a thief holding 10
+  CHECK(same(jobs.take_front(1), {16, 20}));    // a quarter of 17
+  CHECK(is_later(jobs.grant_back(13)));         // (13 - 13) / 2 = 0: later, and nothing moves
+  CHECK(same(jobs.grant_back(11), {32, 33}));   // (13 - 11) / 2 = 1
+  CHECK(jobs.end() == 20);
+}
+
+TEST_CASE("the owner's batches: a quarter of what is left, at least one job per team thread") {
+  unstarted_jobs jobs;
+  jobs.reset(10);
+  CHECK(same(jobs.take_front(4), {0, 4}));   // a quarter of 10 is 2: a job for each of 4 threads
+  CHECK(same(jobs.take_front(4), {4, 8}));
+  CHECK(same(jobs.take_front(4), {8, 10}));  // fewer where fewer are left
+  CHECK(jobs.take_front(4).empty());
 }
 
 TEST_CASE("grants: one job to an idle thief, none once nothing is left") {
@@ -33,7 +42,7 @@ TEST_CASE("grants: one job to an idle thief, none once nothing is left") {
   const job_range none = jobs.grant_back(0);
   CHECK(none.empty());
   CHECK_FALSE(is_later(none));
-  CHECK(jobs.take_front().empty());
+  CHECK(jobs.take_front(1).empty());
   CHECK(jobs.end() == 0);
 }
 
@@ -46,4 +55,23 @@ TEST_CASE("grants: an owner that dropped its jobs (a failure) grants none, never
     CHECK(g.empty());
     CHECK_FALSE(is_later(g));
   }
+}
+
+TEST_CASE("grants: none when the batch is smaller than the least worth a round trip, and nothing moves") {
+  unstarted_jobs jobs;
+  jobs.reset(20);
+  const job_range declined = jobs.grant_back(0, 11);  // half of 20 is 10 < 11
+  CHECK(declined.empty());
+  CHECK_FALSE(is_later(declined));
+  CHECK(jobs.left() == 20);
+  CHECK(same(jobs.grant_back(0, 10), {10, 20}));
+  CHECK(is_later(jobs.grant_back(10, 5)));  // a thief that holds enough still hears "later" first
+}
+
+TEST_CASE("asks: the least worth a batch, in the owner's jobs at its time per job") {
+  const maprect::detail::ask_message ask{1.0, 2.0, 0.003, 0.0005};  // a round trip of 500 us
+  CHECK(ask.least(0.0001) == 5);    // jobs of 100 us
+  CHECK(ask.least(0.001) == 1);     // jobs dearer than the round trip: any batch is worth it
+  CHECK(ask.least(0.0) == 1);       // nothing timed yet
+  CHECK(ask.held(0.001) == 5);      // 2 jobs held and 3 ms of other work
 }

@@ -11,7 +11,7 @@
 #include "mpi/functors.hpp"
 #include "reduce_sum/functors.hpp"
 #include "support/benchmark_model.hpp"
-#include "src/balance/claims_choice.hpp"
+#include "src/balance/steal.hpp"
 #include "support/mpi_test.hpp"
 
 using namespace maprect;
@@ -63,9 +63,8 @@ void check_gather(const cluster::traffic& t, const std::string& expected) {
 TEST_CASE("map_rect: the steady call gathers by the kind asked for, with the bits of the call in process") {
   const int R = test::the_cluster->size();
   if (R == 1) return;
-  // By claims (hosts, or auto's choice across the test hosts) the statuses gather flat, the blocks by message.
-  const bool steal = setting("MAPRECT_BALANCE") == "hosts";
-  auto claimed = [&](int call_id) { return steal || detail::call_site_claims(call_id).last_call; };
+  // By claims (hosts, or auto across the test hosts) every worker answers the root by message: a flat gather.
+  auto claimed = [](int) { return !detail::last_call_balance().ends.empty(); };
   for (int J : {1, 2, 5, 16, 33}) {
     INFO("J = " << J);
     // Ragged: 0 to 3 outputs per job, so that the workers' answers differ in size and are padded.
