@@ -51,20 +51,28 @@ void claims_broker::after_batch(int done, int left) {
   ask_victim(v, 0, 0, left * so_far / std::max(1, done));
 }
 
+int claims_broker::least_own_batch() const {
+  double shortest = 0;
+  for (int r = 1; r < s_.size && r < static_cast<int>(s_.ranks.size()); ++r)
+    shortest = r == 1 ? s_.ranks[r].round_trip : std::min(shortest, s_.ranks[r].round_trip);
+  return job_seconds_ > 0 ? std::max(1, static_cast<int>(shortest / job_seconds_)) : 1;
+}
+
 int claims_broker::least_jobs(int thief) const {
   return job_seconds_ > 0 ? std::max(1, static_cast<int>(round_trip(thief) / job_seconds_)) : 1;
 }
 
-double claims_broker::round_trip(int thief) const {
-  // The root runs a batch it takes where the data are: only a worker thief waits for rows and sends blocks.
-  return thief > 0 && thief < static_cast<int>(s_.ranks.size()) ? s_.ranks[thief].round_trip : 0.0;
+double claims_broker::round_trip(int r) const {
+  return r > 0 && r < static_cast<int>(s_.ranks.size()) ? s_.ranks[r].round_trip : 0.0;
 }
 
 void claims_broker::ask_victim(int v, int thief, int held, double held_seconds) {
   victim& w = victims_[v];
   w.thief = thief;
-  post_ask(s_.comm, v, {1.0, static_cast<double>(held), held_seconds, round_trip(thief)}, &w.answer.owner, 3,
-           w.reply);
+  // A batch for the root is worth the ask's own round trip to the owner; one for a worker, its round trip
+  // from the root as well (the rows go out, the blocks come back).
+  const double least = round_trip(thief > 0 ? thief : v);
+  post_ask(s_.comm, v, {1.0, static_cast<double>(held), held_seconds, least}, &w.answer.owner, 3, w.reply);
   if (thief == 0) root_asking_ = true;
   if (s_.settings.timeout > 0) w.sent = clock::now();
 }

@@ -26,6 +26,9 @@ class claims_broker {
   unstarted_jobs& jobs() { return own_; }
   /// The root's latest batch of its own, of `n` jobs, took `seconds`: a thief's held seconds count at that rate.
   void timed_batch(double seconds, int n) { job_seconds_ = seconds / n; }
+  /// The fewest of its own jobs the root runs between answers to asks: what the shortest round trip to a
+  /// worker is worth (no thief is granted fewer).
+  int least_own_batch() const;
   /// Answers every ask that has come: a batch of the root's own jobs while it has some, else later.
   void serve_asks();
   /// The root has run `done` of its own jobs and `left` are unstarted: with a few left, it asks a worker for
@@ -67,9 +70,10 @@ class claims_broker {
   void on_answer(int v);
   void dispatch();
   int richest_free(int thief) const;
-  /// The fewest of the root's own jobs worth a batch to `thief`, and its round trip from the root.
+  /// The fewest of the root's own jobs worth a batch to `thief`.
   int least_jobs(int thief) const;
-  double round_trip(int thief) const;
+  /// The round trip between the root and worker r, measured at start-up.
+  double round_trip(int r) const;
   bool all_exhausted() const;
   void tell_none(int thief);
   bool finished() const;

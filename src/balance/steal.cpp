@@ -10,9 +10,10 @@
 
 namespace maprect::detail {
 
-job_range unstarted_jobs::take_front(int threads) {
+job_range unstarted_jobs::take_front(int threads, int least) {
   if (front_ >= back_) return {};
-  const int take = claim_batch(back_ - front_, threads);
+  const int left = back_ - front_;
+  const int take = std::max(claim_batch(left, threads), std::min(left, least));
   front_ += take;
   return {front_ - take, front_};
 }

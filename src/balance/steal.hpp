@@ -1,24 +1,17 @@
 #pragma once
-// Dynamic balancing across hosts (MAPRECT_BALANCE=hosts): any rank that has run out of jobs in a steady call
-// takes batches of the jobs a slower worker has not started, wherever that worker runs.
+// Claims by message (MAPRECT_BALANCE=auto wherever the ranks cannot claim in host memory, and hosts): any
+// rank that has run out of jobs in a steady call takes batches of the jobs a slower rank has not started,
+// wherever that rank runs. What both sides share; the root's side is claims_broker.hpp, the worker's
+// steal_worker.cpp.
 //
 // The claims travel as messages, not as one-sided atomics. Open MPI 4.1 here serves MPI_Fetch_and_op and
 // MPI_Compare_and_swap across hosts only through its osc/pt2pt component, which Debian's configuration turns
 // off (MPI_Win_allocate fails over TCP) and which, turned on, answers an atomic (about 30 us) only while the
 // target calls MPI (test/balance_hosts/claim_probe.cpp; docs/balancing.md). A claim needs the owner's help
-// either way, so the owner serves it: between batches of its own jobs it answers each thief's ask with a batch
-// from the back of its unstarted jobs, and then runs on from the front.
-//
-// The root's own jobs are claimable too: it runs them in batches from the front, answering asks between
-// them, and the output nodes of those a worker ran are made behind its own, in job order.
-//
-// Every thief asks every other rank until that rank answers "none": an owner then knows when no ask can come
-// any more (it has said "none" to every other rank), and a thief that wants nothing (its own jobs failed)
-// still asks, for nothing. A worker thief receives the rows and parameters of the jobs it is granted; the
-// root has the caller's. A worker sends the root, after the call's status gather, the blocks of its own jobs
-// and of each batch it ran for another rank, with that batch's range; the root places every block where
-// the owner's would have gone. Every job runs the same code wherever it runs: the bits do not depend on who
-// ran what.
+// either way, so the owner serves it: between batches of its own jobs it answers each ask with a batch from
+// the back of its unstarted jobs, and then runs on from the front. Every ask goes to the root, which holds
+// every job's data and brokers the grants, so a call's claims end with one ask and one answer per worker.
+// Every job runs the same code wherever it runs: the bits do not depend on who ran what.
 #include <algorithm>
 #include <deque>
 #include <maprect/detail/call.hpp>
@@ -39,8 +32,10 @@ class unstarted_jobs {
     front_ = 0;
     back_ = n;
   }
-  /// The next batch the owner runs, on `threads` team threads: claim_batch() of what is left.
-  job_range take_front(int threads);
+  /// The next batch the owner runs, on `threads` team threads: claim_batch() of what is left, but at least
+  /// `least` jobs (fewer where fewer are left): no thief is granted fewer, so answering asks more often than
+  /// that gains nothing, and each answer costs a poll of the network.
+  job_range take_front(int threads, int least = 1);
   /// A batch for a thief that still holds work worth `held` of this owner's jobs (the batch it runs while
   /// this ask travels), from the back: half of what is left beyond them, so that both end about together; at
   /// least one job to a thief that holds none. Returns later_grant() when the thief holds enough for now, and

@@ -150,6 +150,7 @@ class cluster_state {
   /// The hosts of tree and hierarchical collectives. Mutable: their buffers change in any call's collectives.
   mutable collective_hosts collectives;
   std::vector<rank_fact> ranks;  ///< root: every rank's host, threads and CPUs, gathered at start-up
+  double round_trip = 0;         ///< worker: seconds of a round trip from the root, measured at start-up
   std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
   double request[wire::request_doubles] = {};  ///< the opening broadcast of the current request
   root_state root;

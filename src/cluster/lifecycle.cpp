@@ -78,7 +78,7 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
     throw;
   }
   start_team(s);
-  s.ranks = gather_rank_facts(s.comm, s.settings.threads);
+  s.ranks = gather_rank_facts(s.comm, s.settings.threads, s.round_trip);
   if (const std::string warning = bound_threads_warning(s.ranks); !warning.empty())
     std::fprintf(stderr, "%s\n", warning.c_str());
   // Ranks that share cores (the sleep policy) time their jobs with the scheduler's noise: even split.

@@ -36,16 +36,25 @@ std::string rank_ranges(const std::vector<int>& ranks) {
 }
 
 /// Root: the shortest of a few round trips of an empty message to each worker (the first may open the
-/// connection); a worker echoes the root's. Collective over comm.
-std::vector<double> round_trips(MPI_Comm comm, int rank, int size) {
+/// connection); a worker echoes the root's, and times its own from its echo to the root's next message
+/// (into `own`). Collective over comm.
+std::vector<double> round_trips(MPI_Comm comm, int rank, int size, double& own) {
   constexpr int rounds = 4;
   std::vector<double> shortest(rank == 0 ? static_cast<std::size_t>(size) : 0, 0.0);
+  own = 0;
   for (int r = 1; r < size; ++r) {
     if (rank != 0 && rank != r) continue;
-    for (int k = 0; k < rounds; ++k) {
+    double echoed = 0;
+    for (int k = 0; k <= rounds; ++k) {
       if (rank != 0) {
         MPI_Recv(nullptr, 0, MPI_BYTE, 0, round_trip_tag, comm, MPI_STATUS_IGNORE);
-        MPI_Send(nullptr, 0, MPI_BYTE, 0, round_trip_tag, comm);
+        if (k > 1) own = k == 2 ? MPI_Wtime() - echoed : std::min(own, MPI_Wtime() - echoed);
+        echoed = MPI_Wtime();
+        if (k < rounds) MPI_Send(nullptr, 0, MPI_BYTE, 0, round_trip_tag, comm);
+        continue;
+      }
+      if (k == rounds) {  // the last message only ends the worker's last timing
+        MPI_Send(nullptr, 0, MPI_BYTE, r, round_trip_tag, comm);
         continue;
       }
       const double start = MPI_Wtime();
@@ -60,7 +69,7 @@ std::vector<double> round_trips(MPI_Comm comm, int rank, int size) {
 
 }  // namespace
 
-std::vector<rank_fact> gather_rank_facts(MPI_Comm comm, int threads) {
+std::vector<rank_fact> gather_rank_facts(MPI_Comm comm, int threads, double& round_trip) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -73,7 +82,7 @@ std::vector<rank_fact> gather_rank_facts(MPI_Comm comm, int threads) {
   mine.cpus = cpus_in_affinity_mask();
   std::vector<fact_record> all(rank == 0 ? static_cast<std::size_t>(size) : 0);
   MPI_Gather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, 0, comm);
-  const std::vector<double> trips = round_trips(comm, rank, size);
+  const std::vector<double> trips = round_trips(comm, rank, size, round_trip);
   std::vector<rank_fact> facts;
   for (std::size_t r = 0; r < all.size(); ++r) facts.push_back({all[r].host, all[r].threads, all[r].cpus, trips[r]});
   return facts;

@@ -18,8 +18,9 @@ struct rank_fact {
 };
 
 /// Root: every rank's facts, in rank order; other ranks: empty. Collective over comm; the round trips are
-/// measured one worker after another.
-std::vector<rank_fact> gather_rank_facts(MPI_Comm comm, int threads);
+/// measured one worker after another, and a worker's own (from its answer to the root's next message) is
+/// left in `round_trip` (0 on the root).
+std::vector<rank_fact> gather_rank_facts(MPI_Comm comm, int threads, double& round_trip);
 
 /// The one-line warning for ranks that run more threads than their affinity mask has CPUs (ranks grouped
 /// by threads and CPUs, and the fixes), or "" when every rank has a CPU per thread.

@@ -56,7 +56,8 @@ rank_status run_own_claimable(cluster_state& s, const root_site& site, const cal
   int first = 0, cursor = 0;
   try {
     if (req.session != nullptr) req.session->begin(0, s.call.own_counts.data(), cursor, nullptr);
-    for (job_range got = own.jobs().take_front(s.settings.threads); !got.empty(); got = own.jobs().take_front(s.settings.threads)) {
+    for (job_range got = own.jobs().take_front(s.settings.threads); !got.empty();
+         got = own.jobs().take_front(s.settings.threads, own.least_own_batch())) {
       first = got.begin;
       const auto start = std::chrono::steady_clock::now();
       run_own_batch(s, req, got, in_place, cursor);

@@ -53,11 +53,18 @@ inline bool via_slots(const cluster_state& s, const root_site& site) {
   return s.host.slots.usable() && site.slot_doubles <= s.host.slots.capacity();
 }
 
+/// Whether the steady calls of `site` claim through host memory: every rank holds every row, and the call's
+/// parameters and blocks fit the slots.
+inline bool claims_in_memory(const cluster_state& s, const root_site& site) {
+  return site.rows_everywhere && via_slots(s, site);
+}
+
 /// Whether this steady call of `site` goes by claims by message (src/balance/claims_broker.hpp): always under
-/// MAPRECT_BALANCE=hosts; under auto wherever the ranks cannot claim in host memory (they span hosts, or the
-/// site's rows are not on every rank).
+/// MAPRECT_BALANCE=hosts; under auto wherever the ranks cannot claim in host memory (they span hosts, the
+/// site's rows are not on every rank, or its calls do not fit the slots).
 inline bool claims_this_call(const cluster_state& s, const root_site& site) {
-  return s.settings.steal || (s.settings.balance == balance_mode::automatic && s.size > 1 && !site.rows_everywhere);
+  return s.settings.steal ||
+         (s.settings.balance == balance_mode::automatic && s.size > 1 && !claims_in_memory(s, site));
 }
 
 /// Where worker r's blocks of a steady call start in its slot: behind its job parameters.

@@ -19,7 +19,7 @@ namespace {
 /// all ranks of the host), else by claims by message when the call claims, else through the slots when they
 /// fit, else by messages.
 wire::call_route route_of(const cluster_state& s, const root_site& site) {
-  if (site.rows_everywhere) return wire::call_route::memory;
+  if (claims_in_memory(s, site)) return wire::call_route::memory;
   if (claims_this_call(s, site)) return wire::call_route::claims;
   return via_slots(s, site) ? wire::call_route::slots : wire::call_route::messages;
 }
@@ -252,7 +252,7 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
     // even split, where the claims start from the static split.
     const bool root_takes = claims_this_call(s, site);
     // With claims between all ranks any rank relieves the root: its share does not move.
-    if (!site.rows_everywhere)
+    if (!claims_in_memory(s, site))
       site.next_root_jobs = site.tuner.proposal(site.plan, root_takes);
   }
 }
@@ -316,7 +316,7 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
 
 int worker_end(const cluster_state& s, const root_site& site, int r) {
   if (claims_this_call(s, site)) return s.call.worker_ends.empty() ? site.plan.jobs(r) : s.call.worker_ends[r];
-  return site.rows_everywhere ? s.host.claims.worker_end(r) : site.plan.jobs(r);
+  return claims_in_memory(s, site) ? s.host.claims.worker_end(r) : site.plan.jobs(r);
 }
 
 // ---- the worker's side ----

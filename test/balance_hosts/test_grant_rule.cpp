@@ -75,3 +75,12 @@ TEST_CASE("asks: the least worth a batch, in the owner's jobs at its time per jo
   CHECK(ask.least(0.0) == 1);       // nothing timed yet
   CHECK(ask.held(0.001) == 5);      // 2 jobs held and 3 ms of other work
 }
+
+TEST_CASE("the owner's batches: at least the least worth a round trip, fewer where fewer are left") {
+  unstarted_jobs jobs;
+  jobs.reset(40);
+  CHECK(same(jobs.take_front(1, 6), {0, 10}));   // a quarter of 40 is more than 6
+  CHECK(same(jobs.take_front(1, 12), {10, 22}));  // a quarter of 30 is 7: 12
+  CHECK(same(jobs.take_front(1, 12), {22, 34}));
+  CHECK(same(jobs.take_front(1, 12), {34, 40}));  // the 6 left
+}

@@ -1,7 +1,7 @@
-// The root runs the jobs of a worker on its node that it finishes before (MAPRECT_BALANCE=auto): the
-// results stay bit-equal to in process, the workers send only the blocks of the jobs they ran, and a job
-// that fails where the root took it over comes back like any other. Run also with MAPRECT_BALANCE=static,
-// under which the root never takes a worker's job.
+// A root with no jobs of its own claims the workers' unstarted jobs (MAPRECT_BALANCE=auto: in host memory,
+// or by message under MAPRECT_TRANSPORT=messages): the results stay bit-equal to in process, the workers send
+// only the blocks of the jobs they ran, and a job that fails where another rank claimed it comes back like
+// any other. Run also with MAPRECT_BALANCE=static, under which nobody claims a worker's job.
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <cstring>
@@ -42,14 +42,14 @@ struct slow_data {
   }
 };
 
-/// Whether this run lets the root take over the workers' jobs.
+/// Whether this run lets the root claim the workers' jobs.
 bool taking_over() {
   const char* v = std::getenv("MAPRECT_BALANCE");
   return v == nullptr || v[0] == '\0' || std::strcmp(v, "auto") == 0;
 }
 
 /// Runs `calls` calls of call site Id with the root running none of its own jobs, each bit-equal to in
-/// process, and more (up to `most_calls`) until the root has taken over a job; returns the jobs the root took
+/// process, and more (up to `most_calls`) until the root has claimed a job; returns the jobs the root took
 /// over in the steady ones, checking each one's traffic against what the root reports it took.
 template <int Id, class T_shared, class T_job>
 int taken_over_in(const slow_data& d, int calls, int most_calls) {
@@ -67,7 +67,7 @@ int taken_over_in(const slow_data& d, int calls, int most_calls) {
       INFO("entry " << k);
       CHECK(bit_equal(distributed[k], serial[k]));
     }
-    if (call == 0 || R == 1) continue;  // the first call plans; it takes nothing over
+    if (call == 0 || R == 1) continue;  // the first call plans; nobody claims
     const cluster::profile p = test::the_cluster->last_call_profile();
     CHECK(p.root_jobs == 0);
     CHECK(p.taken_jobs >= 0);
@@ -82,7 +82,7 @@ int taken_over_in(const slow_data& d, int calls, int most_calls) {
 
 }  // namespace
 
-TEST_CASE("the root takes over a worker's jobs and gets the in-process bits") {
+TEST_CASE("the root claims a worker's jobs and gets the in-process bits") {
   // 48 jobs of 200 us and none of them the root's: it runs some of the workers' while they run theirs. How
   // many is the schedule's; that it took some is summed over the calls, 12 at most where a loaded machine
   // starts the root late time after time (the share tuner, which could move the root's share of 0, proposes
@@ -100,8 +100,8 @@ TEST_CASE("the root takes over a worker's jobs and gets the in-process bits") {
   }
 }
 
-TEST_CASE("a job that throws where the root may take it over comes back with its type, job and rank") {
-  // The last job is the first the root takes over from the last worker; whichever rank runs it is named.
+TEST_CASE("a job that throws where another rank may claim it comes back with its type, job and rank") {
+  // The last job is the first another rank claims from the last worker; whichever rank runs it is named.
   const int J = 24, R = test::the_cluster->size();
   const slow_data good(J, 100), bad(J, 100, J - 1);
   detail::plan_root_share(233, 0);

@@ -87,10 +87,11 @@ struct request {
 enum class call_route : int {
   messages = 0,  ///< parameters by scatter, blocks and status by gather
   slots = 1,     ///< parameters and blocks through the host slots, status by gather
-  memory = 2,    ///< through the host slots, each batch of blocks published as it ends (map_rect) and the
-                 ///< status in host memory beside the claims: no message but the request
-  claims = 3,    ///< map_rect: by messages, any rank out of jobs claiming slower workers' unstarted jobs
-                 ///< (src/balance/steal.hpp); the statuses by gather, then each worker's blocks by message
+  memory = 2,    ///< through the host slots, every rank claiming any rank's jobs in host memory, the status
+                 ///< in host memory beside the claims: no message but the request
+  claims = 3,    ///< map_rect: by messages, any rank out of jobs claiming slower ranks' unstarted jobs
+                 ///< through the root (src/balance/claims_broker.hpp); each worker's status and blocks by
+                 ///< message as its jobs end
 };
 
 /// Whether a call by `route` finds its job parameters, and leaves its blocks, in the host slots.
