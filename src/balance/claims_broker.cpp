@@ -67,22 +67,22 @@ double claims_broker::round_trip(int r) const {
 }
 
 void claims_broker::ask_victim(int v, int thief, int held, double held_seconds) {
-  victim& w = victims_[v];
-  w.thief = thief;
+  ask_out& ask = victims_[v].asks.emplace_back();
+  ask.thief = thief;
   // A batch for the root is worth the ask's own round trip to the owner; one for a worker, its round trip
   // from the root as well (the rows go out, the blocks come back).
   const double least = round_trip(thief > 0 ? thief : v);
-  post_ask(s_.comm, v, {1.0, static_cast<double>(held), held_seconds, least}, &w.answer.owner, 3, w.reply);
+  post_ask(s_.comm, v, {1.0, static_cast<double>(held), held_seconds, least}, &ask.answer.owner, 3, ask.reply);
   if (thief == 0) root_asking_ = true;
-  if (s_.settings.timeout > 0) w.sent = clock::now();
+  if (s_.settings.timeout > 0) ask.sent = clock::now();
 }
 
 int claims_broker::richest_free(int thief) const {
   int best = -1;
   for (int v = 1; v < s_.size; ++v) {
     const victim& w = victims_[v];
-    if (v == thief || w.exhausted || w.thief >= 0 || w.left <= 0) continue;
-    if (best < 0 || w.left > victims_[best].left) best = v;
+    if (v == thief || w.exhausted || w.left_after_asks() <= 0) continue;
+    if (best < 0 || w.left_after_asks() > victims_[best].left_after_asks()) best = v;
   }
   return best;
 }
@@ -104,24 +104,22 @@ int claims_broker::poll_answers(std::vector<int>& late) {
   const auto now = s_.settings.timeout > 0 ? clock::now() : clock::time_point{};
   for (int v = 1; v < s_.size; ++v) {
     victim& w = victims_[v];
-    if (w.thief < 0) continue;
-    int done = 0;
-    MPI_Test(&w.reply, &done, MPI_STATUS_IGNORE);
-    if (done) {
-      on_answer(v);
+    int done = 1;
+    while (!w.asks.empty() && (MPI_Test(&w.asks.front().reply, &done, MPI_STATUS_IGNORE), done)) {
+      const ask_out ask = w.asks.front();
+      w.asks.pop_front();
+      on_answer(v, ask);
       ++answered;
-    } else if (s_.settings.timeout > 0 && now > claims_deadline(s_, w.sent)) {
-      late = {v};
     }
+    if (!w.asks.empty() && s_.settings.timeout > 0 && now > claims_deadline(s_, w.asks.front().sent)) late = {v};
   }
   return answered;
 }
 
-void claims_broker::on_answer(int v) {
+void claims_broker::on_answer(int v, const ask_out& ask) {
   victim& w = victims_[v];
-  const int thief = w.thief;
-  const job_range g = w.answer.range();
-  w.thief = -1;
+  const int thief = ask.thief;
+  const job_range g = ask.answer.range();
   if (thief == 0) root_asking_ = false;
   if (!is_later(g) && g.empty()) {
     w.exhausted = true;
@@ -148,7 +146,7 @@ void claims_broker::dispatch() {
   // "None" to each waiting worker once nothing is left to get, or it wants nothing, and no ask of the root's
   // to it is out (it answers that one first).
   for (auto it = waiting_.begin(); it != waiting_.end();) {
-    if ((none_left || !wants_[*it]) && victims_[*it].thief < 0) {
+    if ((none_left || !wants_[*it]) && victims_[*it].asks.empty()) {
       tell_none(*it);
       it = waiting_.erase(it);
     } else {
@@ -175,7 +173,7 @@ bool claims_broker::finished() const {
   if (told_none_ < s_.size - 1 || root_asking_ || !next_.jobs.empty()) return false;
   if (own_results_ < s_.size - 1 || batches_out_ > 0) return false;
   for (int v = 1; v < s_.size; ++v)
-    if (victims_[v].thief >= 0) return false;
+    if (!victims_[v].asks.empty()) return false;
   return true;
 }
 

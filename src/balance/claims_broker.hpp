@@ -47,14 +47,22 @@ class claims_broker {
 
  private:
   using clock = std::chrono::steady_clock;
-  /// One worker as the owner of jobs others may take: the root's ask to it, if one is out.
-  struct victim {
+  /// One of the root's asks to an owner, on behalf of `thief` (0: the root itself).
+  struct ask_out {
     grant_message answer;
     MPI_Request reply = MPI_REQUEST_NULL;
-    int thief = -1;         ///< whom the ask out is for (0: the root; -1: none out)
+    int thief = 0;
+    clock::time_point sent;
+  };
+  /// One worker as the owner of jobs others may take, and the root's asks to it that are out. The owner
+  /// answers them in order, all of those that have come at once between its batches; a deque keeps the
+  /// answers where their receives were posted.
+  struct victim {
+    std::deque<ask_out> asks;
     bool exhausted = false;  ///< it has no unstarted jobs left
     int left = 0;            ///< its unstarted jobs, as far as the root knows
-    clock::time_point sent;
+    /// What it will have left after the asks out are answered (each grant takes about half).
+    int left_after_asks() const { return asks.size() >= 31 ? 0 : left >> asks.size(); }
   };
   /// A batch granted to the root, run once its next ask is out.
   struct root_batch {
@@ -67,7 +75,7 @@ class claims_broker {
   int poll_answers(std::vector<int>& late);
   int poll_results(double* buffer);
   void receive_result(double* buffer, int from, const result_head& head);
-  void on_answer(int v);
+  void on_answer(int v, const ask_out& ask);
   void dispatch();
   int richest_free(int thief) const;
   /// The fewest of the root's own jobs worth a batch to `thief`.
