@@ -8,7 +8,7 @@ namespace maprect::detail {
 claims_broker::claims_broker(cluster_state& s, const root_site& site, const call_request& req, owned_rows rows)
     : s_(s), site_(site), req_(req), rows_(s.comm, rows), own_start_(clock::now()),
       victims_(static_cast<std::size_t>(s.size)), told_(static_cast<std::size_t>(s.size), 0),
-      wants_(static_cast<std::size_t>(s.size), 0) {
+      wants_(static_cast<std::size_t>(s.size), 0), batches_out_(static_cast<std::size_t>(s.size), 0) {
   for (int v = 1; v < s.size; ++v) victims_[v].left = site.plan.jobs(v);
   s.call.worker_ends.assign(static_cast<std::size_t>(s.size), -1);  // -1: its result is not in
   s.call.worker_taken.assign(static_cast<std::size_t>(s.size), 0);
@@ -34,7 +34,7 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
       send_grant(s_.comm, thief, 0, g);
       if (!is_later(g)) {
         rows_.send(thief, 0, g);
-        ++batches_out_;
+        ++batches_out_[thief];
       }
       return;
     }
@@ -138,7 +138,7 @@ void claims_broker::on_answer(int v, const ask_out& ask) {
   }
   send_grant(s_.comm, thief, v, g);
   rows_.send(thief, site_.plan.first(v), g);
-  ++batches_out_;
+  ++batches_out_[thief];
 }
 
 void claims_broker::dispatch() {
@@ -171,7 +171,9 @@ void claims_broker::dispatch() {
 
 bool claims_broker::finished() const {
   if (told_none_ < s_.size - 1 || root_asking_ || !next_.jobs.empty()) return false;
-  if (own_results_ < s_.size - 1 || batches_out_ > 0) return false;
+  if (own_results_ < s_.size - 1) return false;
+  for (int r = 1; r < s_.size; ++r)
+    if (batches_out_[r] > 0) return false;
   for (int v = 1; v < s_.size; ++v)
     if (!victims_[v].asks.empty()) return false;
   return true;
@@ -199,7 +201,7 @@ int claims_broker::run(double* buffer, bool want, taken_failure& failure, std::v
     if (finished()) break;
     if (s_.settings.timeout > 0 && clock::now() > claims_deadline(s_, since)) {
       for (int r = 1; r < s_.size; ++r)
-        if (!told_[r] || s_.call.worker_ends[r] < 0) late.push_back(r);
+        if (!told_[r] || s_.call.worker_ends[r] < 0 || batches_out_[r] > 0) late.push_back(r);
       return -1;
     }
     if (answered == 0) pause_in_claims(s_.settings.policy, spins);
@@ -260,7 +262,7 @@ void claims_broker::receive_result(double* buffer, int from, const result_head& 
   } else {
     note_batch_failure(head, from, stolen_);
     if (code != result_head::not_run) s_.call.worker_taken[from] += end - begin;
-    --batches_out_;
+    --batches_out_[from];
     if (code == static_cast<int>(wire::status::ok)) n = blocks_between(site_, owner, begin, end);
   }
   const int at = owner == from || begin >= site_.plan.jobs(owner) ? 0 : site_.block_at[site_.plan.first(owner) + begin];

@@ -103,7 +103,7 @@ class claims_broker {
   int told_none_ = 0;
   root_batch next_;
   int own_results_ = 0;    ///< workers whose own jobs' result is in
-  int batches_out_ = 0;    ///< batches granted to workers whose result is not in yet
+  std::vector<int> batches_out_;  ///< per worker, batches granted to it whose result is not in yet
   stolen_failure stolen_;
   long long received_ = 0;
 };

@@ -12,6 +12,9 @@
 //   reduce-hang     the target worker never returns from a reduce_sum slice (run with MAPRECT_TIMEOUT)
 //   reduce-hang-steady  the same in a steady call (the call number in the sliced vars, the data unchanged),
 //                   which on one host with take-over waits for the workers' statuses in host memory
+//   thief-hang      under claims by message, the target worker never returns from a job of the root's it
+//                   claimed: the root's jobs (the first J / ranks) take 50 ms each on the root from the failing
+//                   call on, so every worker claims some (run with MAPRECT_TIMEOUT)
 //   worker-pause    the target worker, in the 4th call, creates $MAPRECT_FAULT_DIR/paused and waits inside the
 //                   functor until $MAPRECT_FAULT_DIR/resume exists, then answers: a script can act on the job
 //                   (inspect its sockets, take a link down) while the call is under way, without sleeps
@@ -108,8 +111,12 @@ struct fault_job {
   template <class T1, class T2>
   Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(
       const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi, const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
-      const std::vector<double>& x_r, const std::vector<int>&, std::ostream*) const {
+      const std::vector<double>& x_r, const std::vector<int>& x_i, std::ostream*) const {
     if (this_rank == target && maprect::value_of(phi(1)) >= first_failing_call()) strike();
+    if (fault == "thief-hang" && x_i[0] == 1 && maprect::value_of(phi(1)) >= first_failing_call()) {
+      while (this_rank == target) std::this_thread::sleep_for(std::chrono::seconds(1));
+      if (this_rank == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     if (this_rank == 0 && fault == "worker-hang") hold_root(static_cast<int>(maprect::value_of(phi(1))));
     Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> out(1);
     out(0) = phi.sum() * theta.sum() + x_r[0];
@@ -154,14 +161,16 @@ MAPRECT_REGISTER_REDUCE(4, steady_fault_partial);
 
 namespace {
 
-/// One call of J jobs (every rank has some at np <= J) carrying `number` in phi(1).
+/// One call of J jobs (every rank has some at np <= J) carrying `number` in phi(1); the first `marked` jobs
+/// have x_i[j][0] = 1.
 template <int CallId = 1>
-double one_call(int number, int J = 8) {
+double one_call(int number, int J = 8, int marked = 0) {
   Eigen::VectorXd phi(2);
   phi << 0.5, number;
   std::vector<Eigen::VectorXd> theta(J, Eigen::VectorXd::Constant(2, 0.25));
   std::vector<std::vector<double>> x_r(J, std::vector<double>{1.0});
   std::vector<std::vector<int>> x_i(J, std::vector<int>{0});
+  for (int j = 0; j < marked; ++j) x_i[j][0] = 1;
   return maprect::map_rect<CallId, fault_job>(phi, theta, x_r, x_i).sum();
 }
 
@@ -181,7 +190,8 @@ int main(int argc, char** argv) {
     delete c;
     return 0;
   }
-  for (int k = 0; k < kCallsBeforeFault + 2; ++k) one_call(k);
+  const bool thief = fault == "thief-hang";
+  for (int k = 0; k < kCallsBeforeFault + 2; ++k) one_call(k, thief ? 30 : 8, thief ? 30 / c->size() : 0);
   if (fault == "reduce-hang")
     for (int k = 0; k < kCallsBeforeFault + 2; ++k)
       maprect::reduce_sum<3, fault_partial>(std::vector<double>(8, 0.5), 1, nullptr, static_cast<double>(k));
