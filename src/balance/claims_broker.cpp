@@ -29,7 +29,7 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   victims_[thief].left = 0;
   wants_[thief] = ask.want != 0 ? 1 : 0;
   if (wants_[thief] && !stopping_ && claimable_ && own_.left() > 0) {
-    const job_range g = own_.grant_back(ask.held(job_seconds_), least_jobs(thief));
+    const job_range g = own_.grant_back(ask.held(job_seconds_), jobs_worth(round_trip(thief), job_seconds_));
     if (!g.empty()) {
       send_grant(s_.comm, thief, 0, g);
       if (!is_later(g)) {
@@ -55,11 +55,7 @@ int claims_broker::least_own_batch() const {
   double shortest = 0;
   for (int r = 1; r < s_.size && r < static_cast<int>(s_.ranks.size()); ++r)
     shortest = r == 1 ? s_.ranks[r].round_trip : std::min(shortest, s_.ranks[r].round_trip);
-  return job_seconds_ > 0 ? std::max(1, static_cast<int>(shortest / job_seconds_)) : 1;
-}
-
-int claims_broker::least_jobs(int thief) const {
-  return job_seconds_ > 0 ? std::max(1, static_cast<int>(round_trip(thief) / job_seconds_)) : 1;
+  return jobs_worth(shortest, job_seconds_);
 }
 
 double claims_broker::round_trip(int r) const {

@@ -4,9 +4,10 @@
 // started, a batch the root asks for on its behalf from the worker with the most unstarted jobs (the root
 // holds every job's data, so it sends the thief the batch's rows itself). The root takes such batches too once
 // its own jobs are done. No batch goes that its owner would run sooner than the thief could receive it and
-// send its blocks back: under the round trip between the root and the thief (measured at start-up). A worker that asks has started all its own jobs, so the root knows who has none
-// left without asking; once none has any, it answers every ask "none", and a worker stops at its first
-// "none". A call's claims therefore end with one ask and one answer per worker, O(P) messages.
+// send its blocks back: under the round trip between the root and the thief (measured at start-up). A worker
+// that asks has started all its own jobs, so the root knows who has none left without asking; once none has
+// any, it answers every ask "none", and a worker stops at its first "none". A call's claims therefore end
+// with one ask and one answer per worker, O(P) messages.
 #include <chrono>
 #include <deque>
 #include <vector>
@@ -78,8 +79,6 @@ class claims_broker {
   void on_answer(int v, const ask_out& ask);
   void dispatch();
   int richest_free(int thief) const;
-  /// The fewest of the root's own jobs worth a batch to `thief`.
-  int least_jobs(int thief) const;
   /// The round trip between the root and worker r, measured at start-up.
   double round_trip(int r) const;
   bool all_exhausted() const;

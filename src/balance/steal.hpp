@@ -60,6 +60,12 @@ inline job_range later_grant() { return {-1, -1}; }
 /// Whether a grant is later_grant().
 inline bool is_later(job_range g) { return g.begin < 0; }
 
+/// The fewest jobs that `seconds` of work are worth at `seconds_per_job`: 1 while no job is timed, or where a
+/// job costs more.
+inline int jobs_worth(double seconds, double seconds_per_job) {
+  return seconds_per_job > 0 ? std::max(1, static_cast<int>(seconds / seconds_per_job)) : 1;
+}
+
 /// What a thief tells the owner it asks: whether it wants a batch, and what it still has to run before it
 /// could start one: `held_jobs` jobs of this owner's (granted earlier) and `held_seconds` of other work (the
 /// root's own jobs, by their mean time so far). Jobs differ in cost between owners and within a chunk, so
@@ -72,14 +78,11 @@ struct ask_message {
 
   /// All the thief holds, in the owner's jobs at `seconds_per_job` (0: none timed yet, the seconds count for
   /// nothing).
-  int held(double seconds_per_job) const { return in_jobs(held_jobs, held_seconds, seconds_per_job); }
-  /// The fewest jobs worth a batch at `seconds_per_job` (1 while none is timed).
-  int least(double seconds_per_job) const { return std::max(1, in_jobs(0, least_seconds, seconds_per_job)); }
-
- private:
-  static int in_jobs(double jobs, double seconds, double seconds_per_job) {
-    return static_cast<int>(jobs + (seconds_per_job > 0 ? seconds / seconds_per_job : 0.0));
+  int held(double seconds_per_job) const {
+    return static_cast<int>(held_jobs + (seconds_per_job > 0 ? held_seconds / seconds_per_job : 0.0));
   }
+  /// The fewest jobs worth a batch at `seconds_per_job`.
+  int least(double seconds_per_job) const { return jobs_worth(least_seconds, seconds_per_job); }
 };
 
 /// Doubles in an ask_message.

@@ -46,10 +46,6 @@ class worker_claims {
 
  private:
   void serve_asks();
-  /// The fewest jobs worth a batch between this rank and the root, at its latest time per job.
-  int least_jobs() const {
-    return job_seconds_ > 0 ? std::max(1, static_cast<int>(s_.round_trip / job_seconds_)) : 1;
-  }
   void post_ask(bool want, int held = 0);
   grant_message await_grant();
   void receive_rows(const grant_message& got);
@@ -84,7 +80,7 @@ int worker_claims::run_own() {
       throw std::invalid_argument("call id " + std::to_string(v_.call_id) + " is not registered on rank " +
                                   std::to_string(s_.rank));
     for (job_range got = jobs_.take_front(s_.settings.threads); !got.empty();
-         got = jobs_.take_front(s_.settings.threads, least_jobs())) {
+         got = jobs_.take_front(s_.settings.threads, jobs_worth(s_.round_trip, job_seconds_))) {
       begin = got.begin;
       const auto batch_start = std::chrono::steady_clock::now();
       const chunk_input in{shared_, v_.n_shared, job_params_ + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job,
