@@ -123,10 +123,6 @@ struct call_scratch {
   std::vector<int> nodes_made;     ///< per worker, its leading jobs whose output nodes this call has made
   int making = 0;                  ///< the worker whose output nodes are made next (those before it are all made)
   bool making_stopped = false;     ///< a worker's jobs failed or changed output counts: no more output nodes
-  int node_jobs = 0;               ///< worker jobs whose output nodes this call has made
-  bool time_nodes = false;         ///< this call times its output-node making between the root's jobs (tuner)
-  double node_seconds = 0;         ///< that time
-  int node_jobs_timed = 0;         ///< the worker jobs whose output nodes it made in that time
   std::chrono::steady_clock::time_point deadline;  ///< with a timeout: when the current call expires
   std::vector<int> worker_ends;    ///< MAPRECT_BALANCE=hosts: per worker, where its own jobs ended (others ran the rest)
   std::vector<int> worker_taken;   ///< MAPRECT_BALANCE=hosts: per worker, the jobs of other workers it ran

@@ -23,11 +23,10 @@ double* blocks_in_slot(const cluster_state& s, const root_site& site, int r) {
 }
 
 /// Drains the output nodes of jobs [first + from, first + to) of a chunk whose blocks start at `blocks`.
-void drain_chunk(cluster_state& s, const root_site& site, const call_request& req, const double* blocks, int first,
+void drain_chunk(const root_site& site, const call_request& req, const double* blocks, int first,
                  int from, int to) {
   if (from >= to) return;
   req.session->drain(blocks + site.block_at[first + from], first + from, first + to, site.counts.data());
-  s.call.node_jobs += to - from;
 }
 
 /// The root's own jobs, front batches from its claim word until it or others have claimed them all. A
@@ -126,7 +125,7 @@ bool make_nodes_in_order(cluster_state& s, const root_site& site, const call_req
     const double* blocks = blocks_in_slot(s, site, r);
     if (r > 0) {
       const job_progress p = claims.progress(r);
-      drain_chunk(s, site, req, blocks, first, made, p.done);
+      drain_chunk(site, req, blocks, first, made, p.done);
       made = std::max(made, p.done);
       if (!p.finished) return false;
     }
@@ -137,7 +136,7 @@ bool make_nodes_in_order(cluster_state& s, const root_site& site, const call_req
     }
     if (end < jobs) {
       if (claims.claimed_done(r) < jobs - end) return false;
-      drain_chunk(s, site, req, blocks, first, end, jobs);
+      drain_chunk(site, req, blocks, first, end, jobs);
       made = jobs;
     }
     ++s.call.making;

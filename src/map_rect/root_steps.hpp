@@ -106,7 +106,6 @@ struct root_part {
   taken_failure taken_failed;
   int taken = 0;             ///< workers' jobs the root ran
   long long taken_doubles = 0;  ///< by claims between all ranks: the blocks of the other ranks' jobs it ran
-  int nodes_during_own = 0;  ///< workers' jobs whose output nodes were made between the root's own
   std::chrono::steady_clock::time_point checked, own_done, taken_done;
   int checked_rows = 0;      ///< workers' rows compared with the root's copy
   bool own_untimed = false;  ///< the root's own jobs ran in place without a team: own_done times them

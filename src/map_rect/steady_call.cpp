@@ -106,10 +106,6 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
   s.call.nodes_made.assign(static_cast<std::size_t>(s.size), 0);
   s.call.making = 1;
   s.call.making_stopped = false;
-  s.call.node_jobs = 0;
-  s.call.time_nodes = during && s.settings.tune_shares && site.tuner.wants_node_timing();
-  s.call.node_seconds = 0;
-  s.call.node_jobs_timed = 0;
   if (claims_this_call(s, site) || claims_everywhere(site, route)) {
     if (claims_this_call(s, site)) steal_part(s, site, req, buffer, part);
     else run_root_claims(s, site, req, part, during);
@@ -123,7 +119,6 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
       part.status.code = wire::status::counts_changed;
   }
   part.own_done = clock::now();
-  part.nodes_during_own = s.call.node_jobs;
   part.taken_done = clock::now();
   return part;
 }
@@ -215,8 +210,6 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
   call_timing& t = s.root.timing;
   t.check = seconds_between(sent, part.checked);
   t.own = seconds_between(part.checked, part.own_done);
-  t.nodes_during_own = part.nodes_during_own;
-  t.node_job = s.call.node_jobs_timed > 0 ? s.call.node_seconds / s.call.node_jobs_timed : 0.0;
   t.arrival = seconds_between(sent, arrived);
   t.waited = seconds_between(part.taken_done, arrived);
   t.worker_busy.resize(static_cast<std::size_t>(R));
