@@ -199,10 +199,13 @@ void share_rows(const endpoint& e, const T* all, int n, int length, std::vector<
     bcast(const_cast<T*>(all), n * length, type, e.comm, e.policy);
     return;
   }
-  std::vector<MPI_Aint> at(every.size());
-  for (std::size_t j = 0; j < every.size(); ++j) MPI_Get_address(every[j].data(), &at[j]);
-  const mpi_datatype spread = mpi_datatype::rows_at(at, length, type);
-  bcast(MPI_BOTTOM, 1, spread.get(), e.comm, e.policy);
+  // Every rank passes the same count of the same type: Open MPI's segmented broadcasts cut a message by
+  // elements of the local type, so a worker's one datatype over its rows against the root's n * length
+  // values splits into different segments, and the broadcast hangs (seen at 16 ranks).
+  std::vector<T> flat(static_cast<std::size_t>(n) * length);
+  bcast(flat.data(), n * length, type, e.comm, e.policy);
+  for (std::size_t j = 0; j < every.size(); ++j)
+    std::copy_n(flat.begin() + static_cast<std::ptrdiff_t>(j) * length, length, every[j].begin());
 }
 
 template void share_rows<double>(const endpoint&, const double*, int, int, std::vector<std::vector<double>>&);
