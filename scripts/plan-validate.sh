@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Compares `maprect plan`'s predicted time per gradient with `maprect bench`'s measurement of the same size at
 # the same rank count: one row per (label, np, size, kernel) with the prediction (us), the measurement under
-# MAPRECT_BALANCE=even (the static split the model assumes) and by default (the root's share tuned to the
-# call's timings; "tuned"), each with prediction / measurement; beside them the predicted messages and the
+# MAPRECT_BALANCE=static (the even split the model's flat prediction assumes) and by default ("auto": the
+# claims), each with prediction / measurement; beside them the predicted messages and the
 # raw MPI floor bench measures for the same messages (us), and the link figures plan measured and used
 # (alpha: one-way latency, o: the root's time per message in a stream, us; of the link between hosts where
 # the ranks span several, else of the one within this host).
@@ -39,8 +39,8 @@ WORK=$(mktemp -d /tmp/maprect-plan-validate.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
 # One row: the prediction at P = np with flat collectives (what the runtime does) from plan's JSON, the
-# measurements from bench's (cluster; in process at 1): under MAPRECT_BALANCE=even (the static split the
-# model assumes) and as the runtime runs by default (the root's share tuned to the timings).
+# measurements from bench's (cluster; in process at 1): under MAPRECT_BALANCE=static (the even split the
+# model's flat prediction assumes) and as the runtime runs by default (auto: the claims).
 compare() {
   python3 - "$@" <<'PY'
 import json, sys
@@ -66,7 +66,7 @@ PY
 
 if [ "${MAPRECT_PLAN_HEADER:-1}" != 0 ]; then
   printf '%-12s %3s %9s %7s %10s %8s %6s %8s %6s %9s %8s %9s %7s %6s\n' links np size kernel "predicted" "even" \
-    ratio "tuned" ratio "messages" "floor" bound "alpha" "o"
+    ratio "auto" ratio "messages" "floor" bound "alpha" "o"
 fi
 for np in $NPS; do
   for size in $SIZES; do

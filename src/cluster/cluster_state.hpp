@@ -13,7 +13,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "src/balance/share_tuner.hpp"
 #include "src/protocol/chunk_plan.hpp"
 #include "src/protocol/exchange.hpp"
 #include "src/transport/host_memory.hpp"
@@ -50,9 +49,7 @@ struct root_site {
   collective_kind collective = collective_kind::flat;  ///< how its scatter and gathers run (chosen per layout)
   int chunk_out = 0;        ///< the largest worker's job parameters (doubles)
   int chunk_back = 0;       ///< the largest worker's status and blocks (doubles)
-  share_tuner tuner;        ///< proposes a better root share from the steady-state calls
-  int next_root_jobs = -1;  ///< a root share to plan at the next call, or -1
-  double move_seconds = 0;  ///< what the last move of the root share took with its call (0: none yet)
+  int next_root_jobs = -1;  ///< a root share to plan at the next call (plan_root_share), or -1
 };
 
 /// MAPRECT_BALANCE=hosts: the rows of the root's own jobs of one job_data that each worker holds, having
@@ -76,7 +73,6 @@ struct root_state {
   std::unordered_map<int, root_site> sites;
   remote_call previous_backend = nullptr;  ///< the thread's backend before this cluster's, put back at stop
   std::vector<MPI_Request> done;  ///< with a timeout: per worker, the receive of its "done" message
-  call_timing timing;             ///< the last steady-state call's timings (kept: no allocation per call)
   cluster::traffic last_traffic;
   cluster::profile last_profile;
   bool time_waits = false;  ///< measure the CPU time of collecting each steady call's answers (time_root_waits)
@@ -110,7 +106,6 @@ struct worker_state {
 /// Buffers and progress of the call under way, kept between calls so that a steady call allocates nothing.
 struct call_scratch {
   std::vector<double> shared_rest;  ///< workers: the shared parameters beyond the inline ones
-  gained_rows gained;               ///< a share move's rows, per worker (root) or this worker's
   // root only
   block_buffer own_out;          ///< the root's own status + blocks
   std::vector<int> own_counts;   ///< output counts of the root's jobs
@@ -137,7 +132,7 @@ class cluster_state {
   int rank = 0;
   int size = 1;
   bool owns_mpi = false;   ///< this cluster initialised MPI and finalises it
-  cluster_settings settings;  ///< as the root read them; take_over and tune_shares as they apply here
+  cluster_settings settings;  ///< as the root read them; take_over as it applies here
   int threads_asked = threads_from_environment;  ///< cluster::options::threads
   std::unique_ptr<thread_team> team;  ///< this rank's team of settings.threads threads (null for one)
   team_chunks chunks;      ///< runs this rank's chunks on the team

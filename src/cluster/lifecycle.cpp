@@ -81,8 +81,6 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   s.ranks = gather_rank_facts(s.comm, s.settings.threads, s.round_trip);
   if (const std::string warning = bound_threads_warning(s.ranks); !warning.empty())
     std::fprintf(stderr, "%s\n", warning.c_str());
-  // Ranks that share cores (the sleep policy) time their jobs with the scheduler's noise: even split.
-  s.settings.tune_shares = s.settings.tune_shares && s.settings.policy != wait_policy::sleep;
   if (s.size > 1) s.host.open(s.comm, s.settings.take_over, s.settings.host_transport, s.settings.test_host_ranks);
   if (s.size > 1) s.collectives.open(s.comm, s.settings.test_host_ranks);
   s.settings.take_over = s.host.claims.in_use();

@@ -93,8 +93,7 @@ environment_reading read_environment(int threads_asked, int rank) {
     }
   }
   if (const char* v = std::getenv("MAPRECT_BALANCE"); v != nullptr && v[0] != '\0') {
-    if (std::strcmp(v, "even") == 0) e.balance = balance_mode::even;
-    else if (std::strcmp(v, "static") == 0) e.balance = balance_mode::static_share;
+    if (std::strcmp(v, "static") == 0 || std::strcmp(v, "even") == 0) e.balance = balance_mode::static_share;
     else if (std::strcmp(v, "hosts") == 0) e.balance = balance_mode::hosts;
     else if (std::strcmp(v, "auto") != 0)
       e.error = std::string("MAPRECT_BALANCE must be auto, static, even or hosts, not '") + v + "'";
@@ -208,7 +207,7 @@ cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked) {
   // memory where every rank holds every row, else by message; reduce_sum's take over on the root's host.
   const auto balance = static_cast<balance_mode>(static_cast<int>(agreed[2]));
   cluster_settings settings{static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1],
-                            balance != balance_mode::even, balance == balance_mode::automatic, agreed[3] != 0,
+                            balance == balance_mode::automatic, agreed[3] != 0,
                             balance == balance_mode::hosts, threads, static_cast<int>(agreed[4]),
                             static_cast<int>(agreed[5])};
   settings.balance = balance;

@@ -9,19 +9,17 @@ namespace maprect::detail {
 /// MAPRECT_COLLECTIVES=auto: the cost model picks each call site's kind.
 constexpr int collectives_auto = -1;
 
-/// MAPRECT_BALANCE: how a call's jobs move between ranks.
+/// MAPRECT_BALANCE: how a call's jobs move between ranks (`even` is an alias of `static`).
 enum class balance_mode {
-  even,          ///< `even`: the even split, never tuned, nothing taken over or claimed
-  static_share,  ///< `static`: the root's share tuned from the calls' timings, nothing taken over or claimed
-  automatic,     ///< `auto`: claims between all ranks, in host memory where every rank holds every row, else by message
-  hosts,         ///< `hosts`: the tuned share and claims by message between any two ranks, on every call
+  static_share = 1,  ///< `static`: the even split, nothing taken over or claimed
+  automatic = 2,     ///< `auto`: claims between all ranks, in host memory where every rank holds every row, else by message
+  hosts = 3,         ///< `hosts`: claims by message between any two ranks, on every call
 };
 
 /// How a cluster's ranks wait and plan, agreed by all of them at start-up.
 struct cluster_settings {
   wait_policy policy = wait_policy::spin;  ///< how collectives wait
   double timeout = 0;                      ///< seconds the root waits for a call's answers; 0: forever
-  bool tune_shares = true;                 ///< the root tunes its share of each call site's jobs
   bool take_over = true;                   ///< the root runs jobs of host-local workers it finishes before
   bool host_transport = true;              ///< steady calls' data go through host memory when they can
   bool steal = false;                      ///< any rank out of jobs takes unstarted jobs of slower workers, on any host
@@ -29,7 +27,7 @@ struct cluster_settings {
   int collectives = collectives_auto;      ///< MAPRECT_COLLECTIVES: collectives_auto, or a plan::gather_kind forced
   int test_host_ranks = 0;                 ///< MAPRECT_TEST_HOST_RANKS (tests only): the collectives' hosts hold
                                            ///< this many ranks each; 0: the real hosts
-  balance_mode balance = balance_mode::automatic;  ///< MAPRECT_BALANCE, from which the three flags above follow
+  balance_mode balance = balance_mode::automatic;  ///< MAPRECT_BALANCE, from which the two flags above follow
 };
 
 /// What a program asks of MAPRECT_THREADS in code (cluster::options::threads): 0 leaves it to the

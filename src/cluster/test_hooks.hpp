@@ -6,7 +6,7 @@
 namespace maprect::detail {
 
 /// The next call of `call_id` on this thread's live cluster is planned anew with the root running
-/// min(root_jobs, J) jobs, as a tuned share would be. No effect without a live cluster.
+/// min(root_jobs, J) jobs (a first call), and so are its calls after it. No effect without a live cluster.
 void plan_root_share(int call_id, int root_jobs);
 
 /// Whether this thread's live cluster measures, in each steady call, the CPU time its root thread spends
@@ -15,7 +15,7 @@ void plan_root_share(int call_id, int root_jobs);
 void time_root_waits(bool on);
 
 /// The root runs `root_slices` slices of reduce_sum call site `call_id`'s next cluster call (the workers split
-/// the rest); the share tuner goes on from there. The results are the same bits whatever it is.
+/// the rest), and every call after it until another is asked for. The results are the same bits whatever it is.
 void plan_reduce_root_share(int call_id, int root_slices);
 
 /// Removes the reduce_sum runner of `key` from this process, as if its program did not instantiate it.

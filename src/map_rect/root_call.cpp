@@ -1,4 +1,4 @@
-// The root's map_rect backend: plans a call site anew (first call), moves its share, or runs a steady call, and
+// The root's map_rect backend: plans a call site anew (first call) or runs a steady call, and
 // ends the job when the root fails between a call's collectives.
 #include <algorithm>
 #include <chrono>
@@ -15,8 +15,8 @@ thread_local cluster_state* live_root = nullptr;
 
 namespace {
 
-/// Call `req` by the command its site needs: a first call for a new site, sizes or data, else a steady call,
-/// after a share move when the tuner proposed one; a changed output count plans the call anew.
+/// Call `req` by the command its site needs: a first call for a new site, sizes or data, or a root share asked
+/// for (plan_root_share), else a steady call; a changed output count plans the call anew.
 call_result plan_or_call(cluster_state& s, const call_request& req) {
   s.root.last_traffic = {};
   root_site& site = s.root.site(req.call_id);
@@ -27,33 +27,20 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
   const int row_real = static_cast<int>((*req.x_r)[0].size());
   const int row_int = static_cast<int>((*req.x_i)[0].size());
   // A new plan: on the first call, for new sizes or data, or for changed output counts.
-  auto plan_anew = [&](int root_jobs, bool fresh_data) {
+  auto plan_anew = [&](int root_jobs) {
     s.root.last_profile = {};
-    const call_result result = first_call(s, site, req, row_real, row_int, root_jobs);
-    site.tuner.restart(site.move_seconds, fresh_data);
-    return result;
+    return first_call(s, site, req, row_real, row_int, root_jobs);
   };
   const int asked = site.next_root_jobs >= 0 ? std::min(site.next_root_jobs, req.n_jobs) : -1;
   if (!same_shape(site, req, row_real, row_int))
-    return plan_anew(asked >= 0 ? asked : chunk_plan::even(req.n_jobs, s.size).root_jobs, true);
-  if (other_data(site, req)) return plan_anew(asked >= 0 ? asked : site.plan.root_jobs, true);
-  std::chrono::steady_clock::time_point move_start;  // read only when the share moves: steady calls skip the clock
-  if (asked >= 0) {
-    move_start = std::chrono::steady_clock::now();
-    move_share(s, site, req, asked);
-  }
+    return plan_anew(asked >= 0 ? asked : chunk_plan::even(req.n_jobs, s.size).root_jobs);
+  if (other_data(site, req)) return plan_anew(asked >= 0 ? asked : site.plan.root_jobs);
+  if (asked >= 0) return plan_anew(asked);
   call_result result;
   const steady_outcome outcome = steady_call(s, site, req, result);
-  if (outcome == steady_outcome::done) {
-    // Its time tells the share tuner what moving the share costs.
-    if (asked >= 0) {
-      site.move_seconds = seconds_between(move_start, std::chrono::steady_clock::now());
-      site.tuner.restart(site.move_seconds, false);
-    }
-    return result;
-  }
+  if (outcome == steady_outcome::done) return result;
   // New data, or a job's output count changed: the same call again, planned anew with the same share.
-  return plan_anew(site.plan.root_jobs, outcome == steady_outcome::data_changed);
+  return plan_anew(site.plan.root_jobs);
 }
 
 }  // namespace

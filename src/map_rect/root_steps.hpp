@@ -203,11 +203,6 @@ bool workers_data_current(cluster_state& s, const root_site& site, const call_re
 call_result first_call(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
                        int root_jobs);
 
-/// A new root share for a call site whose sizes, data and output counts stay: each worker receives the output
-/// counts and rows of the jobs it gains (from the caller's rows) and keeps the rest of its copy, so moving the
-/// share costs a few rows, not a first call, and the share tuner can follow the timings.
-void move_share(cluster_state& s, root_site& site, const call_request& req, int root_jobs);
-
 /// The local job before which worker r's jobs of this call end: other ranks ran the rest of its chunk, by
 /// claims by message (known once the claims are over) or between all ranks of the host (final once every
 /// rank has stopped claiming).

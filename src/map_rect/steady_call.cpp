@@ -201,36 +201,25 @@ void make_claimed_root_nodes(cluster_state& s, const root_site& site, const call
   req.session->drain(answer_blocks(buffer, site, 0) + site.block_at[end], end, n, site.counts.data());
 }
 
-/// The call's timings and profile (`wait_cpu`: the root's CPU seconds collecting the answers, if timed), and
-/// the share tuner's next proposal from them.
-void record_timing(cluster_state& s, root_site& site, const root_part& part, const double* buffer,
-                   std::chrono::steady_clock::time_point sent, std::chrono::steady_clock::time_point arrived,
-                   double wait_cpu) {
-  const int R = s.size;
-  call_timing& t = s.root.timing;
-  t.check = seconds_between(sent, part.checked);
-  t.own = seconds_between(part.checked, part.own_done);
-  t.arrival = seconds_between(sent, arrived);
-  t.waited = seconds_between(part.taken_done, arrived);
-  t.worker_busy.resize(static_cast<std::size_t>(R));
-  t.worker_jobs.resize(static_cast<std::size_t>(R));
+/// The call's profile (`wait_cpu`: the root's CPU seconds collecting the answers, if timed): the root's own
+/// jobs and time, and the busiest worker's.
+void record_profile(cluster_state& s, const root_site& site, const root_part& part, const double* buffer,
+                    std::chrono::steady_clock::time_point sent, double wait_cpu) {
   int busiest = 0;
-  for (int r = 1; r < R; ++r) {
-    t.worker_busy[r] = buffer[site.results.displs[r] + 2];
-    t.worker_jobs[r] = worker_end(s, site, r);
-    if (busiest == 0 || t.worker_busy[r] > t.worker_busy[busiest]) busiest = r;
-  }
+  for (int r = 1; r < s.size; ++r)
+    if (busiest == 0 || buffer[site.results.displs[r] + 2] > buffer[site.results.displs[busiest] + 2]) busiest = r;
+  const double own = seconds_between(part.checked, part.own_done);
   team_busy threads = s.chunks.busy();
   if (part.own_untimed) {  // the root's own jobs, timed by the call itself
-    threads.slowest_seconds += t.own;
-    threads.fastest_seconds += t.own;
+    threads.slowest_seconds += own;
+    threads.fastest_seconds += own;
   }
   const double* busiest_status = busiest > 0 ? buffer + site.results.displs[busiest] : nullptr;
   s.root.last_profile = {site.plan.root_jobs,
-                         busiest > 0 ? t.worker_jobs[busiest] : 0,
-                         t.own,
+                         busiest > 0 ? worker_end(s, site, busiest) : 0,
+                         own,
                          busiest_status ? busiest_status[2] : 0.0,
-                         t.check,
+                         seconds_between(sent, part.checked),
                          part.taken,
                          s.settings.threads,
                          threads.slowest_seconds,
@@ -239,15 +228,6 @@ void record_timing(cluster_state& s, root_site& site, const root_part& part, con
                          wait_cpu,
                          busiest_status ? busiest_status[3] : 0.0,
                          busiest_status ? busiest_status[4] : 0.0};
-  if (s.settings.tune_shares) {
-    site.tuner.record(site.plan, t);
-    // The root takes a slow worker's jobs (on its host, or by claims on any): the share stays at most the
-    // even split, where the claims start from the static split.
-    const bool root_takes = claims_this_call(s, site);
-    // With claims between all ranks any rank relieves the root: its share does not move.
-    if (!claims_in_memory(s, site))
-      site.next_root_jobs = site.tuner.proposal(site.plan, root_takes);
-  }
 }
 
 /// CPU seconds this thread has used.
@@ -284,12 +264,11 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
     s.call.worker_taken[0] = part.taken;
   }
   const double wait_cpu = s.root.time_waits ? thread_cpu_seconds() - wait_start : 0.0;
-  const auto arrived = std::chrono::steady_clock::now();
   s.root.mid_call = false;
   if (!part.data_unchanged) return steady_outcome::data_changed;
   if (first_failure(s, site, part, buffer, part.stolen, route) == steady_outcome::counts_changed)
     return steady_outcome::counts_changed;
-  record_timing(s, site, part, buffer, sent, arrived, wait_cpu);
+  record_profile(s, site, part, buffer, sent, wait_cpu);
   if (claims_this_call(s, site)) make_claimed_root_nodes(s, site, req, buffer);
   const bool everywhere = claims_everywhere(site, route);
   if (everywhere) locate_claimed_blocks(s, site, part.own_end);

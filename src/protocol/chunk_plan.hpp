@@ -48,32 +48,6 @@ struct job_range {
 /// job per team thread while there are that many.
 inline int claim_batch(int left, int threads) { return left < threads ? left : (left / 4 > threads ? left / 4 : threads); }
 
-/// The jobs a rank runs under a new plan that it did not run under the old one, in job order: those in front
-/// of the jobs it keeps, and those behind them. A rank that keeps none has all of them in front.
-struct gained_jobs {
-  job_range front, back;
-  int size() const { return front.size() + back.size(); }
-  /// Whether job j, one of the rank's jobs under the new plan, is gained rather than kept.
-  bool has(int j) const { return j < front.end || j >= back.begin; }
-};
-
-/// What a rank that ran `before` gains when it runs `now` (both ranges of global jobs).
-inline gained_jobs jobs_gained(job_range before, job_range now) {
-  const int keep_begin = std::max(before.begin, now.begin), keep_end = std::min(before.end, now.end);
-  if (keep_begin >= keep_end) return {now, {now.end, now.end}};
-  return {{now.begin, keep_begin}, {keep_end, now.end}};
-}
-
-/// Calls f(j, gained, kept) for each job j that rank r runs under `now`, in job order: gained says whether r
-/// receives it now; otherwise r keeps it, and `kept` is its local index under `before`. The root packs a
-/// share move's rows and the worker unpacks them in this one order.
-template <class F>
-void for_each_job_moved(const chunk_plan& before, const chunk_plan& now, int r, F&& f) {
-  const job_range had{before.first(r), before.first(r + 1)}, mine{now.first(r), now.first(r + 1)};
-  const gained_jobs gained = jobs_gained(had, mine);
-  for (int j = mine.begin; j < mine.end; ++j) f(j, gained.has(j), j - had.begin);
-}
-
 /// Where each of a rank's n jobs starts in that rank's blocks, in doubles, given the jobs' output counts and
 /// the rows per output. The root and the worker each compute it, and must agree to the double.
 inline void block_offsets(const int* counts, int n, int rows, int* at) {

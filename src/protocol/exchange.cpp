@@ -216,49 +216,6 @@ void share_counts(const endpoint& e, std::vector<int>& counts, int n) {
   if (n > 0) bcast(counts.data(), n, MPI_INT, e.comm, e.policy);
 }
 
-void gained_rows::expect(int n, int row_real, int row_int) {
-  const auto jobs = static_cast<std::size_t>(n);
-  counts.resize(jobs);
-  ints.resize(jobs * static_cast<std::size_t>(row_int));
-  reals.resize(jobs * static_cast<std::size_t>(row_real));
-}
-
-void gained_rows::begin_worker(int r, int ranks) {
-  for (rank_layout* l : {&count_layout, &int_layout, &real_layout}) {
-    if (static_cast<int>(l->counts.size()) != ranks) {
-      l->counts.assign(static_cast<std::size_t>(ranks), 0);
-      l->displs.assign(static_cast<std::size_t>(ranks), 0);
-    }
-  }
-  count_layout.displs[r] = static_cast<int>(counts.size());
-  int_layout.displs[r] = static_cast<int>(ints.size());
-  real_layout.displs[r] = static_cast<int>(reals.size());
-}
-
-void gained_rows::end_worker(int r) {
-  count_layout.counts[r] = static_cast<int>(counts.size()) - count_layout.displs[r];
-  int_layout.counts[r] = static_cast<int>(ints.size()) - int_layout.displs[r];
-  real_layout.counts[r] = static_cast<int>(reals.size()) - real_layout.displs[r];
-}
-
-void gained_rows::add(int count, const std::vector<int>& x_i, const std::vector<double>& x_r) {
-  counts.push_back(count);
-  ints.insert(ints.end(), x_i.begin(), x_i.end());
-  reals.insert(reals.end(), x_r.begin(), x_r.end());
-}
-
-void exchange_gained(const endpoint& e, gained_rows& g) {
-  auto scatter = [&e](void* data, const rank_layout& l, MPI_Datatype type, int mine) {
-    if (e.is_root())
-      scatterv(data, l.counts.data(), l.displs.data(), type, MPI_IN_PLACE, 0, e.comm, e.policy);
-    else
-      scatterv(nullptr, nullptr, nullptr, type, data, mine, e.comm, e.policy);
-  };
-  scatter(g.counts.data(), g.count_layout, MPI_INT, static_cast<int>(g.counts.size()));
-  scatter(g.ints.data(), g.int_layout, MPI_INT, static_cast<int>(g.ints.size()));
-  scatter(g.reals.data(), g.real_layout, MPI_DOUBLE, static_cast<int>(g.reals.size()));
-}
-
 void exchange_payload(const endpoint& e, std::string& payload, int bytes) {
   if (!e.is_root()) payload.resize(static_cast<std::size_t>(bytes));
   bcast(payload.data(), bytes, MPI_CHAR, e.comm, e.policy);

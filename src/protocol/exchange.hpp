@@ -10,9 +10,8 @@
 //
 //  1. request   every rank     broadcast of the fixed header (wire::request) with up to inline_shared shared
 //                              parameters; a second broadcast carries the rest of them.
-//  2. assign    first call, new data, new output counts, new root share: the workers receive the rows
-//                              (and, for a share move, the output counts) of the jobs they gain and keep the
-//                              rest: exchange_rows (first call), exchange_gained (share move).
+//  2. assign    first call (new data, new output counts, a new root share): the workers receive the rows
+//                              of their jobs (exchange_rows), or every row (share_rows).
 //  3. post      steady call    the job parameters, P x J column-major: scattered by message, or written by
 //                              the root into each worker's host slot (no message).
 //  4. run       every rank     its jobs on local tapes (no communication); a failed job writes the status.
@@ -105,8 +104,7 @@ inline const double* exchange_request(const endpoint& e, wire::request& header, 
   bcast(slots, wire::request_doubles, MPI_DOUBLE, e.comm, e.policy);
   if (!e.is_root()) header = wire::request::read(slots);
   const int more = header.n_shared - wire::inline_shared;
-  // Only a call (map_rect's or reduce_sum's) carries shared parameters (a share move announces the call's
-  // sizes without them).
+  // Only a call (map_rect's or reduce_sum's) carries shared parameters.
   if (header.cmd != wire::command::call && header.cmd != wire::command::first_call &&
       header.cmd != wire::command::reduce)
     return shared;
@@ -141,26 +139,6 @@ void share_rows(const endpoint& e, const T* all, int n, int length, std::vector<
 /// Step 5 of a first call, when every rank holds every row: the root broadcasts the `n` jobs' output counts,
 /// which a worker receives into `counts` (sized n), so that it can place the blocks of any rank's jobs.
 void share_counts(const endpoint& e, std::vector<int>& counts, int n);
-
-/// What a share move hands the workers: per worker, the output counts, x_i rows and x_r rows of the jobs it
-/// gains, in job order. The root holds every worker's, back to back, with their layouts; a worker its own.
-struct gained_rows {
-  std::vector<int> counts, ints;
-  std::vector<double> reals;
-  rank_layout count_layout, int_layout, real_layout;  ///< root only
-
-  /// Worker: sizes the buffers for n gained jobs.
-  void expect(int n, int row_real, int row_int);
-  /// Root: starts worker r's part (after the ones before it).
-  void begin_worker(int r, int ranks);
-  /// Root: ends worker r's part.
-  void end_worker(int r);
-  /// Root: appends a gained job.
-  void add(int count, const std::vector<int>& x_i, const std::vector<double>& x_r);
-};
-
-/// Step 2, share move: the root scatters each worker's gained rows; a worker receives its own.
-void exchange_gained(const endpoint& e, gained_rows& g);
 
 /// Step 2 of a reduce call: the root broadcasts `payload` (`bytes` long); a worker receives it into `payload`.
 void exchange_payload(const endpoint& e, std::string& payload, int bytes);

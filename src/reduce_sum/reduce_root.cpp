@@ -228,13 +228,11 @@ void lay_out_answers(cluster_state& s, const reduce_layout& layout, const reduce
   }
 }
 
-/// When a call's steps ended on the root: what the share tuner learns from.
+/// When the root's part of a call started and ended: its profile's root_seconds, and its time per slice.
 struct call_clock {
-  std::chrono::steady_clock::time_point posted;      ///< before the request (and the values in the slots)
   std::chrono::steady_clock::time_point own_start;   ///< after the request, the values and the data compare
   std::chrono::steady_clock::time_point own_done;    ///< the root's own slices done
   std::chrono::steady_clock::time_point taken_done;  ///< the slices it took over done
-  std::chrono::steady_clock::time_point gathered;    ///< every worker's answer in
 };
 
 /// Steps 4 and 5 under MAPRECT_BALANCE=hosts, once the root's own slices are done: the workers' slices it
@@ -269,7 +267,6 @@ root_failure run_and_await_claims(cluster_state& s, const reduce_request& req, c
   s.root.last_profile.root_seconds = std::chrono::duration<double>(clock.taken_done - clock.own_start).count();
   await_reports(s, req.call_id, deadline);
   note_reduce_claims(s, *req.layout, split);
-  clock.gathered = std::chrono::steady_clock::now();
   s.host.slots.sync();
   return failure;
 }
@@ -288,7 +285,6 @@ root_failure run_and_collect(cluster_state& s, const reduce_request& req, const 
   clock.own_done = std::chrono::steady_clock::now();
   if (s.settings.steal) {
     claim_and_collect(s, req, split, want, failure, clock, deadline);
-    clock.gathered = std::chrono::steady_clock::now();
     return failure;
   }
   if (failure.slice == INT_MAX && s.settings.take_over) take_over(s, req, split, failure);
@@ -297,7 +293,6 @@ root_failure run_and_collect(cluster_state& s, const reduce_request& req, const 
   lay_out_answers(s, *req.layout, split);
   if (b.route == wire::call_route::memory) await_reports(s, req.call_id, deadline);
   else gather_answers(s, req.call_id, deadline);
-  clock.gathered = std::chrono::steady_clock::now();
   if (b.via_slots()) s.host.slots.sync();
   return failure;
 }
@@ -370,41 +365,12 @@ void throw_first_failure(cluster_state& s, const reduce_request& req, const redu
 bool plan_split(const cluster_state& s, reduce_root_site& site, int n_slices) {
   const reduce_split before = site.split;
   reduce_split& split = site.split;
-  if (split.n_slices != n_slices || split.ranks != s.size) {
-    split = reduce_split::even(n_slices, s.size);
-    site.tuner.restart(0, true);
-  }
+  if (split.n_slices != n_slices || split.ranks != s.size) split = reduce_split::even(n_slices, s.size);
   if (site.next_root_slices >= 0) {
     split.root_slices = std::min(site.next_root_slices, n_slices);
     site.next_root_slices = -1;
-    site.tuner.restart(0, false);
   }
   return split.n_slices != before.n_slices || split.ranks != before.ranks || split.root_slices != before.root_slices;
-}
-
-/// Records a steady call's timings and asks the share tuner for the next call's root share. Moving the share
-/// moves no data (every rank holds the call site's payload), so the tuner weighs no cost of moving.
-void tune_share(cluster_state& s, reduce_root_site& site, const call_clock& c) {
-  if (!s.settings.tune_shares) return;
-  auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
-  call_timing& t = s.root.reduce.timing;
-  t.check = seconds(c.posted, c.own_start);
-  t.own = seconds(c.own_start, c.own_done);
-  t.arrival = seconds(c.posted, c.gathered);
-  t.waited = seconds(c.taken_done, c.gathered);
-  t.worker_busy.assign(static_cast<std::size_t>(s.size), 0.0);
-  t.worker_jobs.assign(static_cast<std::size_t>(s.size), 0);
-  for (int r = 1; r < s.size; ++r) {
-    t.worker_busy[r] = answer_of(s, r)[2];
-    t.worker_jobs[r] = s.settings.steal ? s.root.reduce.claim_ends[r] - site.split.first(r)
-                                        : s.root.reduce.ends[r] - site.split.first(r);
-  }
-  site.tuner.record(site.split.as_plan(), t);
-  // With take-over on one host the root runs a slow worker's slices, so its share stays at most the even one.
-  const bool root_takes = (s.settings.take_over && s.host.claims.shared_with_all()) || s.settings.steal;
-  // By claims between all ranks any rank relieves the root: its share does not move.
-  if (s.root.reduce.route != wire::call_route::memory)
-    site.next_root_slices = site.tuner.proposal(site.split.as_plan(), root_takes);
 }
 
 /// Hands every slice's block to the front door's fold, in slice order: the root's, then each worker's (those
@@ -453,13 +419,11 @@ void reduce_on_cluster(const reduce_request& req) {
   root_failure failure;
   call_clock clock;
   between_collectives(s, req.call_id, [&] {
-    clock.posted = std::chrono::steady_clock::now();
     post_call(s, req, payload, moved);
     if (early) current = req.session->unchanged();
     failure = run_and_collect(s, req, split, clock, current);
     if (payload != nullptr || moved) grow_slots(s, *req.layout, split);
   });
-  const bool steady = payload == nullptr && current && !moved && failure.slice == INT_MAX;
   // The workers ran on data that changed since they got them: their results go, the call runs again with
   // the new payload (unless it writes the same bytes after all).
   payload = current ? nullptr : new_payload(s, req);
@@ -470,7 +434,6 @@ void reduce_on_cluster(const reduce_request& req) {
       grow_slots(s, *req.layout, split);
     });
   throw_first_failure(s, req, split, failure);
-  if (steady) tune_share(s, site, clock);
   fold_in_slice_order(s, req, split);
 }
 

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "src/balance/share_tuner.hpp"
 #include "src/protocol/chunk_plan.hpp"
 #include "src/protocol/collectives.hpp"
 
@@ -72,8 +71,6 @@ struct reduce_split {
     const long long rest = n_slices - root_slices, workers = ranks - 1;
     return n_slices - static_cast<int>(rest * (ranks - r) / workers);
   }
-  /// The split as the share tuner sees a call site's jobs.
-  chunk_plan as_plan() const { return {n_slices, ranks, root_slices}; }
 };
 
 /// The root's copy of what the workers hold of a call site: the payload they were last sent, and the layout
@@ -85,7 +82,6 @@ struct reduce_root_site {
   std::size_t n_shared = 0;                ///< its shared vars
   std::vector<std::size_t> term_offsets;   ///< its term offsets
   reduce_split split;                      ///< the last call's split of its slices over the ranks
-  share_tuner tuner;                       ///< proposes the root's share from the steady calls' timings
   int next_root_slices = -1;               ///< a root share for the next call, or -1
 
   /// Whether the workers, with the payload they hold, lay out a call as `layout` does.
@@ -112,7 +108,6 @@ struct reduce_root_buffers {
   std::vector<int> claim_ends;     ///< MAPRECT_BALANCE=hosts: per rank, where its own slices ended (others ran the rest)
   std::vector<int> claim_taken;    ///< MAPRECT_BALANCE=hosts: per rank, slices of other ranks' ranges it ran
   std::vector<int> claim_batches;  ///< MAPRECT_BALANCE=hosts: per rank, batches of other ranks' ranges it ran
-  call_timing timing;           ///< the last steady call's timings, for its call site's share tuner
   collective_kind collective = collective_kind::flat;  ///< how the call's scatter and gather run
   int chunk_out = 0;            ///< the largest worker's values
   int chunk_back = 0;           ///< the largest worker's planned status and blocks

@@ -32,10 +32,6 @@ void lay_out_site(cluster_state& s, worker_site& site, const wire::request& v);
 /// on the root's go send the blocks.
 void serve_first_call(cluster_state& s, const wire::request& v, const double* shared);
 
-/// A new root share: receives the output counts and rows of the jobs this rank gains, keeps those of the jobs
-/// it keeps (moved, not copied) and drops the others.
-void serve_move_share(cluster_state& s, const wire::request& v);
-
 /// Steps 4 and 5 of a steady call by claims between all ranks of the host (src/map_rect/host_claims.cpp):
 /// this rank's jobs from the front of its chunk, then batches claimed from others; its report in host memory.
 void serve_call_claiming(cluster_state& s, worker_site& site, const wire::request& v, const double* shared);

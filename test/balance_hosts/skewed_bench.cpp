@@ -106,8 +106,8 @@ std::vector<double> gradient(const workload& w) {
   return test::value_and_gradient(map_rect<Id, F>(phi, theta, w.data).sum(), phi, theta);
 }
 
-/// Gradients before the timed ones: the first call plans, and the share tuner moves the root's share in the
-/// next few.
+/// Gradients before the timed ones: the first call plans, and the next few warm the caches and the claims'
+/// timings.
 constexpr int warm_up = 20;
 
 /// Times call site Id in process and over cluster `c`, prints the figures; returns whether the bits agree.

@@ -85,8 +85,7 @@ int taken_over_in(const slow_data& d, int calls, int most_calls) {
 TEST_CASE("the root claims a worker's jobs and gets the in-process bits") {
   // 48 jobs of 200 us and none of them the root's: it runs some of the workers' while they run theirs. How
   // many is the schedule's; that it took some is summed over the calls, 12 at most where a loaded machine
-  // starts the root late time after time (the share tuner, which could move the root's share of 0, proposes
-  // after two windows of 6 measured calls at the earliest).
+  // starts the root late time after time.
   const slow_data d(48, 200);
   const int R = test::the_cluster->size();
   const int vv = taken_over_in<231, var, var>(d, 5, 12);

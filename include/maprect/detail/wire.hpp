@@ -11,7 +11,6 @@ enum class command : int {
   first_call = 2,   ///< ship a call site's data and plan, then run the call
   fetch_error = 3,  ///< the named rank sends its last error's message to the root
   release = 4,      ///< leave the serve loop
-  move_share = 5,   ///< a new root share (s_root_jobs): each worker receives the rows of the jobs it gains
   reduce = 6,       ///< run a reduce_sum call (src/reduce_sum/reduce_sites.hpp: reduce_header)
 };
 
@@ -33,7 +32,7 @@ enum slot : int {
   s_row_int,      ///< length of every x_i row
   s_arg,          ///< command argument (fetch_error: the rank; call, reduce: a call_route)
   s_sequence,     ///< call number, checked by workers
-  s_root_jobs,    ///< first_call, move_share: how many jobs the root keeps (the workers split the rest evenly)
+  s_root_jobs,    ///< first_call: how many jobs the root keeps (the workers split the rest evenly)
   s_collective,   ///< how this request's scatter and gathers run (plan::gather_kind: flat, hierarchical, tree)
   s_chunk_out,    ///< the largest worker's part of the scatter: every part is padded to it (tree, hierarchical)
   s_chunk_back,   ///< the largest worker's answer, in values: every answer is padded to it (tree, hierarchical)
@@ -52,7 +51,7 @@ struct request {
   int row_int = 0;              ///< length of every x_i row
   int arg = 0;                  ///< command argument (fetch_error: the rank; call: a call_route)
   std::uint64_t sequence = 0;   ///< call number, checked by workers
-  int root_jobs = 0;            ///< first_call, move_share: how many jobs the root keeps
+  int root_jobs = 0;            ///< first_call: how many jobs the root keeps
   int collective = 0;           ///< how the scatter and gathers run (plan::gather_kind)
   int chunk_out = 0;            ///< the largest worker's part of the scatter, in values
   int chunk_back = 0;           ///< the largest worker's answer, in values
