@@ -17,10 +17,6 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "claim words must
 // A progress word and the report behind it share their line.
 static_assert(sizeof(std::atomic<std::uint64_t>) + sizeof(worker_report) <= line, "a report must fit its line");
 
-/// The claim the root makes at once: an eighth of what is left, so that a root much slower than the worker
-/// does not take a large batch the worker would then wait for.
-int root_batch(int left) { return std::max(1, left / 8); }
-
 }  // namespace
 
 MPI_Aint job_claims::bytes_for(int ranks) { return line * (lines_per_rank * ranks + 1); }
@@ -57,8 +53,6 @@ job_range job_claims::take(word& w, bool from_front, Batch batch) {
     if (w.compare_exchange_weak(seen, left, std::memory_order_acq_rel, std::memory_order_acquire)) return got;
   }
 }
-
-job_range job_claims::claim_back(int r) { return take(*words_[r], false, root_batch); }
 
 job_range job_claims::claim_front() { return claim_batch_front(1); }
 

@@ -1,20 +1,15 @@
 #pragma once
-// Taking over a slower worker's jobs. On a shared machine one core can run at half the speed of another for
-// a while, and no split planned in advance can follow that. So for each worker on the root's host, the
-// jobs of its chunk that nobody has started yet are one word in memory both share: the worker claims them
-// from the front, and the root, once its own jobs are done, from the back. The worker's jobs are then a
-// prefix of its chunk, which it sends as usual; the root places the blocks of the rest itself. Any job runs
+// Claims in host memory: on a shared machine one core can run at half the speed of another for a while, and
+// no split planned in advance can follow that. So for each rank of the root's host, the jobs of its chunk
+// that nobody has started yet are one word in memory all of them share: the rank claims them from the front,
+// and any rank out of jobs claims a batch from the back of the rank with the most unclaimed jobs. Any job runs
 // the same code wherever it runs, so the results do not depend on who ran what.
 //
-// Beside each claim word, in a cache line of its own, the worker publishes its progress: how many of its
-// jobs have their blocks in its host slot. The root makes those jobs' output nodes while the worker runs
-// the rest, instead of all of them after the worker's answer.
-//
-// When every rank of a call site holds every row (claims between all ranks, src/map_rect/host_claims.cpp),
-// the root has a claim word too, and any rank out of jobs claims from the back of the rank with the most
-// unclaimed jobs. A third line per rank counts the jobs of its chunk that others ran (their blocks are in
-// its slot), and one line for the call holds its lowest failing job and whether a changed output count
-// stopped it.
+// Beside each claim word, in a cache line of its own, a worker publishes its progress: how many of its jobs
+// have their blocks in its host slot. The root makes those jobs' output nodes while the worker runs the
+// rest, instead of all of them after the worker's answer. A third line per rank counts the jobs of its chunk
+// that others ran (their blocks are in its slot), and one line for the call holds its lowest failing job and
+// whether a changed output count stopped it.
 #include <mpi.h>
 
 #include <algorithm>
@@ -93,8 +88,6 @@ class job_claims {
   }
   /// Root: how worker r's part of the call ended; valid once progress(r) is finished.
   worker_report report(int r) const { return *reinterpret_cast<const worker_report*>(progress_[r] + 1); }
-  /// Root: claims jobs from the back of worker r's unclaimed ones (none when they are all taken).
-  job_range claim_back(int r);
   /// Any rank of the root's host: claims a batch (claim_batch) from the back of rank r's unclaimed jobs.
   job_range claim_batch_back(int r, int threads);
   /// Any rank of the root's host: claims a batch (claim_batch) from the front of its own unclaimed jobs.

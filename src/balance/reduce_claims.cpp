@@ -48,7 +48,7 @@ ask_message slice_ask(bool want, int held, double seconds_per_slice) {
 
 reduce_balance_report last_reduce_balance() {
   const cluster_state* s = live_cluster_root();
-  if (s == nullptr || (!s->settings.steal && s->root.reduce.route != wire::call_route::memory)) return {};
+  if (s == nullptr || s->settings.balance == balance_mode::static_share) return {};
   const reduce_root_buffers& b = s->root.reduce;
   return {b.claim_firsts, b.claim_ends, b.claim_taken, b.claim_batches};
 }

@@ -132,7 +132,7 @@ class cluster_state {
   int rank = 0;
   int size = 1;
   bool owns_mpi = false;   ///< this cluster initialised MPI and finalises it
-  cluster_settings settings;  ///< as the root read them; take_over as it applies here
+  cluster_settings settings;  ///< as the root read them; memory_claims as it applies here
   int threads_asked = threads_from_environment;  ///< cluster::options::threads
   std::unique_ptr<thread_team> team;  ///< this rank's team of settings.threads threads (null for one)
   team_chunks chunks;      ///< runs this rank's chunks on the team

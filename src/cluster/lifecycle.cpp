@@ -81,10 +81,9 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   s.ranks = gather_rank_facts(s.comm, s.settings.threads, s.round_trip);
   if (const std::string warning = bound_threads_warning(s.ranks); !warning.empty())
     std::fprintf(stderr, "%s\n", warning.c_str());
-  if (s.size > 1) s.host.open(s.comm, s.settings.take_over, s.settings.host_transport, s.settings.test_host_ranks);
+  if (s.size > 1) s.host.open(s.comm, s.settings.memory_claims, s.settings.host_transport, s.settings.test_host_ranks);
   if (s.size > 1) s.collectives.open(s.comm, s.settings.test_host_ranks);
-  s.settings.take_over = s.host.claims.in_use();
-  // One host: the take-over reaches every worker, and no call needs the claims' messages.
+  s.settings.memory_claims = s.host.claims.in_use();
   if (s.rank == 0 && s.size > 1) {
     if (s.settings.timeout > 0) s.root.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
     s.root.serving = true;

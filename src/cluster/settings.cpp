@@ -203,8 +203,8 @@ cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked) {
                       e.host_transport ? 1.0 : 0.0, static_cast<double>(e.collectives),
                       static_cast<double>(e.test_host_ranks)};
   MPI_Bcast(agreed, 6, MPI_DOUBLE, 0, comm);
-  // hosts: claims by message between any two ranks on every call. auto: map_rect's calls claim through host
-  // memory where every rank holds every row, else by message; reduce_sum's take over on the root's host.
+  // hosts: claims by message between any two ranks on every call. auto: calls claim through host memory
+  // where every rank can (map_rect's: every rank holds every row), else by message.
   const auto balance = static_cast<balance_mode>(static_cast<int>(agreed[2]));
   cluster_settings settings{static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1],
                             balance == balance_mode::automatic, agreed[3] != 0,

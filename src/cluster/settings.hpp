@@ -20,7 +20,7 @@ enum class balance_mode {
 struct cluster_settings {
   wait_policy policy = wait_policy::spin;  ///< how collectives wait
   double timeout = 0;                      ///< seconds the root waits for a call's answers; 0: forever
-  bool take_over = true;                   ///< the root runs jobs of host-local workers it finishes before
+  bool memory_claims = true;               ///< ranks of the root's host claim jobs through claim words in its memory
   bool host_transport = true;              ///< steady calls' data go through host memory when they can
   bool steal = false;                      ///< any rank out of jobs takes unstarted jobs of slower workers, on any host
   int threads = 1;                         ///< threads this rank runs its jobs on (MAPRECT_THREADS, resolved here)

@@ -90,7 +90,7 @@ constexpr long long rows_everywhere_bytes = 64LL << 20;
 bool wants_rows_everywhere(const cluster_state& s, const call_request& req, int row_real, int row_int) {
   const long long bytes =
       static_cast<long long>(req.n_jobs) * (sizeof(double) * static_cast<long long>(row_real) + sizeof(int) * row_int);
-  return s.settings.balance == balance_mode::automatic && s.settings.take_over && s.host.claims.shared_with_all() &&
+  return s.settings.balance == balance_mode::automatic && s.settings.memory_claims && s.host.claims.shared_with_all() &&
          s.host.slots.usable() && bytes <= rows_everywhere_bytes;
 }
 

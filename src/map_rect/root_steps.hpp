@@ -73,7 +73,7 @@ inline const double* slot_blocks(const cluster_state& s, const root_site& site, 
 }
 
 /// Where worker r's blocks start in the root's answer buffer: behind its status doubles. The blocks of the
-/// jobs the root takes over from it land there too.
+/// jobs other ranks claimed from it land there too.
 template <class Double>  // double, or const double
 inline Double* answer_blocks(Double* buffer, const root_site& site, int r) {
   return buffer + site.results.displs[r] + wire::status_doubles;

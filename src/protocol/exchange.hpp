@@ -41,11 +41,11 @@
 //                              runs the call again with a new payload if they changed.
 //  3. post      every call     the values of the sliced argument's vars, scattered by slice range, or
 //                              written into each worker's host slot.
-//  4. run       every rank     its slices on its team, into per-slice blocks (no communication); with
-//                              take-over, claimed as a map_rect call's jobs are.
+//  4. run       every rank     its slices on its team, into per-slice blocks (no communication); under
+//                              claims, claimed as a map_rect call's jobs are.
 //  5. collect   every rank     one part per worker, gathered: its status (code, first failing slice,
 //                              seconds) and the blocks of the slices it ran; through the slots the status
-//                              alone, and with take-over on one host nothing (the status in the slot,
+//                              alone, and with claims in host memory nothing (the status in the slot,
 //                              flagged beside the claim word). The root folds all blocks in slice order.
 //                              A call that ships a payload or moves the root's share then sizes every
 //                              rank's host slot (collective).

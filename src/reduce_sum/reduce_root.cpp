@@ -1,8 +1,8 @@
 // The root side of a reduce_sum call over the cluster: ship the call site's payload where the workers' copy
-// differs, send the parameter values, run the root's own slices, then (with take-over) the slices of its
-// host's workers that nobody has started, gather every worker's blocks, and hand all blocks to the front
-// door's fold in slice order (never a reduction by MPI, which may reorder the sums). Under
-// MAPRECT_BALANCE=hosts the claims of src/balance/reduce_claims.cpp replace the take-over and the gather.
+// differs, send the parameter values, run the root's own slices, then (under claims in host memory) those it
+// claims, gather every worker's blocks, and hand all blocks to the front door's fold in slice order (never a
+// reduction by MPI, which may reorder the sums). Under claims by message (MAPRECT_BALANCE=hosts, or auto
+// where the ranks cannot claim in host memory) src/balance/reduce_claims.cpp replaces the gather.
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -71,25 +71,13 @@ void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_spli
   b.received.resize(static_cast<std::size_t>(at));
   choose_collectives(s, layout, split, at);
   b.own.resize(layout.block_at(split.first(1)));
-  if (s.settings.take_over || s.settings.steal) b.taken.resize(layout.block_doubles());
-}
-
-/// Whether the root may take over worker r's slices in this call through host memory (under
-/// MAPRECT_BALANCE=hosts, claims by message replace it).
-bool takes_over_from(const cluster_state& s, int r) {
-  return !s.settings.steal && s.settings.take_over && s.host.claims.shared_with(r);
+  if (s.settings.balance != balance_mode::static_share) b.taken.resize(layout.block_doubles());
 }
 
 /// Whether a call through host memory goes by claims between all ranks of the host (every rank holds the
 /// payload): under MAPRECT_BALANCE=auto when every rank shares the root's host memory.
 bool claims_between_all(const cluster_state& s) {
-  return !s.settings.steal && s.settings.take_over && s.host.claims.shared_with_all();
-}
-
-/// Before a call's request: each worker's range of slices is all unclaimed.
-void reset_claims(cluster_state& s, const reduce_split& split) {
-  for (int r = 1; r < s.size; ++r)
-    if (takes_over_from(s, r)) s.host.claims.reset(r, split.first(r + 1) - split.first(r));
+  return !s.settings.steal && s.settings.memory_claims && s.host.claims.shared_with_all();
 }
 
 /// Whether every worker's values and answer (as lay_out_call planned them) fit its host slot: then they go
@@ -115,7 +103,8 @@ void place_values(cluster_state& s, const double* sliced) {
 /// or where the gather put it.
 const double* answer_of(const cluster_state& s, int r) {
   const reduce_root_buffers& b = s.root.reduce;
-  if (s.settings.steal) return b.statuses.data() + static_cast<std::ptrdiff_t>(r) * wire::status_doubles;
+  if (claims_by_message(s.settings, s.size, b.route))
+    return b.statuses.data() + static_cast<std::ptrdiff_t>(r) * wire::status_doubles;
   return b.via_slots() ? s.host.slots.slot(r) + b.values.counts[r] : b.received.data() + b.answers.displs[r];
 }
 
@@ -141,17 +130,17 @@ void post_call(cluster_state& s, const reduce_request& req, const std::string* p
   const int bytes = ship ? static_cast<int>(payload->size()) : 0;
   const reduce_split& split = site.split;
   reduce_root_buffers& b = s.root.reduce;
-  // A call that grows the slots moves them; under claims every answer goes by message.
-  const bool via_slots = !s.settings.steal && !ship && !reserve && fits_slots(s);
-  // With every worker's claim words in the root's memory the status goes there too: no gather at all.
-  b.route = !via_slots                                              ? wire::call_route::messages
-            : s.settings.take_over && s.host.claims.shared_with_all() ? wire::call_route::memory
-                                                                      : wire::call_route::slots;
+  // A call that grows the slots moves them. Claims go through host memory where every rank shares it (the
+  // statuses too: no gather at all), else by message, every answer with them; without claims the values and
+  // blocks still go through the slots where they fit.
+  const bool fits = !ship && !reserve && fits_slots(s);
+  const bool claims = s.settings.balance != balance_mode::static_share;
+  b.route = fits && claims_between_all(s) ? wire::call_route::memory
+            : fits && !claims             ? wire::call_route::slots
+                                          : wire::call_route::messages;
   // A functor's messages reach the caller's stream only from the root: with one, its slices stay its own.
   if (b.route == wire::call_route::memory)
     s.host.claims.reset_all(s.size, [&](int r) { return split.first(r + 1) - split.first(r); }, req.messages);
-  else
-    reset_claims(s, split);
   if (b.via_slots()) place_values(s, req.sliced);
   const wire::reduce_header h{req.call_id,        static_cast<int>(layout.n_shared()),
                               layout.plan().n_terms, layout.plan().grainsize,
@@ -180,50 +169,22 @@ void post_call(cluster_state& s, const reduce_request& req, const std::string* p
 /// The first failing slice of the call that the root ran, and its exception.
 using root_failure = slice_failure;
 
-/// Take-over: the root runs batches of its host's workers' slices that nobody has started yet, from the back
-/// of each range, a batch from each worker in turn, into b.taken. Stops at the first failure.
-void take_over(cluster_state& s, const reduce_request& req, const reduce_split& split, root_failure& failure) {
-  reduce_root_buffers& b = s.root.reduce;
-  const reduce_layout& layout = *req.layout;
-  for (bool any = true; any;) {
-    any = false;
-    for (int r = 1; r < s.size; ++r) {
-      if (!takes_over_from(s, r)) continue;
-      const job_range got = s.host.claims.claim_back(r);
-      if (got.empty()) continue;
-      any = true;
-      const int first = split.first(r) + got.begin, last = split.first(r) + got.end;
-      s.root.last_profile.taken_jobs += last - first;
-      failure.slice = req.session->run(first, last, b.taken.data() + layout.block_at(first), false, failure.error);
-      if (failure.slice != INT_MAX) return;
-    }
-  }
-}
-
-/// Where worker r's own run of slices ends (those after it the root took over), once the call's claims are
-/// all made; read once per call, by lay_out_answers.
-int worker_end(const cluster_state& s, const reduce_split& split, int r) {
-  return split.first(r) + (takes_over_from(s, r) ? s.host.claims.worker_end(r) : split.first(r + 1) - split.first(r));
-}
-
-/// Each worker's answer once every claim is made: its status and the blocks of the slices it ran.
+/// Each worker's answer without claims: its status and the blocks of its range, by message or (blocks)
+/// through its slot.
 void lay_out_answers(cluster_state& s, const reduce_layout& layout, const reduce_split& split) {
   reduce_root_buffers& b = s.root.reduce;
   int at = 0;  // at most the planned answers, which lay_out_call checked
   b.ends.assign(static_cast<std::size_t>(s.size), 0);
   b.ends[0] = split.first(1);
-  const bool status_in_memory = b.route == wire::call_route::memory;
   for (int r = 1; r < s.size; ++r) {
-    b.ends[r] = worker_end(s, split, r);
+    b.ends[r] = split.first(r + 1);
     const int answer = wire::status_doubles +
                        static_cast<int>(layout.block_at(b.ends[r]) - layout.block_at(split.first(r)));
-    const int blocks = answer - wire::status_doubles;
     s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answer);
     if (b.via_slots())
-      s.root.last_traffic.through_memory +=
-          sizeof(double) * static_cast<std::uint64_t>(status_in_memory ? answer : blocks);
+      s.root.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(answer - wire::status_doubles);
     b.answers.displs[r] = at;
-    b.answers.counts[r] = !b.via_slots() ? answer : status_in_memory ? 0 : wire::status_doubles;
+    b.answers.counts[r] = b.via_slots() ? wire::status_doubles : answer;
     at += b.answers.counts[r];
   }
 }
@@ -271,9 +232,9 @@ root_failure run_and_await_claims(cluster_state& s, const reduce_request& req, c
   return failure;
 }
 
-/// Steps 4 and 5 on the root: its own slices, the slices it takes over (`want`: the workers' data are
-/// current, so their slices are worth running), then every worker's answer. Returns the first failing slice
-/// the root ran (its own come first; it takes over nothing after a failure).
+/// Steps 4 and 5 on the root: its own slices, those it claims (`want`: the workers' data are current, so
+/// their slices are worth running), then every worker's answer. Returns the first failing slice the root ran
+/// (its own come first; it claims nothing after a failure).
 root_failure run_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split,
                              call_clock& clock, bool want) {
   reduce_root_buffers& b = s.root.reduce;
@@ -283,16 +244,14 @@ root_failure run_and_collect(cluster_state& s, const reduce_request& req, const 
   root_failure failure;
   failure.slice = req.session->run(0, split.first(1), b.own.data(), true, failure.error);
   clock.own_done = std::chrono::steady_clock::now();
-  if (s.settings.steal) {
+  if (claims_by_message(s.settings, s.size, b.route)) {
     claim_and_collect(s, req, split, want, failure, clock, deadline);
     return failure;
   }
-  if (failure.slice == INT_MAX && s.settings.take_over) take_over(s, req, split, failure);
   clock.taken_done = std::chrono::steady_clock::now();
   s.root.last_profile.root_seconds = std::chrono::duration<double>(clock.taken_done - clock.own_start).count();
   lay_out_answers(s, *req.layout, split);
-  if (b.route == wire::call_route::memory) await_reports(s, req.call_id, deadline);
-  else gather_answers(s, req.call_id, deadline);
+  gather_answers(s, req.call_id, deadline);
   if (b.via_slots()) s.host.slots.sync();
   return failure;
 }
@@ -342,11 +301,11 @@ void throw_first_claimed_failure(cluster_state& s, const reduce_request& req, co
   throw_worker_failure(s, req, rank, slice);
 }
 
-/// Step 6: throws the first failing slice in slice order, if any. Rank by rank: the root's own slices come
-/// first; in a worker's range, the slices it ran come before those the root took over.
+/// Step 6: throws the first failing slice in slice order, if any: under claims the lowest any rank reported,
+/// else rank by rank (each ran its own range).
 void throw_first_failure(cluster_state& s, const reduce_request& req, const reduce_split& split,
                          const root_failure& root) {
-  if (s.settings.steal || s.root.reduce.route == wire::call_route::memory)
+  if (s.settings.balance != balance_mode::static_share)
     return throw_first_claimed_failure(s, req, root);
   const slice_plan& plan = req.layout->plan();
   if (root.slice < split.first(1)) throw_slice_error(root.error, req.call_id, plan, root.slice, 0);

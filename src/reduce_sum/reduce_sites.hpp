@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/protocol/chunk_plan.hpp"
+#include "src/cluster/settings.hpp"
 #include "src/protocol/collectives.hpp"
 
 namespace maprect::detail {
@@ -90,6 +91,13 @@ struct reduce_root_site {
            term_offsets == layout.term_offsets();
   }
 };
+
+/// Whether a reduce_sum call that travels by `route` claims slices by message (src/balance/reduce_claims.hpp):
+/// under MAPRECT_BALANCE=hosts always, under auto wherever the ranks cannot claim in host memory (ranks on
+/// other hosts, a call that ships a payload or does not fit the slots). Root and workers decide it alike.
+inline bool claims_by_message(const cluster_settings& settings, int ranks, wire::call_route route) {
+  return settings.balance != balance_mode::static_share && ranks > 1 && route != wire::call_route::memory;
+}
 
 /// The root's buffers of reduce calls, kept between calls.
 struct reduce_root_buffers {

@@ -1,6 +1,7 @@
 // The worker side of a reduce_sum call: keep the call site's payload loaded into the runner its key names,
-// receive this rank's sliced values, run its slices on its team (with take-over, those it claims, front
-// first; the root runs the others), and send one message of status and blocks. Under MAPRECT_BALANCE=hosts
+// receive this rank's sliced values, run its slices on its team (under claims in host memory, those it
+// claims, front first; other ranks run the others), and send one message of status and blocks. Under claims
+// by message (MAPRECT_BALANCE=hosts, or auto where the ranks cannot claim in host memory)
 // src/balance/reduce_claims.cpp runs steps 4 and 5: any rank may claim this rank's unstarted slices, and it theirs.
 // Every branch joins exactly the collectives the root joins (src/reduce_sum/reduce_root.cpp).
 #include <boost/archive/binary_iarchive.hpp>
@@ -81,16 +82,16 @@ int run_range(cluster_state& s, reduce_worker_site& site, const double* shared, 
   return site.runner->run(layout, a, b, shared, site.sliced.data(), s.team.get(), blocks, error);
 }
 
-/// Step 4 on a worker: runs slices [first, last) into `answer` behind the status; with take-over, those it
-/// claims, front first, until none are left (after a failure it claims the rest, so that the root does not
-/// run them). Sets `end` to where its slices end (the root ran the rest). Returns the first failing slice,
-/// its error kept for fetch_error, or INT_MAX.
+/// Step 4 on a worker: runs slices [first, last) into `answer` behind the status; under claims in host memory
+/// (`claiming`), those it claims, front first, until none are left (after a failure it claims the rest, so
+/// that no other rank runs them). Sets `end` to where its slices end (others ran the rest). Returns the first
+/// failing slice, its error kept for fetch_error, or INT_MAX.
 int run_slices(cluster_state& s, reduce_worker_site& site, const double* shared, double* answer, int first, int last,
-               int& end) {
+               bool claiming, int& end) {
   job_error error;
   int failed = INT_MAX;
   end = last;
-  if (!s.settings.take_over) {
+  if (!claiming) {
     failed = run_range(s, site, shared, answer, first, first, last, error);
   } else {
     end = first;
@@ -134,7 +135,7 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
   const bool via_slots = h.route != wire::call_route::messages;
   if (via_slots) s.host.slots.sync();
   receive_values(s, site, first, last, via_slots, named_collective(v, v.chunk_out));
-  if (s.settings.steal) {  // claims between any two ranks: answers by message (src/balance/reduce_claims.cpp)
+  if (claims_by_message(s.settings, s.size, h.route)) {  // answers by message (src/balance/reduce_claims.cpp)
     serve_reduce_claims(s, site, shared, first, last);
     if (h.reserve_slots) s.host.reserve(slot_need(site.layout, first, last), s.comm);
     return;
@@ -148,9 +149,10 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
   }
   const auto start = std::chrono::steady_clock::now();
   int end = last;
-  int failed = run_slices(s, site, shared, answer, first, last, end);
+  const bool in_memory = h.route == wire::call_route::memory && s.host.claims.shared_with(0);
+  int failed = run_slices(s, site, shared, answer, first, last, in_memory, end);
   int taken = 0;
-  if (h.route == wire::call_route::memory && s.host.claims.shared_with(0)) {  // claims between all ranks
+  if (in_memory) {  // claims between all ranks
     if (failed != INT_MAX) s.host.claims.note_failure(failed);
     taken = serve_reduce_claims_in_memory(s, site, shared, split, failed);
   }

@@ -5,9 +5,9 @@
 
 namespace maprect::detail {
 
-MPI_Aint host_memory::claim_bytes() const { return take_over_ ? job_claims::bytes_for(size_) : 0; }
+MPI_Aint host_memory::claim_bytes() const { return claim_words_ ? job_claims::bytes_for(size_) : 0; }
 
-void host_memory::open(MPI_Comm comm, bool take_over, bool with_slots, int test_host_ranks) {
+void host_memory::open(MPI_Comm comm, bool claim_words, bool with_slots, int test_host_ranks) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
   host_ = mpi_comm::host_of(comm);  // keyed by rank: the root, where present, is host rank 0
@@ -23,14 +23,14 @@ void host_memory::open(MPI_Comm comm, bool take_over, bool with_slots, int test_
   one_host_ = size_ > 1 && host_size == size_;
   comm_rank_.assign(static_cast<std::size_t>(host_size), 0);
   for (int h = 0; h < host_size; ++h) comm_rank_[h] = host_group.rank_in(comm_group, h);
-  take_over_ = take_over && size_ > 1;
+  claim_words_ = claim_words && size_ > 1;
   const bool slots_wanted = with_slots && one_host_;
   // Without shared memory (an MPI built without it, say) nobody claims and no slot is used: all agree.
   int made = allocate(0) ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &made, 1, MPI_INT, MPI_MIN, comm);
   if (!made) {
     window_.reset();
-    take_over_ = false;
+    claim_words_ = false;
     claims = {};
     slots = {};
     return;
@@ -46,7 +46,7 @@ bool host_memory::allocate(long long capacity) {
   if (!window_.allocate(host_.get(), root ? claim_bytes() + slot_bytes : 0, 1)) return false;
   if (!with_root_) return true;
   char* base = window_.base_of(0);
-  if (take_over_) claims.place(base, rank_, comm_rank_);
+  if (claim_words_) claims.place(base, rank_, comm_rank_);
   if (capacity > 0) slots.place(reinterpret_cast<double*>(base + claim_bytes()), capacity, &window_);
   return true;
 }

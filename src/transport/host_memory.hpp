@@ -15,14 +15,14 @@ namespace maprect::detail {
 /// A cluster's host memory on one rank.
 class host_memory {
  public:
-  job_claims claims;  ///< the workers' claim words (in_use() once open with take_over)
+  job_claims claims;  ///< the workers' claim words (in_use() once open with claim_words)
   host_slots slots;   ///< the ranks' slots (usable() once open with slots, on one host)
 
   /// Splits `comm` by host (each host again into groups of `test_host_ranks` ranks when it is above 0, as
   /// the collectives' hosts in a test of several hosts on one machine) and allocates the window: claim words
-  /// when `take_over`, and (empty) slots when `with_slots` and every rank shares one host. Collective over
+  /// when `claim_words`, and (empty) slots when `with_slots` and every rank shares one host. Collective over
   /// comm; every rank agrees on what is usable.
-  void open(MPI_Comm comm, bool take_over, bool with_slots, int test_host_ranks = 0);
+  void open(MPI_Comm comm, bool claim_words, bool with_slots, int test_host_ranks = 0);
   /// Frees the window and the host communicator. Collective over the communicator given to open().
   void close();
   /// Grows every slot to the most any rank asks for (`doubles`), unless that passes host_slots::max_doubles.
@@ -39,7 +39,7 @@ class host_memory {
   mpi_comm host_;
   shared_window window_;
   int rank_ = 0, size_ = 1;           ///< in comm
-  bool take_over_ = false;            ///< claim words wanted and allocated
+  bool claim_words_ = false;            ///< claim words wanted and allocated
   bool with_root_ = false;            ///< this host holds the root
   bool one_host_ = false;             ///< every rank of comm shares this host
   std::vector<int> comm_rank_;        ///< root host: comm rank of each host rank

@@ -13,7 +13,7 @@ namespace maprect::detail {
 void receive_job_parameters(cluster_state& s, worker_site& site, const wire::request& v);
 
 /// Runs this rank's jobs into site.out after `status_slots` doubles: all of them, or with `claiming` those it
-/// claims, front first, until none are left (the root takes over the others). Each chunk or claimed batch
+/// claims, front first, until none are left (other ranks claimed the rest). Each chunk or claimed batch
 /// runs on the rank's team; its blocks land in job order as serially. Sets `end` to where this rank's
 /// jobs end. On failure records the error and returns the failing job's global index, else -1; while
 /// claiming, a changed output count ends the claims as well. With `slot_blocks` (only while claiming), each

@@ -82,25 +82,25 @@ TEST_CASE("host memory: slots usable on one host, capacities agreed, data crosse
       CHECK(wrong_answers == 0);
     }
   }
-  // The claim words live in the same window, placed again when the slots grew: the root takes the back of a
-  // worker's 8 jobs, the worker the front, and each sees the other's claim.
+  // The claim words live in the same window, placed again when the slots grew: the root claims a batch from the
+  // back of a worker's 8 jobs (a quarter: 2), the worker from the front, and each sees the other's claim.
   CHECK(host.claims.in_use() == (size > 1));
   if (rank == 0)
     for (int r = 1; r < size; ++r) host.claims.reset(r, 8);
   job_range back;
-  if (rank == 0 && size > 1) back = host.claims.claim_back(size - 1);
+  if (rank == 0 && size > 1) back = host.claims.claim_batch_back(size - 1, 1);
   MPI_Barrier(comm);
   if (rank > 0) {
     const job_range front = host.claims.claim_front();
     CHECK(front.begin == 0);
-    CHECK(front.end == (rank == size - 1 ? 1 : 2));  // a quarter of what is left unclaimed
-    CHECK(host.claims.claim_rest() == (rank == size - 1 ? 7 : 8));
+    CHECK(front.end == (rank == size - 1 ? 1 : 2));  // a quarter of what is left unclaimed, at least one
+    CHECK(host.claims.claim_rest() == (rank == size - 1 ? 6 : 8));
   }
   MPI_Barrier(comm);
   if (rank == 0 && size > 1) {
-    CHECK(back.begin == 7);
+    CHECK(back.begin == 6);
     CHECK(back.end == 8);
-    CHECK(host.claims.worker_end(size - 1) == 7);
+    CHECK(host.claims.worker_end(size - 1) == 6);
   }
   host.close();
   CHECK_FALSE(slots.usable());

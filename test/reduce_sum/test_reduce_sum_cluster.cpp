@@ -112,17 +112,27 @@ std::string where_slice_runs(int n_slices, int s) {
   return "on rank " + std::to_string(r);
 }
 
-/// Whether this run lets the root take over slices of the workers of its node (MAPRECT_BALANCE auto).
-bool taking_over() {
-  const char* v = std::getenv("MAPRECT_BALANCE");
-  return the_cluster->size() > 1 && one_node && (v == nullptr || v[0] == '\0' || std::strcmp(v, "auto") == 0);
+/// Whether environment variable `name` is `value`.
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::strcmp(v, value) == 0;
 }
 
-/// Whether this run's ranks claim slices from each other (MAPRECT_BALANCE=hosts): any rank may run any
-/// worker's slice.
-bool claiming() {
+/// Whether this run's steady calls claim slices between all ranks in host memory: MAPRECT_BALANCE auto, every
+/// rank on one node (not split into test hosts), and the shared-memory transport.
+bool taking_over() {
   const char* v = std::getenv("MAPRECT_BALANCE");
-  return the_cluster->size() > 1 && v != nullptr && std::strcmp(v, "hosts") == 0;
+  const char* host_ranks = std::getenv("MAPRECT_TEST_HOST_RANKS");
+  const bool split = host_ranks != nullptr && host_ranks[0] != '\0' && std::atoi(host_ranks) < the_cluster->size();
+  return the_cluster->size() > 1 && one_node && !split && !env_is("MAPRECT_TRANSPORT", "messages") &&
+         (v == nullptr || v[0] == '\0' || std::strcmp(v, "auto") == 0);
+}
+
+/// Whether this run's steady calls claim slices by message: under MAPRECT_BALANCE=hosts, and under auto where
+/// the ranks cannot claim in host memory. Any rank may then run any worker's slice.
+bool claiming() {
+  if (the_cluster->size() == 1 || env_is("MAPRECT_BALANCE", "static") || env_is("MAPRECT_BALANCE", "even")) return false;
+  return !taking_over();
 }
 
 /// The messages of slice s of n_slices failing: "<head> on rank r failed: <tail>" with its planned rank, and
@@ -385,8 +395,8 @@ bool reduce_through_host_memory() {
   return the_cluster->size() > 1 && one_node && (v == nullptr || std::strcmp(v, "messages") != 0) && !claiming();
 }
 
-/// Whether a steady call's statuses go through host memory too (the claim words of take-over): then the
-/// call sends no message but its request.
+/// Whether a steady call's statuses go through host memory too (claims between all ranks): then the call
+/// sends no message but its request.
 bool status_through_host_memory() { return reduce_through_host_memory() && taking_over(); }
 
 TEST_CASE("reduce_sum over the cluster: traffic per call matches the message plan, through host memory on one host") {
@@ -422,7 +432,7 @@ TEST_CASE("reduce_sum over the cluster: traffic per call matches the message pla
     CHECK(t.sent == 8u * 32 * (R - 1) + values);
     CHECK(t.received == 8u * 5 * (R - 1) + blocks + 8u * 3 * worker_batches);
     // On one host the values and blocks go through the workers' slots; the request by message, and the status
-    // too unless the claim words of take-over carry it.
+    // too unless the claims between all ranks carry it.
     const std::uint64_t statuses = status_through_host_memory() ? 8u * 5 * (R - 1) : 0u;
     CHECK(t.through_memory == (reduce_through_host_memory() ? values + blocks + statuses : 0u));
   }
