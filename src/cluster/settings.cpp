@@ -94,7 +94,7 @@ environment_reading read_environment(int threads_asked, int rank) {
   }
   if (const char* v = std::getenv("MAPRECT_BALANCE"); v != nullptr && v[0] != '\0') {
     if (std::strcmp(v, "static") == 0 || std::strcmp(v, "even") == 0) e.balance = balance_mode::static_share;
-    else if (std::strcmp(v, "hosts") == 0) e.balance = balance_mode::hosts;
+    else if (std::strcmp(v, "hosts") == 0) e.host_transport = false;  // auto, every claim by message
     else if (std::strcmp(v, "auto") != 0)
       e.error = std::string("MAPRECT_BALANCE must be auto, static, even or hosts, not '") + v + "'";
   }
@@ -203,12 +203,11 @@ cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked) {
                       e.host_transport ? 1.0 : 0.0, static_cast<double>(e.collectives),
                       static_cast<double>(e.test_host_ranks)};
   MPI_Bcast(agreed, 6, MPI_DOUBLE, 0, comm);
-  // hosts: claims by message between any two ranks on every call. auto: calls claim through host memory
-  // where every rank can (map_rect's: every rank holds every row), else by message.
+  // auto: calls claim through host memory where every rank can (map_rect's: every rank holds every row), else
+  // by message.
   const auto balance = static_cast<balance_mode>(static_cast<int>(agreed[2]));
   cluster_settings settings{static_cast<wait_policy>(static_cast<int>(agreed[0])), agreed[1],
-                            balance == balance_mode::automatic, agreed[3] != 0,
-                            balance == balance_mode::hosts, threads, static_cast<int>(agreed[4]),
+                            balance == balance_mode::automatic, agreed[3] != 0, threads, static_cast<int>(agreed[4]),
                             static_cast<int>(agreed[5])};
   settings.balance = balance;
   return settings;

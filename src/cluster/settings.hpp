@@ -9,11 +9,11 @@ namespace maprect::detail {
 /// MAPRECT_COLLECTIVES=auto: the cost model picks each call site's kind.
 constexpr int collectives_auto = -1;
 
-/// MAPRECT_BALANCE: how a call's jobs move between ranks (`even` is an alias of `static`).
+/// MAPRECT_BALANCE: how a call's jobs move between ranks (`even` is an alias of `static`; `hosts` of `auto`
+/// with MAPRECT_TRANSPORT=messages, so that every claim goes by message).
 enum class balance_mode {
-  static_share = 1,  ///< `static`: the even split, nothing taken over or claimed
-  automatic = 2,     ///< `auto`: claims between all ranks, in host memory where every rank holds every row, else by message
-  hosts = 3,         ///< `hosts`: claims by message between any two ranks, on every call
+  static_share = 1,  ///< `static`: the even split, nothing claimed
+  automatic = 2,     ///< `auto`: claims between all ranks, in host memory where the ranks can, else by message
 };
 
 /// How a cluster's ranks wait and plan, agreed by all of them at start-up.
@@ -22,12 +22,11 @@ struct cluster_settings {
   double timeout = 0;                      ///< seconds the root waits for a call's answers; 0: forever
   bool memory_claims = true;               ///< ranks of the root's host claim jobs through claim words in its memory
   bool host_transport = true;              ///< steady calls' data go through host memory when they can
-  bool steal = false;                      ///< any rank out of jobs takes unstarted jobs of slower workers, on any host
   int threads = 1;                         ///< threads this rank runs its jobs on (MAPRECT_THREADS, resolved here)
   int collectives = collectives_auto;      ///< MAPRECT_COLLECTIVES: collectives_auto, or a plan::gather_kind forced
   int test_host_ranks = 0;                 ///< MAPRECT_TEST_HOST_RANKS (tests only): the collectives' hosts hold
                                            ///< this many ranks each; 0: the real hosts
-  balance_mode balance = balance_mode::automatic;  ///< MAPRECT_BALANCE, from which the two flags above follow
+  balance_mode balance = balance_mode::automatic;  ///< MAPRECT_BALANCE, from which memory_claims follows
 };
 
 /// What a program asks of MAPRECT_THREADS in code (cluster::options::threads): 0 leaves it to the

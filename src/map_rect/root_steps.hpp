@@ -59,12 +59,11 @@ inline bool claims_in_memory(const cluster_state& s, const root_site& site) {
   return site.rows_everywhere && via_slots(s, site);
 }
 
-/// Whether this steady call of `site` goes by claims by message (src/balance/claims_broker.hpp): always under
-/// MAPRECT_BALANCE=hosts; under auto wherever the ranks cannot claim in host memory (they span hosts, the
-/// site's rows are not on every rank, or its calls do not fit the slots).
+/// Whether this steady call of `site` goes by claims by message (src/balance/claims_broker.hpp): under auto
+/// wherever the ranks cannot claim in host memory (they span hosts, the data go by message, the site's rows
+/// are not on every rank, or its calls do not fit the slots).
 inline bool claims_this_call(const cluster_state& s, const root_site& site) {
-  return s.settings.steal ||
-         (s.settings.balance == balance_mode::automatic && s.size > 1 && !claims_in_memory(s, site));
+  return s.settings.balance == balance_mode::automatic && s.size > 1 && !claims_in_memory(s, site);
 }
 
 /// Where worker r's blocks of a steady call start in its slot: behind its job parameters.

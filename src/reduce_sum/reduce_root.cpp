@@ -77,7 +77,7 @@ void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_spli
 /// Whether a call through host memory goes by claims between all ranks of the host (every rank holds the
 /// payload): under MAPRECT_BALANCE=auto when every rank shares the root's host memory.
 bool claims_between_all(const cluster_state& s) {
-  return !s.settings.steal && s.settings.memory_claims && s.host.claims.shared_with_all();
+  return s.settings.memory_claims && s.host.claims.shared_with_all();
 }
 
 /// Whether every worker's values and answer (as lay_out_call planned them) fit its host slot: then they go
