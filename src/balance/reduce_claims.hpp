@@ -1,6 +1,7 @@
 #pragma once
-// reduce_sum under MAPRECT_BALANCE=hosts: any rank out of slices takes batches of the slices a slower worker
-// has not started, wherever either runs. The claims travel as messages, by map_rect's rules (src/balance/steal.hpp):
+// reduce_sum's claims by message (under auto wherever the ranks cannot claim in host memory; always under
+// MAPRECT_BALANCE=hosts): any rank out of slices takes batches of the slices a slower worker has not started,
+// wherever either runs. The claims travel as messages, by map_rect's rules (src/balance/steal.hpp):
 // between batches of its own slices an owner answers each thief's ask with a batch from the back of its
 // unstarted slices (unstarted_jobs, the grant rule), and every thief asks every worker until it hears "none",
 // so that an owner knows when no ask can come any more.
@@ -49,7 +50,7 @@ struct slice_failure {
   }
 };
 
-/// Who ran which slices in the last cluster reduce_sum call under MAPRECT_BALANCE=hosts, per rank.
+/// Who ran which slices in the last cluster reduce_sum call by claims, per rank.
 struct reduce_balance_report {
   std::vector<int> firsts;   ///< per rank, the first slice of its range (and, last, the number of slices)
   std::vector<int> ends;     ///< per rank, where its own slices ended (slice index): others ran the rest of its range
@@ -57,7 +58,7 @@ struct reduce_balance_report {
   std::vector<int> batches;  ///< per rank, the batches it ran of other ranks' ranges
 };
 
-/// Root: who ran which slices in the last cluster reduce_sum call by claims (MAPRECT_BALANCE=hosts, or between
+/// Root: who ran which slices in the last cluster reduce_sum call by claims (by message, or between
 /// all ranks of one host through host memory; empty vectors otherwise). A test hook.
 reduce_balance_report last_reduce_balance();
 
@@ -76,7 +77,7 @@ bool receive_claimed_answers(cluster_state& s, const reduce_layout& layout, cons
                              std::vector<double>& statuses, std::chrono::steady_clock::time_point deadline,
                              std::vector<int>& late);
 
-/// Worker: steps 4 and 5 of a reduce call under MAPRECT_BALANCE=hosts, its own values in site.sliced: runs its
+/// Worker: steps 4 and 5 of a reduce call by claims by message, its own values in site.sliced: runs its
 /// slices [first, last) serving the thieves' asks, takes batches from the other workers, then answers the root.
 void serve_reduce_claims(cluster_state& s, reduce_worker_site& site, const double* shared, int first, int last);
 

@@ -191,13 +191,13 @@ void run_batch_on_root(cluster_state& s, const root_site& site, const call_reque
 std::chrono::steady_clock::time_point claims_deadline(const cluster_state& s,
                                                       std::chrono::steady_clock::time_point since);
 
-/// Worker: steps 4 and 5 of a steady call under MAPRECT_BALANCE=hosts, once its job parameters are in
+/// Worker: steps 4 and 5 of a steady call by claims by message, once its job parameters are in
 /// `job_params`: runs its jobs, answering the root's asks, sends their blocks, then runs the batches the
 /// root grants it, sending each one's blocks, until the root answers "none".
 void serve_call_stealing(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
                          const double* job_params);
 
-/// Who ran which jobs in a steady call by claims (MAPRECT_BALANCE=hosts, or between all ranks of one host),
+/// Who ran which jobs in a steady call by claims (by message, or between all ranks of one host),
 /// per rank (index 0: the root).
 struct balance_report {
   std::vector<int> ends;   ///< where its own jobs ended: others ran the rest of its chunk

@@ -22,7 +22,7 @@ struct stolen_batch {
 };
 
 
-/// One worker's part of a steady call under MAPRECT_BALANCE=hosts.
+/// One worker's part of a steady call by claims by message.
 class worker_claims {
  public:
   worker_claims(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,

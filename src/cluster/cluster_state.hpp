@@ -52,7 +52,7 @@ struct root_site {
   int next_root_jobs = -1;  ///< a root share to plan at the next call (plan_root_share), or -1
 };
 
-/// MAPRECT_BALANCE=hosts: the rows of the root's own jobs of one job_data that each worker holds, having
+/// Claims by message: the rows of the root's own jobs of one job_data that each worker holds, having
 /// been sent them with a claim (a job_data's rows cannot change, so they are sent to each worker once).
 struct rows_sent {
   std::uint64_t data_id = 0;             ///< the job_data (0: none yet)
@@ -60,7 +60,7 @@ struct rows_sent {
   long long rows = 0;                    ///< rows sent so far, for all workers and job_data
 };
 
-/// A worker's copies of the rows of the root's jobs it ran for the root (MAPRECT_BALANCE=hosts), by job.
+/// A worker's copies of the rows of the root's jobs it ran for the root (claims by message), by job.
 struct root_rows_held {
   std::vector<std::vector<double>> x_r;  ///< x_r rows by job (empty where none was sent)
   std::vector<std::vector<int>> x_i;     ///< x_i rows by job
@@ -78,7 +78,7 @@ struct root_state {
   bool time_waits = false;  ///< measure the CPU time of collecting each steady call's answers (time_root_waits)
   std::unordered_map<int, reduce_root_site> reduce_sites;  ///< reduce_sum call sites (src/reduce_sum/reduce_root.cpp)
   reduce_root_buffers reduce;                              ///< their calls' buffers
-  std::unordered_map<int, rows_sent> sent_rows;  ///< MAPRECT_BALANCE=hosts: per call site, its root rows sent
+  std::unordered_map<int, rows_sent> sent_rows;  ///< claims by message: per call site, its root rows sent
 
   /// The map_rect call site `call_id`, made empty on its first call. Programs call one site again and again,
   /// so the last one is kept at hand (sites are never erased, and the map's nodes never move).
@@ -100,7 +100,7 @@ struct worker_state {
   std::unordered_map<int, worker_site> sites;
   std::unordered_map<int, reduce_worker_site> reduce_sites;  ///< reduce_sum call sites (src/reduce_sum/reduce_worker.cpp)
   job_error last_error;
-  std::unordered_map<int, root_rows_held> root_rows;  ///< MAPRECT_BALANCE=hosts: per call site (steal_worker.cpp)
+  std::unordered_map<int, root_rows_held> root_rows;  ///< claims by message: per call site (steal_worker.cpp)
 };
 
 /// Buffers and progress of the call under way, kept between calls so that a steady call allocates nothing.
@@ -119,8 +119,8 @@ struct call_scratch {
   int making = 0;                  ///< the worker whose output nodes are made next (those before it are all made)
   bool making_stopped = false;     ///< a worker's jobs failed or changed output counts: no more output nodes
   std::chrono::steady_clock::time_point deadline;  ///< with a timeout: when the current call expires
-  std::vector<int> worker_ends;    ///< MAPRECT_BALANCE=hosts: per worker, where its own jobs ended (others ran the rest)
-  std::vector<int> worker_taken;   ///< MAPRECT_BALANCE=hosts: per worker, the jobs of other workers it ran
+  std::vector<int> worker_ends;    ///< claims by message: per worker, where its own jobs ended (others ran the rest)
+  std::vector<int> worker_taken;   ///< claims by message: per worker, the jobs of other workers it ran
   bool claimed = false;            ///< the last steady call went by claims between any two ranks
 };
 

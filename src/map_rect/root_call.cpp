@@ -1,7 +1,6 @@
 // The root's map_rect backend: plans a call site anew (first call) or runs a steady call, and
 // ends the job when the root fails between a call's collectives.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>

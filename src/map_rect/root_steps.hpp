@@ -108,9 +108,9 @@ struct root_part {
   std::chrono::steady_clock::time_point checked, own_done, taken_done;
   int checked_rows = 0;      ///< workers' rows compared with the root's copy
   bool own_untimed = false;  ///< the root's own jobs ran in place without a team: own_done times them
-  int own_end = 0;           ///< MAPRECT_BALANCE=hosts: where the root's own jobs ended (workers ran the rest)
-  stolen_failure stolen;     ///< MAPRECT_BALANCE=hosts: the first failure among the batches workers ran
-  long long received = 0;    ///< MAPRECT_BALANCE=hosts: the doubles the workers sent (statuses and blocks)
+  int own_end = 0;           ///< claims by message: where the root's own jobs ended (workers ran the rest)
+  stolen_failure stolen;     ///< claims by message: the first failure among the batches workers ran
+  long long received = 0;    ///< claims by message: the doubles the workers sent (statuses and blocks)
 };
 
 // ---- the request, the parameters out and the answers in (root_steps.cpp) ----
@@ -175,7 +175,7 @@ void run_own_batch(cluster_state& s, const call_request& req, job_range got, boo
 rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int status_slots, job_error& error,
                           job_poller* poller = nullptr);
 
-/// By claims (MAPRECT_BALANCE=hosts, or auto's choice): runs the root's own jobs, [0, n), in batches from the front as a worker runs
+/// By claims by message: runs the root's own jobs, [0, n), in batches from the front as a worker runs
 /// its chunk, answering the workers' asks for them between batches (`own`, reset by the caller) and asking
 /// worker 1 ahead (`early`). Jobs granted from the back are not run here: own.jobs().end() is where the
 /// root's own end once the call's claims are done. Without the front door's in-place outputs, the blocks go

@@ -72,7 +72,7 @@ rows_sent* rows_sent_of(cluster_state& s, const call_request& req) {
   return &sent;
 }
 
-/// The root's part of step 4 under MAPRECT_BALANCE=hosts: its own jobs, claimable by the workers, then the
+/// The root's part of step 4 by claims by message: its own jobs, claimable by the workers, then the
 /// claims it brokers between them, until each has heard "none". With stale workers' data it runs nothing
 /// (the answers are dropped) but still takes part in the claims, as every worker expects.
 void steal_part(cluster_state& s, const root_site& site, const call_request& req, double* buffer, root_part& part) {

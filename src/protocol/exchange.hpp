@@ -28,7 +28,7 @@
 // worker's part padded to the header's s_chunk_out or s_chunk_back) or hierarchical (the same padded parts
 // through one leader per host). The root picks the kind per call site when its layout changes
 // (MAPRECT_COLLECTIVES; auto asks the cost model); a first call's blocks learn their chunk from the go
-// broadcast. Flat under a timeout, and for the status gather under MAPRECT_BALANCE=hosts.
+// broadcast. Flat under a timeout, and for the status gather under claims by message.
 //
 // A reduce_sum call (request command reduce) runs the same steps with its own buffers (src/reduce_sum/reduce_root.cpp,
 // src/reduce_sum/reduce_worker.cpp); each rank runs a contiguous range of the call's slices (reduce_split, the
@@ -157,7 +157,7 @@ bool collect_answers(const endpoint& e, const collective& how, MPI_Datatype type
                      void* all, const int* counts, const int* displs, std::chrono::steady_clock::time_point deadline,
                      MPI_Request& pending);
 
-/// Step 5 by message, flat: as above with collective{} (the status gather under MAPRECT_BALANCE=hosts).
+/// Step 5 by message, flat: as above with collective{} (the status gather under claims by message).
 inline bool collect_answers(const endpoint& e, MPI_Datatype type, const void* mine, int count, void* all,
                             const int* counts, const int* displs, std::chrono::steady_clock::time_point deadline,
                             MPI_Request& pending) {

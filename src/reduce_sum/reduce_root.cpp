@@ -196,7 +196,7 @@ struct call_clock {
   std::chrono::steady_clock::time_point taken_done;  ///< the slices it took over done
 };
 
-/// Steps 4 and 5 under MAPRECT_BALANCE=hosts, once the root's own slices are done: the workers' slices it
+/// Steps 4 and 5 by claims by message, once the root's own slices are done: the workers' slices it
 /// claims (`want`: it runs some), then every worker's answer by message; every block of a worker's range
 /// lands in b.taken at its slice's place. Past the deadline names the late workers, and aborts.
 void claim_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split, bool want,
@@ -307,15 +307,10 @@ void throw_first_failure(cluster_state& s, const reduce_request& req, const redu
                          const root_failure& root) {
   if (s.settings.balance != balance_mode::static_share)
     return throw_first_claimed_failure(s, req, root);
-  const slice_plan& plan = req.layout->plan();
-  if (root.slice < split.first(1)) throw_slice_error(root.error, req.call_id, plan, root.slice, 0);
-  for (int r = 1; r < s.size; ++r) {
-    if (!failed_on(s, r)) {
-      if (root.slice < split.first(r + 1)) throw_slice_error(root.error, req.call_id, plan, root.slice, 0);
-      continue;
-    }
-    throw_worker_failure(s, req, r, static_cast<int>(answer_of(s, r)[1]));
-  }
+  // Without claims the root runs only its own range, which comes first.
+  if (root.slice < split.first(1)) throw_slice_error(root.error, req.call_id, req.layout->plan(), root.slice, 0);
+  for (int r = 1; r < s.size; ++r)
+    if (failed_on(s, r)) throw_worker_failure(s, req, r, static_cast<int>(answer_of(s, r)[1]));
 }
 
 /// The split of this call's slices: the even one (the root's range the larger, so that a call of one slice

@@ -93,8 +93,8 @@ struct reduce_root_site {
 };
 
 /// Whether a reduce_sum call that travels by `route` claims slices by message (src/balance/reduce_claims.hpp):
-/// under MAPRECT_BALANCE=hosts always, under auto wherever the ranks cannot claim in host memory (ranks on
-/// other hosts, a call that ships a payload or does not fit the slots). Root and workers decide it alike.
+/// under auto wherever the ranks cannot claim in host memory (ranks on other hosts, a call that ships a
+/// payload or does not fit the slots, MAPRECT_TRANSPORT=messages). Root and workers decide it alike.
 inline bool claims_by_message(const cluster_settings& settings, int ranks, wire::call_route route) {
   return settings.balance != balance_mode::static_share && ranks > 1 && route != wire::call_route::memory;
 }
@@ -111,11 +111,11 @@ struct reduce_root_buffers {
   std::vector<int> ends;        ///< per rank, where the slices it ran end (others ran the rest; the root's:
                                 ///< below its range's end only by claims between all ranks)
   long long taken_doubles = 0;  ///< by claims between all ranks: blocks of other ranks' slices the root ran
-  std::vector<double> statuses; ///< MAPRECT_BALANCE=hosts: each worker's status, wire::status_doubles apiece
-  std::vector<int> claim_firsts;   ///< MAPRECT_BALANCE=hosts: per rank, the first slice of its range; then N slices
-  std::vector<int> claim_ends;     ///< MAPRECT_BALANCE=hosts: per rank, where its own slices ended (others ran the rest)
-  std::vector<int> claim_taken;    ///< MAPRECT_BALANCE=hosts: per rank, slices of other ranks' ranges it ran
-  std::vector<int> claim_batches;  ///< MAPRECT_BALANCE=hosts: per rank, batches of other ranks' ranges it ran
+  std::vector<double> statuses; ///< claims by message: each worker's status, wire::status_doubles apiece
+  std::vector<int> claim_firsts;   ///< claims by message: per rank, the first slice of its range; then N slices
+  std::vector<int> claim_ends;     ///< claims by message: per rank, where its own slices ended (others ran the rest)
+  std::vector<int> claim_taken;    ///< claims by message: per rank, slices of other ranks' ranges it ran
+  std::vector<int> claim_batches;  ///< claims by message: per rank, batches of other ranks' ranges it ran
   collective_kind collective = collective_kind::flat;  ///< how the call's scatter and gather run
   int chunk_out = 0;            ///< the largest worker's values
   int chunk_back = 0;           ///< the largest worker's planned status and blocks

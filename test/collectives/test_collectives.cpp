@@ -102,8 +102,7 @@ TEST_CASE("reduce_sum: the call gathers by the kind asked for, with the bits of 
     // By claims by message (hosts, or auto where the ranks cannot claim in host memory) every worker answers
     // the root by message, as a flat gather would.
     const std::string balance = setting("MAPRECT_BALANCE");
-    const bool in_memory = host_ranks() == R && setting("MAPRECT_TRANSPORT") != "messages";
-    const bool by_message = balance == "hosts" || ((balance.empty() || balance == "auto") && !in_memory);
+    const bool by_message = balance != "static" && balance != "even" && !test::through_host_memory();
     check_gather(test::the_cluster->last_call_traffic(), by_message ? "flat" : expected_kind());
   }
   recover_memory();  // the arguments' vars live on the tape until here

@@ -122,10 +122,7 @@ bool env_is(const char* name, const char* value) {
 /// rank on one node (not split into test hosts), and the shared-memory transport.
 bool taking_over() {
   const char* v = std::getenv("MAPRECT_BALANCE");
-  const char* host_ranks = std::getenv("MAPRECT_TEST_HOST_RANKS");
-  const bool split = host_ranks != nullptr && host_ranks[0] != '\0' && std::atoi(host_ranks) < the_cluster->size();
-  return the_cluster->size() > 1 && one_node && !split && !env_is("MAPRECT_TRANSPORT", "messages") &&
-         (v == nullptr || v[0] == '\0' || std::strcmp(v, "auto") == 0);
+  return through_host_memory() && (v == nullptr || v[0] == '\0' || std::strcmp(v, "auto") == 0);
 }
 
 /// Whether this run's steady calls claim slices by message: under MAPRECT_BALANCE=hosts, and under auto where
@@ -387,13 +384,9 @@ TEST_CASE("reduce_sum over the cluster: bad input is refused before any message,
 
 MAPRECT_REGISTER_REDUCE(570, maprect::test::walking_partial)
 
-/// Whether reduce_sum's values and blocks go through the host slots: more than one rank, all on one node,
-/// MAPRECT_TRANSPORT not `messages`, and no claims between ranks (under MAPRECT_BALANCE=hosts every answer
-/// goes by message).
-bool reduce_through_host_memory() {
-  const char* v = std::getenv("MAPRECT_TRANSPORT");
-  return the_cluster->size() > 1 && one_node && (v == nullptr || std::strcmp(v, "messages") != 0) && !claiming();
-}
+/// Whether reduce_sum's values and blocks go through the host slots: the cluster's data do, and no claims go
+/// by message (every answer then goes by message).
+bool reduce_through_host_memory() { return through_host_memory() && !claiming(); }
 
 /// Whether a steady call's statuses go through host memory too (claims between all ranks): then the call
 /// sends no message but its request.
