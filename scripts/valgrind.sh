@@ -102,8 +102,12 @@ for line in "${tests[@]}"; do
   grep -q '^PASS' "$LOGS/$name.verdict" 2>/dev/null && continue
   if [ "$rerun" = 1 ]; then  # again, with the origins of uninitialised values in the reports
     cp "$LOGS/$name.verdict" "$LOGS/$name.first-verdict" 2>/dev/null || true
+    cp "$LOGS/$name.out" "$LOGS/$name.first-out" 2>/dev/null || true
     check_one "$line" >/dev/null
-    echo "(the first run: $(cat "$LOGS/$name.first-verdict" 2>/dev/null); the reports below: again with --track-origins=yes)"
+    # A failing assertion may not come again: the first run's output is what failed.
+    echo "(the first run: $(cat "$LOGS/$name.first-verdict" 2>/dev/null); its output:)"
+    cat "$LOGS/$name.first-out" 2>/dev/null || true
+    echo "(the reports below: again with --track-origins=yes)"
   fi
   cat "$LOGS/$name.out"
   for l in "$LOGS/$name".*.log; do

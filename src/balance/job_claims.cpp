@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <new>
+#include <thread>
 
 namespace maprect::detail {
 
@@ -61,7 +62,21 @@ job_range job_claims::claim_batch_back(int r, int threads) {
 }
 
 job_range job_claims::claim_batch_front(int threads) {
-  return take(*(mine_ != nullptr ? mine_ : words_[0]), true, [threads](int left) { return claim_batch(left, threads); });
+  word& w = *(mine_ != nullptr ? mine_ : words_[0]);
+  if (held_ && hold_back_ >= 0) hold_until_claimed(w);
+  const int back_before = back(w.load(std::memory_order_acquire));
+  const job_range got = take(w, true, [threads](int left) { return claim_batch(left, threads); });
+  hold_back_ = held_ && got.begin == 0 && !got.empty() ? back_before : -1;
+  return got;
+}
+
+void job_claims::hold_until_claimed(const word& w) const {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (std::uint64_t seen = w.load(std::memory_order_acquire);
+       back(seen) == hold_back_ && front(seen) < back(seen) && first_failure() == no_failure && !stopped() &&
+       std::chrono::steady_clock::now() < until;
+       seen = w.load(std::memory_order_acquire))
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
 }
 
 int job_claims::richest(int self, int ranks) const {

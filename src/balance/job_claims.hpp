@@ -92,6 +92,10 @@ class job_claims {
   job_range claim_batch_back(int r, int threads);
   /// Any rank of the root's host: claims a batch (claim_batch) from the front of its own unclaimed jobs.
   job_range claim_batch_front(int threads);
+  /// Whether this rank is MAPRECT_TEST_HOLD_RANK's: a test's pin of a schedule in which others claim. Once its
+  /// first batch of a call has run, its next claim from the front waits until another rank has claimed some of
+  /// its jobs, none is left, or the call failed or stopped; at most 20 s.
+  void hold_for_claims(bool held) { held_ = held; }
   /// Any rank of the root's host: the rank other than `self` with the most unclaimed jobs, or -1 if none has any.
   int richest(int self, int ranks) const;
   /// Jobs of rank r's chunk that other ranks ran, their blocks in r's slot.
@@ -159,7 +163,11 @@ class job_claims {
   std::vector<word*> progress_;  ///< per rank, its progress word or null
   std::vector<rank_lines> lines_;  ///< per rank, its count of jobs others ran
   call_words* call_ = nullptr;
+  /// Waits as hold_for_claims says, while `w`'s back is where it was at the call's first claim, hold_back_.
+  void hold_until_claimed(const word& w) const;
   word* mine_ = nullptr;         ///< worker: its claim word, or null
+  bool held_ = false;            ///< hold_for_claims
+  int hold_back_ = -1;           ///< the back of its jobs at its first claim of the call, until the hold
   word* my_progress_ = nullptr;  ///< worker: its progress word, or null
 };
 

@@ -44,6 +44,22 @@ ask_message slice_ask(bool want, int held, double seconds_per_slice) {
   return {want ? 1.0 : 0.0, static_cast<double>(held), 0.0};
 }
 
+/// A test's pin of a schedule in which others claim (MAPRECT_TEST_HOLD_RANK): on the held rank, called once
+/// the first batch of its own slices has run, answers asks (`serve`) until some of `slices` went to another rank,
+/// none is left, or `nobody_asks()`; at most 20 s, so that a test that sees no claims fails rather than hangs.
+/// Whether a test's claims happen then does not depend on when the asks come.
+template <class Serve, class NobodyAsks>
+void hold_for_claims(const cluster_state& s, const unstarted_jobs& slices, Serve&& serve, NobodyAsks&& nobody_asks) {
+  if (s.settings.test_held_rank != s.rank) return;
+  const int left = slices.left();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  unsigned spins = 0;
+  while (left > 0 && slices.left() == left && !nobody_asks() && std::chrono::steady_clock::now() < until) {
+    serve();
+    pause_in_claims(s.settings.policy, spins);
+  }
+}
+
 }  // namespace
 
 reduce_balance_report last_reduce_balance() {
@@ -226,6 +242,8 @@ void worker_slice_claims::run_own() {
     }
     slice_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / got.size();
     serve_asks();
+    if (got.begin == 0)
+      hold_for_claims(s_, slices_, [this] { serve_asks(); }, [this] { return told_none_ == s_.size - 1; });
   }
 }
 

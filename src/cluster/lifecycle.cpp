@@ -84,6 +84,7 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   if (s.size > 1) s.host.open(s.comm, s.settings.memory_claims, s.settings.host_transport, s.settings.test_host_ranks);
   if (s.size > 1) s.collectives.open(s.comm, s.settings.test_host_ranks);
   s.settings.memory_claims = s.host.claims.in_use();
+  s.host.claims.hold_for_claims(s.settings.test_held_rank == s.rank);
   if (s.rank == 0 && s.size > 1) {
     if (s.settings.timeout > 0) s.root.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
     s.root.serving = true;

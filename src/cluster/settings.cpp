@@ -31,6 +31,7 @@ struct environment_reading {
   int threads = 1;             // threads_auto, or a count
   int collectives = collectives_auto;
   int test_host_ranks = 0;
+  int test_held_rank = -1;
   std::string error;
 };
 
@@ -56,7 +57,7 @@ int read_threads(int asked, int rank, std::string& error) {
   }
 }
 
-/// MAPRECT_COLLECTIVES and MAPRECT_TEST_HOST_RANKS into `e`.
+/// MAPRECT_COLLECTIVES, MAPRECT_TEST_HOST_RANKS and MAPRECT_TEST_HOLD_RANK into `e`.
 void read_collectives(environment_reading& e) {
   if (const char* v = std::getenv("MAPRECT_COLLECTIVES"); v != nullptr && v[0] != '\0') {
     if (std::strcmp(v, "flat") == 0) e.collectives = static_cast<int>(plan::gather_kind::flat);
@@ -72,6 +73,14 @@ void read_collectives(environment_reading& e) {
       e.error = std::string("MAPRECT_TEST_HOST_RANKS must be a rank count of at least 1, not '") + v + "'";
     else
       e.test_host_ranks = static_cast<int>(k);
+  }
+  if (const char* v = std::getenv("MAPRECT_TEST_HOLD_RANK"); v != nullptr && v[0] != '\0') {
+    char* end = nullptr;
+    const long r = std::strtol(v, &end, 10);
+    if (*end != '\0' || r < 0 || r > 1000000)
+      e.error = std::string("MAPRECT_TEST_HOLD_RANK must be a rank, not '") + v + "'";
+    else
+      e.test_held_rank = static_cast<int>(r);
   }
 }
 
@@ -199,10 +208,10 @@ cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked) {
   // only with non-blocking ones: with a timeout every rank polls.
   if (e.timeout > 0 && policy == wait_policy::spin) policy = wait_policy::poll;
   // The root's settings decide, so that every rank agrees even if environments differ.
-  double agreed[6] = {static_cast<double>(policy), e.timeout, static_cast<double>(static_cast<int>(e.balance)),
+  double agreed[7] = {static_cast<double>(policy), e.timeout, static_cast<double>(static_cast<int>(e.balance)),
                       e.host_transport ? 1.0 : 0.0, static_cast<double>(e.collectives),
-                      static_cast<double>(e.test_host_ranks)};
-  MPI_Bcast(agreed, 6, MPI_DOUBLE, 0, comm);
+                      static_cast<double>(e.test_host_ranks), static_cast<double>(e.test_held_rank)};
+  MPI_Bcast(agreed, 7, MPI_DOUBLE, 0, comm);
   // auto: calls claim through host memory where every rank can (map_rect's: every rank holds every row), else
   // by message.
   const auto balance = static_cast<balance_mode>(static_cast<int>(agreed[2]));
@@ -210,6 +219,7 @@ cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked) {
                             balance == balance_mode::automatic, agreed[3] != 0, threads, static_cast<int>(agreed[4]),
                             static_cast<int>(agreed[5])};
   settings.balance = balance;
+  settings.test_held_rank = static_cast<int>(agreed[6]);
   return settings;
 }
 

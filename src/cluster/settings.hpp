@@ -26,6 +26,9 @@ struct cluster_settings {
   int collectives = collectives_auto;      ///< MAPRECT_COLLECTIVES: collectives_auto, or a plan::gather_kind forced
   int test_host_ranks = 0;                 ///< MAPRECT_TEST_HOST_RANKS (tests only): the collectives' hosts hold
                                            ///< this many ranks each; 0: the real hosts
+  int test_held_rank = -1;                 ///< MAPRECT_TEST_HOLD_RANK (tests only): the rank whose claims by
+                                           ///< reduce_sum's messages or in host memory wait for others to claim
+                                           ///< from it after its first batch; -1: none
   balance_mode balance = balance_mode::automatic;  ///< MAPRECT_BALANCE, from which memory_claims follows
 };
 
@@ -37,7 +40,8 @@ constexpr int threads_auto = -1;
 /// The settings from the environment as the root has it: MAPRECT_WAIT (spin | sleep | auto; default auto:
 /// sleep when some host runs more ranks, or threads of their teams, than the CPUs they may use), MAPRECT_TIMEOUT (seconds) and
 /// MAPRECT_BALANCE (auto | static | even | hosts), MAPRECT_TRANSPORT (auto | messages), MAPRECT_COLLECTIVES
-/// (auto | flat | tree | hierarchical), MAPRECT_TEST_HOST_RANKS (a rank count, tests only) and MAPRECT_THREADS
+/// (auto | flat | tree | hierarchical), MAPRECT_TEST_HOST_RANKS (a rank count) and MAPRECT_TEST_HOLD_RANK (a rank),
+/// both for tests only, and MAPRECT_THREADS
 /// (1 | N | auto; `threads_asked` other than threads_from_environment replaces it). Collective over comm:
 /// every rank returns the same settings (but for `threads`, which auto resolves per rank), or every rank
 /// throws std::invalid_argument with the message of the first rank whose value is invalid (the variable,

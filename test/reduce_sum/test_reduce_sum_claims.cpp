@@ -168,21 +168,18 @@ TEST_CASE("reduce_sum claims: a slow worker's slices are run by the other ranks"
   const value_and_gradient want = fold_over_slices<rank_slowed_partial>(1, terms, scale, slow, none);
   const detail::reduce_split split = split_of(N);
   const int range = split.first(2) - split.first(1);
-  int least_kept = range;
   for (int call = 0; call < 3; ++call) {
     INFO("call " << call << ", " << R << " ranks");
     CHECK(on_cluster<802>(split.root_slices, 1, terms, scale, slow, none) == want);
     const detail::reduce_balance_report b = detail::last_reduce_balance();
     if (call == 0 && !every_call_claims()) continue;  // it shipped the data
     check_conservation(b, N);
-    least_kept = std::min(least_kept, b.ends[1] - split.first(1));
+    // Rank 1 sleeps 20 ms per slice and holds its slices after its first batch until another rank has
+    // claimed some (MAPRECT_TEST_HOLD_RANK=1, which this test's CTest entries set): others ran the back of its
+    // range in every call by claims. Which of them (the root, the other workers on any host) is the
+    // schedule's; check_conservation accounts for each.
+    CHECK(b.ends[1] - split.first(1) < range);
   }
-  // Rank 1 sleeps 20 ms per slice, the others run theirs in microseconds: between its slices it grants half
-  // of what is left to each ask, so it keeps at most half its range (about a quarter when every ask comes at
-  // once) when the asks come in time. When they come is the schedule's (on a loaded machine an ask waits for
-  // its owner to be scheduled): in one of the calls at least, others ran slices of its range. Which of them
-  // (the root, the other workers on any host) is the schedule's too; check_conservation accounts for each.
-  CHECK(least_kept < range);
   recover_memory();
 }
 
@@ -221,7 +218,8 @@ TEST_CASE("reduce_sum claims: a failure inside a taken slice keeps the error rul
     bool named = false;
     for (int r = 0; r < R; ++r) named = named || what == failed_on(803, last_of_1, r);
     CHECK(named);
-    // Where the claims said it ran: by a thief when rank 1's own slices ended before it.
+    // Where the claims said it ran: by a thief, since rank 1, held after its first batch until others
+    // claimed (MAPRECT_TEST_HOLD_RANK=1), grants from the back of its range.
     const detail::reduce_balance_report b = detail::last_reduce_balance();
     REQUIRE(!b.ends.empty());
     if (b.ends[1] <= last_of_1) {
@@ -244,6 +242,6 @@ TEST_CASE("reduce_sum claims: a failure inside a taken slice keeps the error rul
       good_call();
     }
   }
-  CHECK(by_others > 0);
+  CHECK(by_others == 3);
   recover_memory();
 }
