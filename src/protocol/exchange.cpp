@@ -176,15 +176,13 @@ void exchange_rows(const endpoint& e, const T* all, const rank_layout& layout, s
     scatterv(all, layout.counts.data(), layout.displs.data(), type, MPI_IN_PLACE, 0, e.comm, e.policy);
     return;
   }
-  if (mine.empty()) {
-    scatterv(nullptr, nullptr, nullptr, type, nullptr, 0, e.comm, e.policy);
-    return;
-  }
-  // One flat buffer on the root; on the worker a datatype of the rows' addresses spreads it over them.
-  std::vector<MPI_Aint> at(mine.size());
-  for (std::size_t j = 0; j < mine.size(); ++j) MPI_Get_address(mine[j].data(), &at[j]);
-  const mpi_datatype spread = mpi_datatype::rows_at(at, static_cast<int>(mine[0].size()), type);
-  scatterv_typed(nullptr, nullptr, nullptr, type, MPI_BOTTOM, 1, spread.get(), e.comm, e.policy);
+  // The worker receives flat values of the root's type and copies them into its rows, as share_rows does:
+  // a datatype of its own over the rows would make the two sides count elements differently.
+  const std::size_t length = mine.empty() ? 0 : mine[0].size();
+  std::vector<T> flat(mine.size() * length);
+  scatterv(nullptr, nullptr, nullptr, type, flat.data(), static_cast<int>(flat.size()), e.comm, e.policy);
+  for (std::size_t j = 0; j < mine.size(); ++j)
+    std::copy_n(flat.begin() + static_cast<std::ptrdiff_t>(j * length), length, mine[j].begin());
 }
 
 template void exchange_rows<double>(const endpoint&, const double*, const rank_layout&,

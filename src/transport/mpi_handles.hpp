@@ -95,30 +95,6 @@ class mpi_group {
   MPI_Group h_ = MPI_GROUP_NULL;
 };
 
-/// An owned, committed datatype.
-class mpi_datatype {
- public:
-  /// Rows of `length` values of `type` at the absolute addresses `at` (a receive straight into rows).
-  static mpi_datatype rows_at(const std::vector<MPI_Aint>& at, int length, MPI_Datatype type) {
-    mpi_datatype d;
-    MPI_Type_create_hindexed_block(static_cast<int>(at.size()), length, at.data(), type, &d.h_);
-    MPI_Type_commit(&d.h_);
-    return d;
-  }
-  ~mpi_datatype() {
-    if (h_ != MPI_DATATYPE_NULL && mpi_live()) MPI_Type_free(&h_);
-  }
-  mpi_datatype(mpi_datatype&& o) noexcept : h_(std::exchange(o.h_, MPI_DATATYPE_NULL)) {}
-  mpi_datatype(const mpi_datatype&) = delete;
-  mpi_datatype& operator=(const mpi_datatype&) = delete;
-  /// The datatype.
-  MPI_Datatype get() const { return h_; }
-
- private:
-  mpi_datatype() = default;
-  MPI_Datatype h_ = MPI_DATATYPE_NULL;
-};
-
 /// An owned shared-memory window (MPI_Win_allocate_shared), in one passive epoch from allocation to free.
 class shared_window {
  public:

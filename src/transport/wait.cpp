@@ -90,16 +90,9 @@ void bcast(void* buffer, int count, MPI_Datatype type, MPI_Comm comm, wait_polic
 
 void scatterv(const void* sendbuf, const int* counts, const int* displs, MPI_Datatype type, void* recvbuf,
               int recvcount, MPI_Comm comm, wait_policy policy) {
-  scatterv_typed(sendbuf, counts, displs, type, recvbuf, recvcount, type, comm, policy);
-}
-
-void scatterv_typed(const void* sendbuf, const int* counts, const int* displs, MPI_Datatype send_type, void* recvbuf,
-                    int recvcount, MPI_Datatype recv_type, MPI_Comm comm, wait_policy policy) {
   under_policy(
-      policy, [&] { MPI_Scatterv(sendbuf, counts, displs, send_type, recvbuf, recvcount, recv_type, 0, comm); },
-      [&](MPI_Request* r) {
-        MPI_Iscatterv(sendbuf, counts, displs, send_type, recvbuf, recvcount, recv_type, 0, comm, r);
-      });
+      policy, [&] { MPI_Scatterv(sendbuf, counts, displs, type, recvbuf, recvcount, type, 0, comm); },
+      [&](MPI_Request* r) { MPI_Iscatterv(sendbuf, counts, displs, type, recvbuf, recvcount, type, 0, comm, r); });
 }
 
 void gatherv(const void* sendbuf, int sendcount, MPI_Datatype type, void* recvbuf, const int* counts,

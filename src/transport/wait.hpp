@@ -32,10 +32,6 @@ void bcast(void* buffer, int count, MPI_Datatype type, MPI_Comm comm, wait_polic
 void scatterv(const void* sendbuf, const int* counts, const int* displs, MPI_Datatype type, void* recvbuf,
               int recvcount, MPI_Comm comm, wait_policy policy);
 
-/// MPI_Scatterv under the policy with a receive type of its own (root 0).
-void scatterv_typed(const void* sendbuf, const int* counts, const int* displs, MPI_Datatype send_type, void* recvbuf,
-                    int recvcount, MPI_Datatype recv_type, MPI_Comm comm, wait_policy policy);
-
 /// MPI_Gatherv under the policy (root 0).
 void gatherv(const void* sendbuf, int sendcount, MPI_Datatype type, void* recvbuf, const int* counts,
              const int* displs, MPI_Comm comm, wait_policy policy);
