@@ -57,6 +57,19 @@ int read_threads(int asked, int rank, std::string& error) {
   }
 }
 
+/// Variable `name`, when set, into `value`: a whole number from `least` to 10^6, else `error` says it must be
+/// `what`.
+void read_rank_number(const char* name, long least, const char* what, int& value, std::string& error) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || v[0] == '\0') return;
+  char* end = nullptr;
+  const long k = std::strtol(v, &end, 10);
+  if (*end != '\0' || k < least || k > 1000000)
+    error = std::string(name) + " must be " + what + ", not '" + v + "'";
+  else
+    value = static_cast<int>(k);
+}
+
 /// MAPRECT_COLLECTIVES, MAPRECT_TEST_HOST_RANKS and MAPRECT_TEST_HOLD_RANK into `e`.
 void read_collectives(environment_reading& e) {
   if (const char* v = std::getenv("MAPRECT_COLLECTIVES"); v != nullptr && v[0] != '\0') {
@@ -66,22 +79,8 @@ void read_collectives(environment_reading& e) {
     else if (std::strcmp(v, "auto") != 0)
       e.error = std::string("MAPRECT_COLLECTIVES must be auto, flat, tree or hierarchical, not '") + v + "'";
   }
-  if (const char* v = std::getenv("MAPRECT_TEST_HOST_RANKS"); v != nullptr && v[0] != '\0') {
-    char* end = nullptr;
-    const long k = std::strtol(v, &end, 10);
-    if (*end != '\0' || k < 1 || k > 1000000)
-      e.error = std::string("MAPRECT_TEST_HOST_RANKS must be a rank count of at least 1, not '") + v + "'";
-    else
-      e.test_host_ranks = static_cast<int>(k);
-  }
-  if (const char* v = std::getenv("MAPRECT_TEST_HOLD_RANK"); v != nullptr && v[0] != '\0') {
-    char* end = nullptr;
-    const long r = std::strtol(v, &end, 10);
-    if (*end != '\0' || r < 0 || r > 1000000)
-      e.error = std::string("MAPRECT_TEST_HOLD_RANK must be a rank, not '") + v + "'";
-    else
-      e.test_held_rank = static_cast<int>(r);
-  }
+  read_rank_number("MAPRECT_TEST_HOST_RANKS", 1, "a rank count of at least 1", e.test_host_ranks, e.error);
+  read_rank_number("MAPRECT_TEST_HOLD_RANK", 0, "a rank", e.test_held_rank, e.error);
 }
 
 environment_reading read_environment(int threads_asked, int rank) {
