@@ -6,7 +6,9 @@
 # 14.4 ms with one rank at a third). Runs are interleaved over ROUNDS rounds; the table shows per case the
 # median of the rounds' ratios and their range. maprect-bench-unequal also checks that every call's value and
 # gradient are the bits of the first call and of the in-process call, and fails the script if not.
-#   ROUNDS=6 CALLS=30 JOBS=48 JOB_MS=1 SLOW=3 BALANCES="auto static hosts" RANKS=4 scripts/bench-unequal.sh
+# KIND=reduce_sum times the same jobs as the slices of a reduce_sum call (two terms each).
+#   ROUNDS=6 CALLS=30 JOBS=48 JOB_MS=1 SLOW=3 BALANCES="auto static hosts" RANKS=4 KIND=map_rect \
+#     scripts/bench-unequal.sh
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=setup.sh
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -18,6 +20,7 @@ JOBS="${JOBS:-48}"
 JOB_MS="${JOB_MS:-1}"
 SLOW="${SLOW:-3}"
 RANKS="${RANKS:-4}"
+KIND="${KIND:-map_rect}"
 read -r -a balances <<<"${BALANCES:-auto static hosts}"
 cases=(none root worker)
 program="$MAPRECT_BUILD_DIR/bin/maprect-bench-unequal"
@@ -49,14 +52,14 @@ median_range() {
     printf f, m, v[1], v[NR] }'
 }
 
-log "bench-unequal: $(nproc) cores, $RANKS ranks, $JOBS jobs of $JOB_MS ms, s = $SLOW, $ROUNDS rounds of $CALLS calls"
+log "bench-unequal: $KIND, $(nproc) cores, $RANKS ranks, $JOBS jobs of $JOB_MS ms, s = $SLOW, $ROUNDS rounds of $CALLS calls"
 log "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A ratios ms bound
 for round in $(seq "$ROUNDS"); do
   for balance in "${balances[@]}"; do
     for case_ in "${cases[@]}"; do
       line=$(MAPRECT_BALANCE="$balance" mpirun -np "$RANKS" --oversubscribe "$program" --jobs "$JOBS" \
-        --job-ms "$JOB_MS" --slow-factor "$SLOW" --slow-rank "$(slow_rank "$case_")" --calls "$CALLS")
+        --job-ms "$JOB_MS" --slow-factor "$SLOW" --slow-rank "$(slow_rank "$case_")" --calls "$CALLS" --kind "$KIND")
       key="$balance/$case_"
       ratios[$key]+=" $(sed -n 's/.*ratio=\([0-9.]*\).*/\1/p' <<<"$line")"
       ms[$key]+=" $(sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p' <<<"$line")"

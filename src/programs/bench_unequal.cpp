@@ -1,5 +1,6 @@
 // maprect-bench-unequal [--jobs 48] [--job-ms 1] [--slow-factor 3] [--slow-rank -1] [--calls 30] [--warm-up 5]
-//                       [--json FILE]: time per gradient when one rank is s times slower than the others.
+//                       [--kind map_rect|reduce_sum] [--json FILE]: time per gradient when one rank is s times
+//                       slower than the others, the jobs those of a map_rect call or the slices of a reduce_sum.
 // Each job sleeps job_ms milliseconds, s times longer on the slow rank (-1: none, 0: the root, k: worker k), so
 // that the ranks' speeds differ by a known factor even with more ranks than cores. The root times each call and
 // prints one line: the median against the balanced bound, total work / sum of the ranks' speeds (issue #32's
@@ -30,6 +31,7 @@ struct settings {
   int slow_rank = -1;
   int calls = 30;
   int warm_up = 5;
+  bool reduce = false;  ///< --kind reduce_sum: each job is a slice of two terms
   std::string json;
 };
 
@@ -58,9 +60,23 @@ struct sleepy_job {
   }
 };
 
+/// sleepy_job as a reduce_sum slice: terms 2j and 2j + 1 are theta_j, x the jobs' data.
+struct sleepy_partial {
+  template <class T_slice, class T_phi>
+  maprect::detail::reduce_return_t<T_slice, T_phi> operator()(const std::vector<T_slice>& slice, int start, int,
+                                                              std::ostream*, const std::vector<T_phi>& phi,
+                                                              const std::vector<double>& x) const {
+    const settings& s = the_settings;
+    const double ms = world_rank() == s.slow_rank ? s.job_ms * s.slow_factor : s.job_ms;
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+    return phi[0] * slice[0] * x[static_cast<std::size_t>(start / 2)] + sin(phi[1] + slice[1]);
+  }
+};
+
 }  // namespace
 
 MAPRECT_REGISTER(1, sleepy_job);
+MAPRECT_REGISTER_REDUCE(2, sleepy_partial);
 
 namespace {
 
@@ -106,7 +122,19 @@ result gradient_once(const unequal_data& d) {
   std::vector<maprect::vector_v> theta;
   theta.reserve(d.theta.size());
   for (const auto& t : d.theta) theta.push_back(maprect::to_var(t));
-  const maprect::var lp = maprect::map_rect<1, sleepy_job>(phi, theta, d.x_r, d.x_i).sum();
+  maprect::var lp;
+  if (the_settings.reduce) {
+    const std::vector<maprect::var> shared{phi(0), phi(1)};
+    std::vector<maprect::var> terms;
+    std::vector<double> x;
+    for (std::size_t j = 0; j < theta.size(); ++j) {
+      terms.insert(terms.end(), {theta[j](0), theta[j](1)});
+      x.push_back(d.x_r[j][0]);
+    }
+    lp = maprect::reduce_sum<2, sleepy_partial>(terms, 2, nullptr, shared, x);
+  } else {
+    lp = maprect::map_rect<1, sleepy_job>(phi, theta, d.x_r, d.x_i).sum();
+  }
   maprect::grad(lp);
   result r{lp.val(), phi(0).adj(), phi(1).adj()};
   for (const auto& t : theta) r.insert(r.end(), {t(0).adj(), t(1).adj()});
@@ -169,10 +197,12 @@ void parse(int argc, char** argv) {
     else if (name == "--calls") s.calls = std::max(1, std::atoi(v));
     else if (name == "--warm-up") s.warm_up = std::max(0, std::atoi(v));
     else if (name == "--json") s.json = v;
+    else if (name == "--kind" && (std::strcmp(v, "map_rect") == 0 || std::strcmp(v, "reduce_sum") == 0))
+      s.reduce = std::strcmp(v, "reduce_sum") == 0;
     else {
       std::fprintf(stderr,
                    "usage: maprect-bench-unequal [--jobs J] [--job-ms MS] [--slow-factor S] [--slow-rank R] "
-                   "[--calls N] [--warm-up N] [--json FILE]\n");
+                   "[--calls N] [--warm-up N] [--kind map_rect|reduce_sum] [--json FILE]\n");
       std::exit(2);
     }
   }
@@ -201,9 +231,9 @@ void bounds(figures& f) {
 void report(const figures& f) {
   const settings& s = the_settings;
   std::printf(
-      "ranks=%d balance=%s slow_rank=%d s=%g jobs=%d job_ms=%g calls=%d median_ms=%.3f bound_ms=%.3f "
+      "kind=%s ranks=%d balance=%s slow_rank=%d s=%g jobs=%d job_ms=%g calls=%d median_ms=%.3f bound_ms=%.3f "
       "ratio=%.3f even_ms=%.3f root_jobs=%d taken_jobs=%d bits=same\n",
-      f.ranks, f.balance, s.slow_rank, s.slow_factor, s.jobs, s.job_ms, s.calls, f.median_ms, f.bound_ms,
+      s.reduce ? "reduce_sum" : "map_rect", f.ranks, f.balance, s.slow_rank, s.slow_factor, s.jobs, s.job_ms, s.calls, f.median_ms, f.bound_ms,
       f.median_ms / f.bound_ms, f.even_ms, f.root_jobs, f.taken_jobs);
   if (s.json.empty()) return;
   FILE* out = std::fopen(s.json.c_str(), "w");
@@ -212,10 +242,10 @@ void report(const figures& f) {
     return;
   }
   std::fprintf(out,
-               "{\"ranks\": %d, \"balance\": \"%s\", \"slow_rank\": %d, \"s\": %g, \"jobs\": %d, \"job_ms\": %g, "
+               "{\"kind\": \"%s\", \"ranks\": %d, \"balance\": \"%s\", \"slow_rank\": %d, \"s\": %g, \"jobs\": %d, \"job_ms\": %g, "
                "\"calls\": %d, \"median_ms\": %.4f, \"bound_ms\": %.4f, \"ratio\": %.4f, \"even_ms\": %.4f, "
                "\"root_jobs\": %d, \"taken_jobs\": %d}\n",
-               f.ranks, f.balance, s.slow_rank, s.slow_factor, s.jobs, s.job_ms, s.calls, f.median_ms, f.bound_ms,
+               s.reduce ? "reduce_sum" : "map_rect", f.ranks, f.balance, s.slow_rank, s.slow_factor, s.jobs, s.job_ms, s.calls, f.median_ms, f.bound_ms,
                f.median_ms / f.bound_ms, f.even_ms, f.root_jobs, f.taken_jobs);
   std::fclose(out);
 }
