@@ -69,7 +69,72 @@ reduce_balance_report last_reduce_balance() {
   return {b.claim_firsts, b.claim_ends, b.claim_taken, b.claim_batches};
 }
 
-bool claim_slices_as_root(cluster_state& s, const reduce_request& req, double* taken, bool want,
+root_range_claims::root_range_claims(cluster_state& s, const reduce_request& req, int n, bool grantable)
+    : s_(s), req_(req), grantable_(grantable) {
+  slices_.reset(n);
+}
+
+int root_range_claims::run(double* own, slice_failure& failure) {
+  const reduce_layout& layout = *req_.layout;
+  for (job_range got = slices_.take_front(s_.settings.threads); !got.empty(); got = slices_.take_front(s_.settings.threads)) {
+    const auto start = std::chrono::steady_clock::now();
+    job_error error;
+    const int failed = req_.session->run(got.begin, got.end, own + layout.block_at(got.begin), true, error);
+    if (failed != INT_MAX) {
+      failure.keep(failed, error);
+      slices_.drop_rest();  // the slices after it cannot fail first
+      break;
+    }
+    slice_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / got.size();
+    serve_asks();
+    if (got.begin == 0)
+      hold_for_claims(s_, slices_, [this] { serve_asks(); }, [this] { return told_none_ == s_.size - 1; });
+  }
+  return slices_.end();
+}
+
+void root_range_claims::serve_asks() {
+  answer_asks(s_.comm, reduce_claim_tag::ask, [this](int thief, const ask_message& ask) {
+    const job_range g =
+        grantable_ && ask.want != 0 ? slices_.grant_back(ask.held(slice_seconds_)) : job_range{};
+    const int range[2] = {g.begin, g.end};
+    MPI_Send(range, 2, MPI_INT, thief, reduce_claim_tag::grant, s_.comm);
+    if (is_later(g)) return;
+    if (g.empty()) {
+      ++told_none_;
+      return;
+    }
+    const value_span v = values_of(*req_.layout, g.begin, g.end);
+    if (v.count == 0) return;
+    MPI_Isend(req_.sliced + v.at, v.count, MPI_DOUBLE, thief, reduce_claim_tag::values, s_.comm,
+              &sent_.emplace_back());
+    s_.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(v.count);
+  });
+}
+
+void root_range_claims::finish() {
+  for (MPI_Request& r : sent_) MPI_Wait(&r, MPI_STATUS_IGNORE);
+  sent_.clear();
+}
+
+namespace {
+
+/// A grant's receive, tested while the root answers asks for its own slices.
+struct grant_or_asks {
+  MPI_Request* reply;
+  root_range_claims* mine;
+  static bool ready(void* context) {
+    auto& t = *static_cast<grant_or_asks*>(context);
+    t.mine->serve_asks();  // the worker may be waiting for the root's answer as the root waits for its
+    int done = 0;
+    MPI_Test(t.reply, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  }
+};
+
+}  // namespace
+
+bool claim_slices_as_root(cluster_state& s, const reduce_request& req, root_range_claims& mine, double* taken, bool want,
                           double seconds_per_slice, slice_failure& failure,
                           std::chrono::steady_clock::time_point deadline, int& late) {
   const reduce_layout& layout = *req.layout;
@@ -78,10 +143,11 @@ bool claim_slices_as_root(cluster_state& s, const reduce_request& req, double* t
   b.claim_batches.assign(static_cast<std::size_t>(s.size), 0);
   int range[2] = {0, 0};
   MPI_Request reply = MPI_REQUEST_NULL;
+  grant_or_asks test{&reply, &mine};
   for (int r = 1; r < s.size; ++r) {
     post_slice_ask(s.comm, r, slice_ask(want, 0, 0), range, reply);
     while (true) {
-      if (!wait_until(reply, s.settings.policy, deadline)) {
+      if (!wait_until(&grant_or_asks::ready, &test, s.settings.policy, deadline)) {
         late = r;
         return false;
       }
@@ -131,13 +197,13 @@ void place_answer(reduce_root_buffers& b, const reduce_layout& layout, const red
 
 }  // namespace
 
-bool receive_claimed_answers(cluster_state& s, const reduce_layout& layout, const reduce_split& split, double* taken,
-                             std::vector<double>& statuses, std::chrono::steady_clock::time_point deadline,
-                             std::vector<int>& late) {
+bool receive_claimed_answers(cluster_state& s, const reduce_layout& layout, const reduce_split& split,
+                             root_range_claims& mine, double* taken, std::vector<double>& statuses,
+                             std::chrono::steady_clock::time_point deadline, std::vector<int>& late) {
   statuses.assign(static_cast<std::size_t>(s.size) * wire::status_doubles, 0.0);
   reduce_root_buffers& b = s.root.reduce;
   b.claim_ends.assign(static_cast<std::size_t>(s.size), 0);
-  b.claim_ends[0] = split.first(1);
+  b.claim_ends[0] = mine.end();
   b.claim_firsts.resize(static_cast<std::size_t>(s.size) + 1);
   for (int r = 0; r <= s.size; ++r) b.claim_firsts[r] = split.first(r);
   std::vector<char> in(static_cast<std::size_t>(s.size), 0);
@@ -148,6 +214,7 @@ bool receive_claimed_answers(cluster_state& s, const reduce_layout& layout, cons
     MPI_Status st;
     MPI_Iprobe(MPI_ANY_SOURCE, reduce_claim_tag::answer, s.comm, &ready, &st);
     if (!ready) {
+      mine.serve_asks();  // a worker answers the root only once the root has told it "none"
       if (std::chrono::steady_clock::now() > deadline) {
         for (int q = 1; q < s.size; ++q)
           if (!in[q]) late.push_back(q);
@@ -166,6 +233,7 @@ bool receive_claimed_answers(cluster_state& s, const reduce_layout& layout, cons
     in[r] = 1;
     --left;
   }
+  mine.finish();
   // Every worker answered the root directly, one message each: a flat gather in all but name.
   s.root.last_traffic.collective = plan::gather_name(plan::gather_kind::flat);
   s.root.last_traffic.gather_peers = s.size - 1;
@@ -293,8 +361,9 @@ void worker_slice_claims::run_claimed(job_range got) {
 }
 
 void worker_slice_claims::claim_and_serve() {
-  for (int k = 1; k < s_.size; ++k) {
-    const int owner = (s_.rank - 1 + k) % (s_.size - 1) + 1;  // the other workers, from the next one on
+  for (int k = 0; k < s_.size; ++k) {
+    // The root first, then the other workers from the next one on.
+    const int owner = k == 0 ? 0 : (s_.rank - 1 + k) % (s_.size - 1) + 1;
     if (owner == s_.rank) continue;
     auto want = [&] { return failure_.slice == INT_MAX && site_.runner != nullptr; };
     post_slice_ask(s_.comm, owner, slice_ask(want(), 0, 0), grant_, grant_request_);

@@ -196,26 +196,29 @@ struct call_clock {
   std::chrono::steady_clock::time_point taken_done;  ///< the slices it took over done
 };
 
-/// Steps 4 and 5 by claims by message, once the root's own slices are done: the workers' slices it
+/// Steps 4 and 5 by claims by message: the root's own slices (granting from their back), the workers' slices it
 /// claims (`want`: it runs some), then every worker's answer by message; every block of a worker's range
 /// lands in b.taken at its slice's place. Past the deadline names the late workers, and aborts.
 void claim_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split, bool want,
                        root_failure& failure, call_clock& clock, std::chrono::steady_clock::time_point deadline) {
   reduce_root_buffers& b = s.root.reduce;
+  // A functor's messages reach the caller's stream only from the root: with one, its slices stay its own.
+  root_range_claims mine(s, req, split.first(1), want && !req.messages);
+  const int own = mine.run(b.own.data(), failure);
+  clock.own_done = std::chrono::steady_clock::now();
   int late = 0;
-  const int own = split.first(1);
   const double per_slice = own > 0 ? std::chrono::duration<double>(clock.own_done - clock.own_start).count() / own : 0;
-  if (!claim_slices_as_root(s, req, b.taken.data(), want && failure.slice == INT_MAX, per_slice, failure, deadline,
-                            late))
+  if (!claim_slices_as_root(s, req, mine, b.taken.data(), want && failure.slice == INT_MAX, per_slice, failure,
+                            deadline, late))
     abort_late(s, reduce_call(req.call_id), {late});
   clock.taken_done = std::chrono::steady_clock::now();
   s.root.last_profile.root_seconds = std::chrono::duration<double>(clock.taken_done - clock.own_start).count();
   std::vector<int> missing;
-  if (!receive_claimed_answers(s, *req.layout, split, b.taken.data(), b.statuses, deadline, missing))
+  if (!receive_claimed_answers(s, *req.layout, split, mine, b.taken.data(), b.statuses, deadline, missing))
     abort_late(s, reduce_call(req.call_id), missing);
   if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
   b.ends.assign(static_cast<std::size_t>(s.size), 0);
-  b.ends[0] = split.first(1);
+  b.ends[0] = own;
   for (int r = 1; r < s.size; ++r) b.ends[r] = split.first(r);  // fold_in_slice_order reads b.taken
 }
 
@@ -242,12 +245,12 @@ root_failure run_and_collect(cluster_state& s, const reduce_request& req, const 
   const auto deadline = start_deadline(s);
   if (b.route == wire::call_route::memory) return run_and_await_claims(s, req, split, clock, want, deadline);
   root_failure failure;
-  failure.slice = req.session->run(0, split.first(1), b.own.data(), true, failure.error);
-  clock.own_done = std::chrono::steady_clock::now();
   if (claims_by_message(s.settings, s.size, b.route)) {
     claim_and_collect(s, req, split, want, failure, clock, deadline);
     return failure;
   }
+  failure.slice = req.session->run(0, split.first(1), b.own.data(), true, failure.error);
+  clock.own_done = std::chrono::steady_clock::now();
   clock.taken_done = std::chrono::steady_clock::now();
   s.root.last_profile.root_seconds = std::chrono::duration<double>(clock.taken_done - clock.own_start).count();
   lay_out_answers(s, *req.layout, split);
@@ -332,9 +335,11 @@ bool plan_split(const cluster_state& s, reduce_root_site& site, int n_slices) {
 void fold_in_slice_order(const cluster_state& s, const reduce_request& req, const reduce_split& split) {
   const reduce_layout& layout = *req.layout;
   const reduce_root_buffers& b = s.root.reduce;
-  for (int slice = 0; slice < split.first(1); ++slice)  // by claims between all ranks others ran [ends[0], ...)
-    req.session->fold(slice, slice < b.ends[0] ? b.own.data() + layout.block_at(slice)
-                                               : claimed_root_block(s, layout, split, slice));
+  // Under claims others ran [ends[0], first(1)): their blocks are in the root's slot, or came by message.
+  for (int slice = 0; slice < split.first(1); ++slice)
+    req.session->fold(slice, slice < b.ends[0]                         ? b.own.data() + layout.block_at(slice)
+                             : b.route == wire::call_route::memory ? claimed_root_block(s, layout, split, slice)
+                                                                     : b.taken.data() + layout.block_at(slice));
   for (int r = 1; r < s.size; ++r) {
     const double* blocks = answer_of(s, r) + wire::status_doubles;
     const std::size_t base = layout.block_at(split.first(r));
@@ -348,9 +353,9 @@ void fold_in_slice_order(const cluster_state& s, const reduce_request& req, cons
 
 }  // namespace
 
-void plan_reduce_root_share(int call_id, int root_slices) {
+void plan_reduce_root_share(int call_id, int root_range_claims) {
   cluster_state* live = live_cluster_root();
-  if (live != nullptr) live->root.reduce_sites[call_id].next_root_slices = std::max(0, root_slices);
+  if (live != nullptr) live->root.reduce_sites[call_id].next_root_slices = std::max(0, root_range_claims);
 }
 
 void reduce_on_cluster(const reduce_request& req) {

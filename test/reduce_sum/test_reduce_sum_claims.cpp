@@ -48,6 +48,7 @@ struct rank_slowed_partial {
 MAPRECT_REGISTER_REDUCE(801, maprect::test::rank_slowed_partial)
 MAPRECT_REGISTER_REDUCE(802, maprect::test::rank_slowed_partial)
 MAPRECT_REGISTER_REDUCE(803, maprect::test::rank_slowed_partial)
+MAPRECT_REGISTER_REDUCE(804, maprect::test::rank_slowed_partial)
 
 namespace {
 
@@ -179,6 +180,31 @@ TEST_CASE("reduce_sum claims: a slow worker's slices are run by the other ranks"
     // range in every call by claims. Which of them (the root, the other workers on any host) is the
     // schedule's; check_conservation accounts for each.
     CHECK(b.ends[1] - split.first(1) < range);
+  }
+  recover_memory();
+}
+
+// Run only by the entries that hold the root (MAPRECT_TEST_HOLD_RANK=0): the others hold rank 1.
+TEST_CASE("reduce_sum claims: a slow root's slices are run by the workers", "[.][slow_root]") {
+  const int R = the_cluster->size();
+  if (R == 1) return;
+  recover_memory();
+  const int N = 12 * R;
+  const std::vector<var> terms = terms_of(N);
+  const var scale = 0.625;
+  const std::vector<int> slow = {0, 20000}, none;
+  const value_and_gradient want = fold_over_slices<rank_slowed_partial>(1, terms, scale, slow, none);
+  const detail::reduce_split split = split_of(N);
+  for (int call = 0; call < 3; ++call) {
+    INFO("call " << call << ", " << R << " ranks");
+    CHECK(on_cluster<804>(split.root_slices, 1, terms, scale, slow, none) == want);
+    const detail::reduce_balance_report b = detail::last_reduce_balance();
+    if (call == 0 && !every_call_claims()) continue;  // it shipped the data
+    check_conservation(b, N);
+    // The root sleeps 20 ms per slice and holds its slices after its first batch until a worker has claimed
+    // some: the workers ran the back of its range in every call by claims.
+    CHECK(b.ends[0] < split.first(1));
+    CHECK(std::accumulate(b.taken.begin() + 1, b.taken.end(), 0) > 0);
   }
   recover_memory();
 }
