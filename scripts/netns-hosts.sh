@@ -248,7 +248,8 @@ print(b, d, round(d - b, 1))" "${fast[0]}" "${fast[$1]}")
 for d in $DELAY $PLAN_DELAYS; do delay_us "$d" >/dev/null || exit 2; done
 
 # --- what to run ----------------------------------------------------------------------------------------------
-targets=(maprect-results-dump "${MPI_TESTS[@]}" test_balance_hosts maprect-fault-case)
+targets=(maprect-results-dump "${MPI_TESTS[@]}" test_balance_hosts test_reduce_sum_cluster test_reduce_sum_claims
+  maprect-fault-case)
 [ -z "$SKEWED$UNIFORM" ] || targets+=("$SKEWED_BENCH")
 [ "$(delay_us "$DELAY")" = 0 ] && [ -z "$PLAN_DELAYS" ] || targets+=(maprect-delay-switch maprect-pingpong)
 missing=()
@@ -308,6 +309,25 @@ for balance in hosts; do
   else
     cat "$WORK/balance_hosts.log"
     fail "test_balance_hosts np=$N_HOSTS under MAPRECT_BALANCE=$balance across $N_HOSTS hosts over TCP"
+  fi
+done
+
+# reduce_sum across hosts: under auto every steady call claims slices by message between any two ranks, the
+# root's included; test_reduce_sum_claims holds the slow rank (MAPRECT_TEST_HOLD_RANK), worker 1 and then the
+# root, so that others claim from it in every call.
+reduce_runs=("test_reduce_sum_cluster||" "test_reduce_sum_claims|1|" "test_reduce_sum_claims|0|[slow_root]")
+for run in "${reduce_runs[@]}"; do
+  IFS='|' read -r t held filter <<<"$run"
+  bin=$(find "$MAPRECT_BUILD_DIR/test" -name "$t" -type f -print -quit)
+  env_args=() filter_args=()
+  [ -z "$held" ] || env_args=(-x "MAPRECT_TEST_HOLD_RANK=$held")
+  [ -z "$filter" ] || filter_args=("$filter")
+  start=$SECONDS
+  if netns_mpirun "${env_args[@]}" "$bin" --use-colour no "${filter_args[@]}" >"$WORK/$t.$held.log" 2>&1; then
+    pass "$t${filter:+ $filter} np=$N_HOSTS across $N_HOSTS hosts over TCP${held:+, rank $held held} ($((SECONDS - start)) s): $(grep -E '^(All tests passed|test cases)' "$WORK/$t.$held.log" | tail -1)"
+  else
+    cat "$WORK/$t.$held.log"
+    fail "$t${filter:+ $filter} np=$N_HOSTS across $N_HOSTS hosts over TCP${held:+, rank $held held}"
   fi
 done
 
