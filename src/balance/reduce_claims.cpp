@@ -1,6 +1,6 @@
-// reduce_sum's claims between any two ranks, by message: the root's side (its asks once its own slices are
-// done, the workers' answers) and the worker's (its own slices while serving asks, batches taken from other
-// workers, its answer).
+// reduce_sum's claims between any two ranks, by message: the root's side (its own slices and its grants from
+// their back, its asks once they are done, the workers' answers) and the worker's (its own slices while
+// serving asks, batches taken from the root and the other workers, its answer).
 #include "src/balance/reduce_claims.hpp"
 
 #include <algorithm>
@@ -76,7 +76,8 @@ root_range_claims::root_range_claims(cluster_state& s, const reduce_request& req
 
 int root_range_claims::run(double* own, slice_failure& failure) {
   const reduce_layout& layout = *req_.layout;
-  for (job_range got = slices_.take_front(s_.settings.threads); !got.empty(); got = slices_.take_front(s_.settings.threads)) {
+  const int threads = s_.settings.threads;
+  for (job_range got = slices_.take_front(threads); !got.empty(); got = slices_.take_front(threads)) {
     const auto start = std::chrono::steady_clock::now();
     job_error error;
     const int failed = req_.session->run(got.begin, got.end, own + layout.block_at(got.begin), true, error);
@@ -134,8 +135,8 @@ struct grant_or_asks {
 
 }  // namespace
 
-bool claim_slices_as_root(cluster_state& s, const reduce_request& req, root_range_claims& mine, double* taken, bool want,
-                          double seconds_per_slice, slice_failure& failure,
+bool claim_slices_as_root(cluster_state& s, const reduce_request& req, root_range_claims& mine, double* taken,
+                          bool want, double seconds_per_slice, slice_failure& failure,
                           std::chrono::steady_clock::time_point deadline, int& late) {
   const reduce_layout& layout = *req.layout;
   reduce_root_buffers& b = s.root.reduce;

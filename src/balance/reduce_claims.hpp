@@ -97,8 +97,8 @@ class root_range_claims {
 /// `mine` meanwhile; with `want` false asks for none (each worker still hears from it once).
 /// `seconds_per_slice` is the root's own time per slice (0: not timed). Returns false when `deadline`
 /// passed while worker `late` had not answered.
-bool claim_slices_as_root(cluster_state& s, const reduce_request& req, root_range_claims& mine, double* taken, bool want,
-                          double seconds_per_slice, slice_failure& failure,
+bool claim_slices_as_root(cluster_state& s, const reduce_request& req, root_range_claims& mine, double* taken,
+                          bool want, double seconds_per_slice, slice_failure& failure,
                           std::chrono::steady_clock::time_point deadline, int& late);
 
 /// Root: receives every worker's answer, answering asks for `mine` meanwhile, puts every block it holds into

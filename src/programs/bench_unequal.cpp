@@ -230,10 +230,11 @@ void bounds(figures& f) {
 /// Prints the key=value line and, with --json, writes the same figures to that file.
 void report(const figures& f) {
   const settings& s = the_settings;
+  const char* kind = s.reduce ? "reduce_sum" : "map_rect";
   std::printf(
       "kind=%s ranks=%d balance=%s slow_rank=%d s=%g jobs=%d job_ms=%g calls=%d median_ms=%.3f bound_ms=%.3f "
       "ratio=%.3f even_ms=%.3f root_jobs=%d taken_jobs=%d bits=same\n",
-      s.reduce ? "reduce_sum" : "map_rect", f.ranks, f.balance, s.slow_rank, s.slow_factor, s.jobs, s.job_ms, s.calls, f.median_ms, f.bound_ms,
+      kind, f.ranks, f.balance, s.slow_rank, s.slow_factor, s.jobs, s.job_ms, s.calls, f.median_ms, f.bound_ms,
       f.median_ms / f.bound_ms, f.even_ms, f.root_jobs, f.taken_jobs);
   if (s.json.empty()) return;
   FILE* out = std::fopen(s.json.c_str(), "w");
@@ -242,10 +243,10 @@ void report(const figures& f) {
     return;
   }
   std::fprintf(out,
-               "{\"kind\": \"%s\", \"ranks\": %d, \"balance\": \"%s\", \"slow_rank\": %d, \"s\": %g, \"jobs\": %d, \"job_ms\": %g, "
-               "\"calls\": %d, \"median_ms\": %.4f, \"bound_ms\": %.4f, \"ratio\": %.4f, \"even_ms\": %.4f, "
-               "\"root_jobs\": %d, \"taken_jobs\": %d}\n",
-               s.reduce ? "reduce_sum" : "map_rect", f.ranks, f.balance, s.slow_rank, s.slow_factor, s.jobs, s.job_ms, s.calls, f.median_ms, f.bound_ms,
+               "{\"kind\": \"%s\", \"ranks\": %d, \"balance\": \"%s\", \"slow_rank\": %d, \"s\": %g, \"jobs\": %d, "
+               "\"job_ms\": %g, \"calls\": %d, \"median_ms\": %.4f, \"bound_ms\": %.4f, \"ratio\": %.4f, "
+               "\"even_ms\": %.4f, \"root_jobs\": %d, \"taken_jobs\": %d}\n",
+               kind, f.ranks, f.balance, s.slow_rank, s.slow_factor, s.jobs, s.job_ms, s.calls, f.median_ms, f.bound_ms,
                f.median_ms / f.bound_ms, f.even_ms, f.root_jobs, f.taken_jobs);
   std::fclose(out);
 }
