@@ -60,6 +60,29 @@ void hold_for_claims(const cluster_state& s, const unstarted_jobs& slices, Serve
   }
 }
 
+/// An owner's own slices, root's or worker's: runs `slices` from the front in batches (`run(begin, end,
+/// error)`, offsets into its range, returns the lowest failing slice or INT_MAX), answering asks (`serve`)
+/// between batches, held after the first as hold_for_claims says. Stops at a failure, kept in `failure`, with
+/// nothing left to grant. `seconds` is the time per slice of its latest batch, which the grants use.
+template <class Run, class Serve, class NobodyAsks>
+void run_own_range(const cluster_state& s, unstarted_jobs& slices, double& seconds, slice_failure& failure, Run&& run,
+                   Serve&& serve, NobodyAsks&& nobody_asks) {
+  const int threads = s.settings.threads;
+  for (job_range got = slices.take_front(threads); !got.empty(); got = slices.take_front(threads)) {
+    const auto start = std::chrono::steady_clock::now();
+    job_error error;
+    const int failed = run(got.begin, got.end, error);
+    if (failed != INT_MAX) {
+      failure.keep(failed, error);
+      slices.drop_rest();  // the slices after it cannot fail first
+      return;
+    }
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / got.size();
+    serve();
+    if (got.begin == 0) hold_for_claims(s, slices, serve, nobody_asks);
+  }
+}
+
 }  // namespace
 
 reduce_balance_report last_reduce_balance() {
@@ -76,21 +99,12 @@ root_range_claims::root_range_claims(cluster_state& s, const reduce_request& req
 
 int root_range_claims::run(double* own, slice_failure& failure) {
   const reduce_layout& layout = *req_.layout;
-  const int threads = s_.settings.threads;
-  for (job_range got = slices_.take_front(threads); !got.empty(); got = slices_.take_front(threads)) {
-    const auto start = std::chrono::steady_clock::now();
-    job_error error;
-    const int failed = req_.session->run(got.begin, got.end, own + layout.block_at(got.begin), true, error);
-    if (failed != INT_MAX) {
-      failure.keep(failed, error);
-      slices_.drop_rest();  // the slices after it cannot fail first
-      break;
-    }
-    slice_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / got.size();
-    serve_asks();
-    if (got.begin == 0)
-      hold_for_claims(s_, slices_, [this] { serve_asks(); }, [this] { return told_none_ == s_.size - 1; });
-  }
+  run_own_range(
+      s_, slices_, slice_seconds_, failure,
+      [&](int begin, int end, job_error& error) {
+        return req_.session->run(begin, end, own + layout.block_at(begin), true, error);
+      },
+      [this] { serve_asks(); }, [this] { return told_none_ == s_.size - 1; });
   return slices_.end();
 }
 
@@ -299,21 +313,12 @@ int worker_slice_claims::run(int begin, int end, double* blocks, job_error& erro
 
 void worker_slice_claims::run_own() {
   double* blocks = site_.answer.data() + wire::status_doubles;
-  for (job_range got = slices_.take_front(s_.settings.threads); !got.empty(); got = slices_.take_front(s_.settings.threads)) {
-    const int begin = first_ + got.begin, end = first_ + got.end;
-    const auto start = std::chrono::steady_clock::now();
-    job_error error;
-    const int failed = run(begin, end, blocks + blocks_of(layout_, first_, begin), error);
-    if (failed != INT_MAX) {
-      failure_.keep(failed, error);
-      slices_.drop_rest();  // the slices after it cannot fail first
-      return;
-    }
-    slice_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / got.size();
-    serve_asks();
-    if (got.begin == 0)
-      hold_for_claims(s_, slices_, [this] { serve_asks(); }, [this] { return told_none_ == s_.size - 1; });
-  }
+  run_own_range(
+      s_, slices_, slice_seconds_, failure_,
+      [&](int begin, int end, job_error& error) {
+        return run(first_ + begin, first_ + end, blocks + blocks_of(layout_, first_, first_ + begin), error);
+      },
+      [this] { serve_asks(); }, [this] { return told_none_ == s_.size - 1; });
 }
 
 void worker_slice_claims::grant(int thief, const ask_message& ask) {
