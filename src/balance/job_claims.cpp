@@ -63,10 +63,12 @@ job_range job_claims::claim_batch_back(int r, int threads) {
 
 job_range job_claims::claim_batch_front(int threads) {
   word& w = *(mine_ != nullptr ? mine_ : words_[0]);
-  if (held_ && hold_back_ >= 0) hold_until_claimed(w);
+  const auto batch = [threads](int left) { return claim_batch(left, threads); };
+  if (!held_) return take(w, true, batch);
+  if (hold_back_ >= 0) hold_until_claimed(w);
   const int back_before = back(w.load(std::memory_order_acquire));
-  const job_range got = take(w, true, [threads](int left) { return claim_batch(left, threads); });
-  hold_back_ = held_ && got.begin == 0 && !got.empty() ? back_before : -1;
+  const job_range got = take(w, true, batch);
+  hold_back_ = got.begin == 0 && !got.empty() ? back_before : -1;
   return got;
 }
 

@@ -60,6 +60,22 @@ void hold_for_claims(const cluster_state& s, const unstarted_jobs& slices, Serve
   }
 }
 
+/// Sends `thief` an owner's answer `g` to its ask, the owner's range starting at slice `first` (`g` in offsets
+/// from it): later, none, or a batch, whose values a worker thief then receives from `values` (packed as the
+/// layout packs them; the root holds them all) without waiting, the send kept in `sent`. Returns the values
+/// sent, or -1 for "none".
+int send_slice_grant(MPI_Comm comm, const reduce_layout& layout, const double* values, int first, int thief,
+                     job_range g, std::deque<MPI_Request>& sent) {
+  const bool batch = !is_later(g) && !g.empty();
+  const int range[2] = {batch ? first + g.begin : g.begin, batch ? first + g.end : g.end};
+  MPI_Send(range, 2, MPI_INT, thief, reduce_claim_tag::grant, comm);
+  if (!batch) return is_later(g) ? 0 : -1;
+  const value_span v = values_of(layout, range[0], range[1]);
+  if (thief == 0 || v.count == 0) return 0;
+  MPI_Isend(values + v.at, v.count, MPI_DOUBLE, thief, reduce_claim_tag::values, comm, &sent.emplace_back());
+  return v.count;
+}
+
 /// An owner's own slices, root's or worker's: runs `slices` from the front in batches (`run(begin, end,
 /// error)`, offsets into its range, returns the lowest failing slice or INT_MAX), answering asks (`serve`)
 /// between batches, held after the first as hold_for_claims says. Stops at a failure, kept in `failure`, with
@@ -112,18 +128,9 @@ void root_range_claims::serve_asks() {
   answer_asks(s_.comm, reduce_claim_tag::ask, [this](int thief, const ask_message& ask) {
     const job_range g =
         grantable_ && ask.want != 0 ? slices_.grant_back(ask.held(slice_seconds_)) : job_range{};
-    const int range[2] = {g.begin, g.end};
-    MPI_Send(range, 2, MPI_INT, thief, reduce_claim_tag::grant, s_.comm);
-    if (is_later(g)) return;
-    if (g.empty()) {
-      ++told_none_;
-      return;
-    }
-    const value_span v = values_of(*req_.layout, g.begin, g.end);
-    if (v.count == 0) return;
-    MPI_Isend(req_.sliced + v.at, v.count, MPI_DOUBLE, thief, reduce_claim_tag::values, s_.comm,
-              &sent_.emplace_back());
-    s_.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(v.count);
+    const int values = send_slice_grant(s_.comm, *req_.layout, req_.sliced, 0, thief, g, sent_);
+    if (values < 0) ++told_none_;
+    else s_.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(values);
   });
 }
 
@@ -324,17 +331,7 @@ void worker_slice_claims::run_own() {
 void worker_slice_claims::grant(int thief, const ask_message& ask) {
   // The thief's work in this worker's slices, at this worker's latest time per slice.
   const job_range g = ask.want != 0 ? slices_.grant_back(ask.held(slice_seconds_)) : job_range{};
-  const bool batch = !is_later(g) && !g.empty();
-  const int range[2] = {batch ? first_ + g.begin : g.begin, batch ? first_ + g.end : g.end};
-  MPI_Send(range, 2, MPI_INT, thief, reduce_claim_tag::grant, s_.comm);
-  if (!batch) {
-    if (!is_later(g)) ++told_none_;
-    return;
-  }
-  const value_span v = values_of(layout_, range[0], range[1]);
-  if (thief == 0 || v.count == 0) return;  // the root has every slice's values
-  MPI_Isend(site_.sliced.data() + v.at, v.count, MPI_DOUBLE, thief, reduce_claim_tag::values, s_.comm,
-            &sent_.emplace_back());
+  if (send_slice_grant(s_.comm, layout_, site_.sliced.data(), first_, thief, g, sent_) < 0) ++told_none_;
 }
 
 void worker_slice_claims::serve_asks() {
