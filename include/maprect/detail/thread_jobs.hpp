@@ -114,6 +114,48 @@ class team_block_sink {
   double* col_ = nullptr;
 };
 
+/// Writes the messages of a team call's jobs [0, n) to `msgs` (if any) in job order.
+inline void write_team_messages(const team_call_buffers& buffers, std::ostream* msgs, int n) {
+  if (msgs == nullptr) return;
+  std::vector<std::string> texts;
+  for (const auto& s : buffers.shares) texts.push_back(s->text.str());
+  for (int j = 0; j < n; ++j) {
+    const team_job_record& r = buffers.jobs[static_cast<std::size_t>(j)];
+    msgs->write(texts[static_cast<std::size_t>(r.thread)].data() + r.text_begin,
+                static_cast<std::streamsize>(r.text_end - r.text_begin));
+  }
+}
+
+/// Throws a team call's job `failed`'s exception as an in-process call does, after writing the messages the
+/// jobs before it wrote and the part the failing job wrote before it threw.
+[[noreturn]] inline void throw_team_failure(const team_call_buffers& buffers, std::ostream* msgs, int failed) {
+  write_team_messages(buffers, msgs, failed);
+  const team_thread_share* share = nullptr;
+  for (const auto& s : buffers.shares)
+    if (s->failed_job == failed) share = s.get();
+  if (msgs != nullptr) {
+    const std::string text = share->text.str();
+    msgs->write(text.data() + share->text_mark, static_cast<std::streamsize>(text.size() - share->text_mark));
+  }
+  throw_job_error(share->error, failed, -1);
+}
+
+/// Keeps the exception in flight as job `job`'s failure in (failed_job, error) if it is lower than the one
+/// there, and lowers `lowest`, the call's lowest failing job, to it.
+inline void record_team_failure(int& failed_job, job_error& error, std::atomic<int>& lowest, int job) noexcept {
+  if (job < failed_job) {
+    failed_job = job;
+    try {
+      error = current_job_error();
+    } catch (...) {
+      error = job_error{error_type::runtime_error, std::string()};
+    }
+  }
+  int seen = lowest.load(std::memory_order_relaxed);
+  while (job < seen && !lowest.compare_exchange_weak(seen, job, std::memory_order_relaxed)) {
+  }
+}
+
 /// One in-process map_rect call on a team: run() fills the buffers, then the caller reads them.
 template <class F, param_kinds Kinds, class Jobs>
 class team_call {
@@ -149,30 +191,11 @@ class team_call {
   }
 
   /// Writes the messages of jobs [0, n) to the caller's stream in job order.
-  void write_messages(int n) const {
-    if (msgs_ == nullptr) return;
-    std::vector<std::string> texts;
-    for (const auto& s : buffers_.shares) texts.push_back(s->text.str());
-    for (int j = 0; j < n; ++j) {
-      const team_job_record& r = buffers_.jobs[static_cast<std::size_t>(j)];
-      msgs_->write(texts[static_cast<std::size_t>(r.thread)].data() + r.text_begin,
-                   static_cast<std::streamsize>(r.text_end - r.text_begin));
-    }
-  }
+  void write_messages(int n) const { write_team_messages(buffers_, msgs_, n); }
 
   /// Throws job `failed`'s exception as an in-process call does, after writing the messages the jobs
   /// before it wrote and the part the failing job wrote before it threw.
-  [[noreturn]] void throw_failure(int failed) const {
-    write_messages(failed);
-    const team_thread_share* share = nullptr;
-    for (const auto& s : buffers_.shares)
-      if (s->failed_job == failed) share = s.get();
-    if (msgs_ != nullptr) {
-      const std::string text = share->text.str();
-      msgs_->write(text.data() + share->text_mark, static_cast<std::streamsize>(text.size() - share->text_mark));
-    }
-    throw_job_error(share->error, failed, -1);
-  }
+  [[noreturn]] void throw_failure(int failed) const { throw_team_failure(buffers_, msgs_, failed); }
 
  private:
   static void run_batch(void* self, int thread, int begin, int end) noexcept {
@@ -193,17 +216,7 @@ class team_call {
 
   /// Keeps the exception in flight as job `job`'s failure if it is the thread's lowest.
   void record_failure(team_thread_share& share, int job) noexcept {
-    if (job < share.failed_job) {
-      share.failed_job = job;
-      try {
-        share.error = current_job_error();
-      } catch (...) {
-        share.error = job_error{error_type::runtime_error, std::string()};
-      }
-    }
-    int lowest = lowest_failure_.load(std::memory_order_relaxed);
-    while (job < lowest && !lowest_failure_.compare_exchange_weak(lowest, job, std::memory_order_relaxed)) {
-    }
+    record_team_failure(share.failed_job, share.error, lowest_failure_, job);
   }
 
   const Jobs& in_;
