@@ -56,6 +56,7 @@ inline void recover_memory() {
   t.stack.clear();
   t.leaves.clear();
   t.memory.clear();
+  detail::notify_tape_rewound(t);
 }
 
 /// Number of nodes on the thread's tape (leaves included).

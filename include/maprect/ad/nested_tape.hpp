@@ -16,6 +16,7 @@ class nested_tape {
     const tape_mark m = tape_.nests.back();
     tape_.nests.pop_back();
     tape_.rewind(m);
+    detail::notify_tape_rewound(tape_);
   }
 
  private:

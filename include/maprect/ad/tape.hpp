@@ -1,6 +1,7 @@
 #pragma once
 /// \file The thread's tape: the order in which nodes were made, their memory, and nested regions.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -74,5 +75,16 @@ struct tape {
     return *instance_;
   }
 };
+
+namespace detail {
+/// Called with a tape that recover_memory() or a nested_tape's end has just rewound: drops what deferred map_rect
+/// calls kept for nodes no longer on it. Null until the first deferred call, so that no other program pays for it.
+inline std::atomic<void (*)(tape&)> tape_rewound_hook{nullptr};
+
+/// Runs the hook, if any, for `t`.
+inline void notify_tape_rewound(tape& t) {
+  if (void (*hook)(tape&) = tape_rewound_hook.load(std::memory_order_relaxed)) hook(t);
+}
+}  // namespace detail
 
 }  // namespace maprect
