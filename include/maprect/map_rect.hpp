@@ -12,10 +12,12 @@
 #include "ad.hpp"
 #include "detail/call.hpp"
 #include "detail/call_io.hpp"
+#include "detail/deferred_forward.hpp"
 #include "detail/job_error.hpp"
 #include "detail/job_runner.hpp"
 #include "detail/message_limits.hpp"
 #include "detail/registry.hpp"
+#include "detail/reverse_mode.hpp"
 #include "detail/thread_jobs.hpp"
 #include "job_data.hpp"
 
@@ -59,12 +61,6 @@ void check_map_rect_arguments(const std::vector<Eigen::Matrix<T_job, Eigen::Dyna
   if (!fits_one_message(n_values) || !fits_one_message(static_cast<long long>(J)))
     throw_too_large_for_message(n_values, "job_params (" + std::to_string(J) + " jobs of " +
                                               std::to_string(n_params) + " parameters)");
-}
-
-/// Throws std::length_error: call `call_id` returns more outputs than one call can hold.
-[[noreturn]] inline void throw_too_many_outputs(int call_id, long long n_outputs) {
-  throw std::length_error("map_rect: call id " + std::to_string(call_id) + " returns " + std::to_string(n_outputs) +
-                          " outputs, more than 2^31-1 in one call");
 }
 
 /// Runs the whole call in this process on a thread team: the jobs run the job runner's code on the team's
@@ -112,11 +108,11 @@ __attribute__((noinline)) Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::D
   }
 }
 
-/// Runs the whole call in this process, through the same job runner the workers use, reading the
+/// Runs the whole call in this process, eager, through the same job runner the workers use, reading the
 /// parameters in place and building the outputs on the caller's tape as the jobs finish. With a
 /// thread team installed on this thread (team_scope) the jobs run on the team (run_on_team).
 template <class F, class T_shared, class T_job>
-Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_in_process(
+Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_eager_in_process(
     int call_id, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
     const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
     const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs) {
@@ -160,6 +156,46 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_in_process(
   }
 }
 
+/// A call with var arguments that MAPRECT_REVERSE leaves to the cost model or makes deferred: deferred, or eager
+/// at a site under auto that has no measured call yet, whose shape it then records.
+template <class F, class T_shared, class T_job>
+__attribute__((noinline)) Eigen::Matrix<var, Eigen::Dynamic, 1> run_chosen_in_process(
+    int call_id, reverse_site& site, reverse_mode mode, int n_var_params,
+    const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
+    const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs) {
+  const bool automatic = mode == reverse_mode::automatic;
+  if (!automatic || site.choice.load(std::memory_order_relaxed) == reverse_site::deferred)
+    return run_deferred<F>(call_id, site, automatic, shared_params, job_params, x_r, x_i, msgs);
+  Eigen::Matrix<var, Eigen::Dynamic, 1> out =
+      run_eager_in_process<F>(call_id, shared_params, job_params, x_r, x_i, msgs);
+  // An eager call measures no kept tape: the next call, if deferred, measures it and may turn back.
+  site.learn(out.size(), static_cast<long long>(job_params.size()), n_var_params, 0);
+  return out;
+}
+
+/// Runs the whole call in this process: eager (run_eager_in_process) unless MAPRECT_REVERSE, or under auto the
+/// call site's choice, makes a call with var arguments deferred (run_deferred). Calls inside a job run eager.
+/// The standard model's path pays one cached setting, and under auto its site's choice: two loads.
+template <class F, class T_shared, class T_job>
+Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_in_process(
+    int call_id, reverse_site& site, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
+    const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs) {
+  if constexpr (kinds_of<T_shared, T_job>() != param_kinds::dd) {
+    const reverse_mode mode = reverse_setting();
+    if (mode != reverse_mode::eager && functor_depth == 0) {
+      const int n_var_params = (is_var_v<T_shared> ? static_cast<int>(shared_params.size()) : 0) +
+                               (is_var_v<T_job> ? static_cast<int>(job_params[0].size()) : 0);
+      if (mode == reverse_mode::deferred || (n_var_params >= min_deferred_params &&
+                                             site.choice.load(std::memory_order_relaxed) != reverse_site::eager))
+        return run_chosen_in_process<F>(call_id, site, mode, n_var_params, shared_params, job_params, x_r, x_i,
+                                        msgs);
+    }
+  }
+  return run_eager_in_process<F>(call_id, shared_params, job_params, x_r, x_i, msgs);
+}
+
 /// A cluster call's values, copied out of its result blocks (the backend reuses them at its next call).
 inline Eigen::VectorXd values_of(const call_result& res) {
   Eigen::VectorXd out(res.n_outputs);
@@ -179,7 +215,8 @@ inline Eigen::VectorXd values_of(const call_result& res) {
 /// rows belong to, 0 for rows the caller may change (see call_request::data_id).
 template <class F, class T_shared, class T_job>
 Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
-    int call_id, const functor_entry& functor, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    int call_id, const functor_entry& functor, reverse_site& site,
+    const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
     const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
     const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs,
     std::uint64_t data_id = 0) {
@@ -189,7 +226,7 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
   if (J == 0) return Eigen::Matrix<R, Eigen::Dynamic, 1>(0);
 
   if (remote_backend == nullptr || functor_depth > 0)
-    return run_in_process<F>(call_id, shared_params, job_params, x_r, x_i, msgs);
+    return run_in_process<F>(call_id, site, shared_params, job_params, x_r, x_i, msgs);
 
   // Over the cluster: the parameters travel as packed values.
   constexpr param_kinds kinds = kinds_of<T_shared, T_job>();
@@ -238,7 +275,8 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect(
     std::ostream* msgs = nullptr) {
   static_assert(std::is_same_v<T_shared, double> || std::is_same_v<T_shared, var>, "shared_params: double or var");
   static_assert(std::is_same_v<T_job, double> || std::is_same_v<T_job, var>, "job_params: double or var");
-  return detail::map_rect_call<F>(CallId, detail::checked_functor_entry<CallId, F>(), shared_params, job_params, x_r,
+  return detail::map_rect_call<F>(CallId, detail::checked_functor_entry<CallId, F>(),
+                                  detail::reverse_site_of<CallId>, shared_params, job_params, x_r,
                                   x_i, msgs);
 }
 
@@ -252,7 +290,8 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect(
     std::ostream* msgs = nullptr) {
   static_assert(std::is_same_v<T_shared, double> || std::is_same_v<T_shared, var>, "shared_params: double or var");
   static_assert(std::is_same_v<T_job, double> || std::is_same_v<T_job, var>, "job_params: double or var");
-  return detail::map_rect_call<F>(CallId, detail::checked_functor_entry<CallId, F>(), shared_params, job_params,
+  return detail::map_rect_call<F>(CallId, detail::checked_functor_entry<CallId, F>(),
+                                  detail::reverse_site_of<CallId>, shared_params, job_params,
                                   data.x_r(), data.x_i(), msgs, data.id());
 }
 

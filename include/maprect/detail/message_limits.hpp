@@ -18,4 +18,10 @@ constexpr bool fits_one_message(long long count) { return count <= max_message_v
                               " values, more than the 2^31-1 one MPI message can carry");
 }
 
+/// Throws std::length_error: call `call_id` returns more outputs than one call can hold.
+[[noreturn]] inline void throw_too_many_outputs(int call_id, long long n_outputs) {
+  throw std::length_error("map_rect: call id " + std::to_string(call_id) + " returns " + std::to_string(n_outputs) +
+                          " outputs, more than 2^31-1 in one call");
+}
+
 }  // namespace maprect::detail

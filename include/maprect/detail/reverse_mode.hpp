@@ -1,0 +1,87 @@
+#pragma once
+/// \file MAPRECT_REVERSE: whether an in-process map_rect call with var arguments runs its jobs' reverse passes at
+/// call time (eager) or keeps their tapes and sweeps them when grad() reaches the call (deferred), and the cost
+/// model `auto` chooses by.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace maprect::detail {
+
+/// How a call's reverse pass runs.
+enum class reverse_mode : int {
+  automatic = 0,  ///< chosen per call site by the cost model (deferred_pays)
+  eager = 1,      ///< every job's forward and reverse at call time; outputs carry precomputed partials
+  deferred = 2    ///< forward only at call time; the jobs' kept tapes are swept when grad() reaches the call
+};
+
+/// The mode a MAPRECT_REVERSE value names (unset or empty: automatic); throws std::invalid_argument otherwise.
+inline reverse_mode parse_reverse_mode(const char* value) {
+  if (value == nullptr || *value == '\0' || std::strcmp(value, "auto") == 0) return reverse_mode::automatic;
+  if (std::strcmp(value, "eager") == 0) return reverse_mode::eager;
+  if (std::strcmp(value, "deferred") == 0) return reverse_mode::deferred;
+  throw std::invalid_argument(std::string("MAPRECT_REVERSE must be auto, eager or deferred, not '") + value + "'");
+}
+
+/// The setting as read, or -1 before the first read. Relaxed: every thread parses the same environment.
+inline std::atomic<int> reverse_setting_cache{-1};
+
+/// Reads MAPRECT_REVERSE and caches it; an invalid value is not cached, so every call reports it.
+__attribute__((noinline)) inline reverse_mode read_reverse_setting() {
+  const reverse_mode mode = parse_reverse_mode(std::getenv("MAPRECT_REVERSE"));
+  reverse_setting_cache.store(static_cast<int>(mode), std::memory_order_relaxed);
+  return mode;
+}
+
+/// MAPRECT_REVERSE, read from the environment at the first call that needs it and cached after: one load.
+inline reverse_mode reverse_setting() {
+  const int cached = reverse_setting_cache.load(std::memory_order_relaxed);
+  if (__builtin_expect(cached >= 0, 1)) return static_cast<reverse_mode>(cached);
+  return read_reverse_setting();
+}
+
+/// Tests only: later calls run as if MAPRECT_REVERSE were `value`; null forgets the cached setting, so the next
+/// call reads the environment again. Throws like the setting for an invalid value.
+inline void set_reverse_mode_for_tests(const char* value) {
+  const int mode = value == nullptr ? -1 : static_cast<int>(parse_reverse_mode(value));
+  reverse_setting_cache.store(mode, std::memory_order_relaxed);
+}
+
+/// Bytes of kept job tapes beyond which `auto` turns a call site back to eager: the tapes of all jobs of a call
+/// live until grad() or until the caller's tape drops the call, where eager frees each job's tape at once.
+inline constexpr std::size_t kept_tape_budget_bytes = std::size_t(256) << 20;
+
+/// Whether deferred pays for a call of `n_outputs` outputs over `n_jobs` jobs with `n_var_params` var
+/// parameters per job (M, shared ones included): per job, eager moves K(M+1) doubles (each output's value and
+/// partials) and deferred 2K + M (values forward, adjoints back, the parameters' adjoints), plus one more pass
+/// over the jobs. Deferred is chosen only when eager costs at least twice as much: K(M+1) >= 2(2K + M), which
+/// no K meets below M = 4, and which keeps the standard model (K = 1, M = 4: 5 against 12) eager.
+constexpr bool deferred_pays(long long n_outputs, long long n_jobs, long long n_var_params) {
+  return n_outputs * (n_var_params + 1) >= 2 * (2 * n_outputs + n_var_params * n_jobs);
+}
+
+/// The fewest var parameters per job at which deferred_pays can hold.
+inline constexpr int min_deferred_params = 4;
+
+/// What `auto` has decided for one call site, from its last measured call (relaxed: a stale choice is only slower).
+struct reverse_site {
+  /// No call measured yet, eager, or deferred.
+  enum choice_t : int { unknown = 0, eager = 1, deferred = 2 };
+  std::atomic<int> choice{unknown};  ///< the site's choice under auto
+
+  /// Records a call's shape: deferred when it pays and its kept tapes (`kept_bytes`) stay within budget.
+  void learn(long long n_outputs, long long n_jobs, int n_var_params, std::size_t kept_bytes) {
+    const bool pays = deferred_pays(n_outputs, n_jobs, n_var_params) && kept_bytes <= kept_tape_budget_bytes;
+    choice.store(pays ? deferred : eager, std::memory_order_relaxed);
+  }
+};
+
+/// The state of call site CallId under auto (constant-initialised: no guard on the call path).
+template <int CallId>
+inline reverse_site reverse_site_of{};
+
+}  // namespace maprect::detail
