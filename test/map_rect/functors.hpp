@@ -77,4 +77,46 @@ struct inner_sweep_job {
   }
 };
 
+/// Job j returns K = x_i[0] outputs over S shared and P job parameters; output k is
+/// phi0 exp(z_k) + phi1 (k + 1), z_k = sum_p theta_p x_r[k P + p] (x_r holds K x P covariates).
+struct wide_job {
+  template <class T1, class T2>
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
+                                                                     const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+                                                                     const std::vector<double>& x_r,
+                                                                     const std::vector<int>& x_i, std::ostream*) const {
+    using R = return_type_t<T1, T2>;
+    const Eigen::Index P = theta.size();
+    Eigen::Matrix<R, Eigen::Dynamic, 1> out(x_i[0]);
+    for (int k = 0; k < x_i[0]; ++k) {
+      R z = 0;
+      for (Eigen::Index p = 0; p < P; ++p) z += theta(p) * x_r[static_cast<std::size_t>(k * P + p)];
+      out(k) = phi(0) * exp(z) + phi(1) * (k + 1.0);
+    }
+    return out;
+  }
+};
+
+/// A node whose reverse step throws std::domain_error("reverse of a job failed").
+class throwing_chain_vari final : public vari {
+ public:
+  explicit throwing_chain_vari(double v) : vari(v) {}
+  void chain() override { throw std::domain_error("reverse of a job failed"); }
+};
+
+/// Returns phi0 * theta0, times one more node whose reverse step throws when x_i[0] is 1.
+struct reverse_throwing_job {
+  template <class T1, class T2>
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
+                                                                     const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+                                                                     const std::vector<double>&,
+                                                                     const std::vector<int>& x_i, std::ostream*) const {
+    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(1);
+    out(0) = phi(0) * theta(0);
+    if constexpr (is_var_v<return_type_t<T1, T2>>)
+      if (x_i[0] == 1) out(0) = out(0) * var(new throwing_chain_vari(1.0));
+    return out;
+  }
+};
+
 }  // namespace maprect::test
