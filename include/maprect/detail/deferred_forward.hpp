@@ -23,7 +23,7 @@
 
 namespace maprect::detail {
 
-/// `n` leaves with the given values, made side by side on tape t (so a job's parameters are one array).
+/// `n` leaves of value 0, made side by side on tape t: a job's parameters, read back as one array after a sweep.
 inline vari* make_parameter_leaves(tape& t, int n) {
   auto* leaves = static_cast<vari*>(t.memory.allocate(sizeof(vari) * static_cast<std::size_t>(n)));
   for (int i = 0; i < n; ++i) t.push_leaf(::new (leaves + i) vari(0.0));

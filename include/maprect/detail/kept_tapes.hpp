@@ -34,6 +34,7 @@ struct deferred_call;
 class deferred_call_vari final : public vari {
  public:
   deferred_call_vari(deferred_call* call, std::uint64_t id) : vari(0.0), call_(call), id_(id) {}
+  /// Runs the call's reverse pass (deferred_call::sweep).
   inline void chain() override;
   /// The serial number of the call it stands for (nodes at a reused address differ in it).
   std::uint64_t id() const { return id_; }
