@@ -156,42 +156,17 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_eager_in_pr
   }
 }
 
-/// A call with var arguments that MAPRECT_REVERSE leaves to the cost model or makes deferred: deferred, or eager
-/// at a site under auto that has no measured call yet, whose shape it then records.
-template <class F, class T_shared, class T_job>
-__attribute__((noinline)) Eigen::Matrix<var, Eigen::Dynamic, 1> run_chosen_in_process(
-    int call_id, reverse_site& site, reverse_mode mode, int n_var_params,
-    const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
-    const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
-    const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs) {
-  const bool automatic = mode == reverse_mode::automatic;
-  if (!automatic || site.choice.load(std::memory_order_relaxed) == reverse_site::deferred)
-    return run_deferred<F>(call_id, site, automatic, shared_params, job_params, x_r, x_i, msgs);
-  Eigen::Matrix<var, Eigen::Dynamic, 1> out =
-      run_eager_in_process<F>(call_id, shared_params, job_params, x_r, x_i, msgs);
-  // An eager call measures no kept tape: the next call, if deferred, measures it and may turn back.
-  site.learn(out.size(), static_cast<long long>(job_params.size()), n_var_params, 0);
-  return out;
-}
-
-/// Runs the whole call in this process: eager (run_eager_in_process) unless MAPRECT_REVERSE, or under auto the
-/// call site's choice, makes a call with var arguments deferred (run_deferred). Calls inside a job run eager.
-/// The standard model's path pays one cached setting, and under auto its site's choice: two loads.
+/// Runs the whole call in this process: eager (run_eager_in_process) unless MAPRECT_REVERSE=deferred makes a call
+/// with var arguments deferred (run_deferred). `auto` runs eager as long as calls over a cluster do, so that one
+/// process and any ranks give the same bits. Calls inside a job run eager. The eager path pays one cached load.
 template <class F, class T_shared, class T_job>
 Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_in_process(
-    int call_id, reverse_site& site, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    int call_id, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
     const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
     const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs) {
   if constexpr (kinds_of<T_shared, T_job>() != param_kinds::dd) {
-    const reverse_mode mode = reverse_setting();
-    if (mode != reverse_mode::eager && functor_depth == 0) {
-      const int n_var_params = (is_var_v<T_shared> ? static_cast<int>(shared_params.size()) : 0) +
-                               (is_var_v<T_job> ? static_cast<int>(job_params[0].size()) : 0);
-      if (mode == reverse_mode::deferred || (n_var_params >= min_deferred_params &&
-                                             site.choice.load(std::memory_order_relaxed) != reverse_site::eager))
-        return run_chosen_in_process<F>(call_id, site, mode, n_var_params, shared_params, job_params, x_r, x_i,
-                                        msgs);
-    }
+    if (reverse_setting() == reverse_mode::deferred && functor_depth == 0)
+      return run_deferred<F>(call_id, shared_params, job_params, x_r, x_i, msgs);
   }
   return run_eager_in_process<F>(call_id, shared_params, job_params, x_r, x_i, msgs);
 }
@@ -215,8 +190,7 @@ inline Eigen::VectorXd values_of(const call_result& res) {
 /// rows belong to, 0 for rows the caller may change (see call_request::data_id).
 template <class F, class T_shared, class T_job>
 Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
-    int call_id, const functor_entry& functor, reverse_site& site,
-    const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    int call_id, const functor_entry& functor, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
     const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
     const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs,
     std::uint64_t data_id = 0) {
@@ -226,7 +200,7 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
   if (J == 0) return Eigen::Matrix<R, Eigen::Dynamic, 1>(0);
 
   if (remote_backend == nullptr || functor_depth > 0)
-    return run_in_process<F>(call_id, site, shared_params, job_params, x_r, x_i, msgs);
+    return run_in_process<F>(call_id, shared_params, job_params, x_r, x_i, msgs);
 
   // Over the cluster: the parameters travel as packed values.
   constexpr param_kinds kinds = kinds_of<T_shared, T_job>();
@@ -275,8 +249,7 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect(
     std::ostream* msgs = nullptr) {
   static_assert(std::is_same_v<T_shared, double> || std::is_same_v<T_shared, var>, "shared_params: double or var");
   static_assert(std::is_same_v<T_job, double> || std::is_same_v<T_job, var>, "job_params: double or var");
-  return detail::map_rect_call<F>(CallId, detail::checked_functor_entry<CallId, F>(),
-                                  detail::reverse_site_of<CallId>, shared_params, job_params, x_r,
+  return detail::map_rect_call<F>(CallId, detail::checked_functor_entry<CallId, F>(), shared_params, job_params, x_r,
                                   x_i, msgs);
 }
 
@@ -290,8 +263,7 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect(
     std::ostream* msgs = nullptr) {
   static_assert(std::is_same_v<T_shared, double> || std::is_same_v<T_shared, var>, "shared_params: double or var");
   static_assert(std::is_same_v<T_job, double> || std::is_same_v<T_job, var>, "job_params: double or var");
-  return detail::map_rect_call<F>(CallId, detail::checked_functor_entry<CallId, F>(),
-                                  detail::reverse_site_of<CallId>, shared_params, job_params,
+  return detail::map_rect_call<F>(CallId, detail::checked_functor_entry<CallId, F>(), shared_params, job_params,
                                   data.x_r(), data.x_i(), msgs, data.id());
 }
 

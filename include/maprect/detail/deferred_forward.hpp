@@ -169,11 +169,11 @@ Eigen::Matrix<var, Eigen::Dynamic, 1> make_deferred_outputs(tape& t, deferred_ca
 }
 
 /// Runs a call with var arguments deferred, in process: forward passes on kept tapes, outputs on the caller's
-/// tape (see make_deferred_outputs). With `learn`, the call's shape updates its site's choice under auto.
+/// tape (see make_deferred_outputs).
 /// Kept out of line: the eager paths it sits beside do not grow by it.
 template <class F, class T_shared, class T_job>
 __attribute__((noinline)) Eigen::Matrix<var, Eigen::Dynamic, 1> run_deferred(
-    int call_id, reverse_site& site, bool learn, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    int call_id, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
     const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
     const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs) {
   const caller_jobs<T_shared, T_job> in(shared_params, job_params, x_r, x_i, msgs);
@@ -190,9 +190,6 @@ __attribute__((noinline)) Eigen::Matrix<var, Eigen::Dynamic, 1> run_deferred(
     calls.give_back(call);
     throw;
   }
-  const int n_var_params = (is_var_v<T_shared> ? static_cast<int>(shared_params.size()) : 0) +
-                           (is_var_v<T_job> ? static_cast<int>(job_params[0].size()) : 0);
-  if (learn) site.learn(n_outputs, in.n_jobs(), n_var_params, call.kept_bytes());
   if (n_outputs == 0) {  // no adjoint can reach the jobs: nothing to keep
     calls.give_back(call);
     return Eigen::Matrix<var, Eigen::Dynamic, 1>(0);

@@ -14,7 +14,7 @@ namespace maprect::detail {
 
 /// How a call's reverse pass runs.
 enum class reverse_mode : int {
-  automatic = 0,  ///< chosen per call site by the cost model (deferred_pays)
+  automatic = 0,  ///< eager for now: one process and any ranks give the same bits (see deferred_pays)
   eager = 1,      ///< every job's forward and reverse at call time; outputs carry precomputed partials
   deferred = 2    ///< forward only at call time; the jobs' kept tapes are swept when grad() reaches the call
 };
@@ -51,37 +51,14 @@ inline void set_reverse_mode_for_tests(const char* value) {
   reverse_setting_cache.store(mode, std::memory_order_relaxed);
 }
 
-/// Bytes of kept job tapes beyond which `auto` turns a call site back to eager: the tapes of all jobs of a call
-/// live until grad() or until the caller's tape drops the call, where eager frees each job's tape at once.
-inline constexpr std::size_t kept_tape_budget_bytes = std::size_t(256) << 20;
-
-/// Whether deferred pays for a call of `n_outputs` outputs over `n_jobs` jobs with `n_var_params` var
+/// Whether deferred would pay for a call of `n_outputs` outputs over `n_jobs` jobs with `n_var_params` var
 /// parameters per job (M, shared ones included): per job, eager moves K(M+1) doubles (each output's value and
 /// partials) and deferred 2K + M (values forward, adjoints back, the parameters' adjoints), plus one more pass
-/// over the jobs. Deferred is chosen only when eager costs at least twice as much: K(M+1) >= 2(2K + M), which
-/// no K meets below M = 4, and which keeps the standard model (K = 1, M = 4: 5 against 12) eager.
+/// over the jobs. It pays when eager costs at least twice as much: K(M+1) >= 2(2K + M), which no K meets below
+/// M = 4, and which keeps the standard model (K = 1, M = 4: 5 against 12) eager. `auto` will choose by it once
+/// calls over a cluster run deferred; until then it runs eager, so that every way of running gives one answer.
 constexpr bool deferred_pays(long long n_outputs, long long n_jobs, long long n_var_params) {
   return n_outputs * (n_var_params + 1) >= 2 * (2 * n_outputs + n_var_params * n_jobs);
 }
-
-/// The fewest var parameters per job at which deferred_pays can hold.
-inline constexpr int min_deferred_params = 4;
-
-/// What `auto` has decided for one call site, from its last measured call (relaxed: a stale choice is only slower).
-struct reverse_site {
-  /// No call measured yet, eager, or deferred.
-  enum choice_t : int { unknown = 0, eager = 1, deferred = 2 };
-  std::atomic<int> choice{unknown};  ///< the site's choice under auto
-
-  /// Records a call's shape: deferred when it pays and its kept tapes (`kept_bytes`) stay within budget.
-  void learn(long long n_outputs, long long n_jobs, int n_var_params, std::size_t kept_bytes) {
-    const bool pays = deferred_pays(n_outputs, n_jobs, n_var_params) && kept_bytes <= kept_tape_budget_bytes;
-    choice.store(pays ? deferred : eager, std::memory_order_relaxed);
-  }
-};
-
-/// The state of call site CallId under auto (constant-initialised: no guard on the call path).
-template <int CallId>
-inline reverse_site reverse_site_of{};
 
 }  // namespace maprect::detail
