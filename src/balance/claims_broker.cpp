@@ -1,17 +1,15 @@
-// The root's side of map_rect's claims by message (src/balance/claims_broker.hpp).
+// The root's side of the claims by message (src/balance/claims_broker.hpp).
 #include "src/balance/claims_broker.hpp"
 
 #include <algorithm>
 
 namespace maprect::detail {
 
-claims_broker::claims_broker(cluster_state& s, const root_site& site, const call_request& req, owned_rows rows)
-    : s_(s), site_(site), req_(req), rows_(s.comm, rows), own_start_(clock::now()),
-      victims_(static_cast<std::size_t>(s.size)), told_(static_cast<std::size_t>(s.size), 0),
-      wants_(static_cast<std::size_t>(s.size), 0), batches_out_(static_cast<std::size_t>(s.size), 0) {
-  for (int v = 1; v < s.size; ++v) victims_[v].left = site.plan.jobs(v);
-  s.call.worker_ends.assign(static_cast<std::size_t>(s.size), -1);  // -1: its result is not in
-  s.call.worker_taken.assign(static_cast<std::size_t>(s.size), 0);
+claims_broker::claims_broker(cluster_state& s, root_claimed_work& work)
+    : s_(s), work_(work), own_start_(clock::now()), victims_(static_cast<std::size_t>(s.size)),
+      told_(static_cast<std::size_t>(s.size), 0), wants_(static_cast<std::size_t>(s.size), 0),
+      own_in_(static_cast<std::size_t>(s.size), 0), batches_out_(static_cast<std::size_t>(s.size), 0) {
+  for (int v = 1; v < s.size; ++v) victims_[v].left = work.jobs_of(v);
 }
 
 void claims_broker::reset(int n, bool claimable) {
@@ -30,10 +28,11 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   wants_[thief] = ask.want != 0 ? 1 : 0;
   if (wants_[thief] && !stopping_ && claimable_ && own_.left() > 0) {
     const job_range g = own_.grant_back(ask.held(job_seconds_), jobs_worth(round_trip(thief), job_seconds_));
+    refused_ = refused_ || g.empty();
     if (!g.empty()) {
       send_grant(s_.comm, thief, 0, g);
       if (!is_later(g)) {
-        rows_.send(thief, 0, g);
+        work_.send_batch(thief, 0, g);
         ++batches_out_[thief];
       }
       return;
@@ -62,13 +61,20 @@ double claims_broker::round_trip(int r) const {
   return r > 0 && r < static_cast<int>(s_.ranks.size()) ? s_.ranks[r].round_trip : 0.0;
 }
 
-void claims_broker::ask_victim(int v, int thief, int held, double held_seconds) {
+void claims_broker::release_held() {
+  const int held = s_.settings.test_held_rank;
+  if (held <= 0 || held >= s_.size || victims_[held].exhausted || !victims_[held].asks.empty()) return;
+  ask_victim(held, 0, 0, 0, false);
+}
+
+void claims_broker::ask_victim(int v, int thief, int held, double held_seconds, bool want) {
   ask_out& ask = victims_[v].asks.emplace_back();
   ask.thief = thief;
   // A batch for the root is worth the ask's own round trip to the owner; one for a worker, its round trip
   // from the root as well (the rows go out, the blocks come back).
   const double least = round_trip(thief > 0 ? thief : v);
-  post_ask(s_.comm, v, {1.0, static_cast<double>(held), held_seconds, least}, &ask.answer.owner, 3, ask.reply);
+  post_ask(s_.comm, v, {want ? 1.0 : 0.0, static_cast<double>(held), held_seconds, least}, &ask.answer.owner, 3,
+           ask.reply);
   if (thief == 0) root_asking_ = true;
   if (s_.settings.timeout > 0) ask.sent = clock::now();
 }
@@ -123,8 +129,9 @@ void claims_broker::on_answer(int v, const ask_out& ask) {
   } else if (!is_later(g)) {
     w.left = g.size();  // the owner keeps about as many as it grants
   }
-  if (is_later(g) || g.empty() || stopping_) {
-    // Nobody runs a batch granted once a failure is known: the call fails, or is planned anew.
+  const bool dropped = dropping_ || (stopping_ && work_.global_job(v, g.begin) > lowest_failure_);
+  if (is_later(g) || g.empty() || dropped) {
+    // Nobody runs a batch behind a known failure, or on stale data: the call fails, or is planned anew.
     if (thief > 0) waiting_.push_front(thief);
     return;
   }
@@ -133,7 +140,7 @@ void claims_broker::on_answer(int v, const ask_out& ask) {
     return;
   }
   send_grant(s_.comm, thief, v, g);
-  rows_.send(thief, site_.plan.first(v), g);
+  work_.send_batch(thief, v, g);
   ++batches_out_[thief];
 }
 
@@ -149,7 +156,10 @@ void claims_broker::dispatch() {
       ++it;
     }
   }
-  if (none_left) return;
+  if (none_left) {
+    release_held();
+    return;
+  }
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     const int v = wants_[*it] ? richest_free(*it) : -1;
     if (v < 0) {
@@ -175,47 +185,61 @@ bool claims_broker::finished() const {
   return true;
 }
 
-int claims_broker::run(double* buffer, bool want, taken_failure& failure, std::vector<int>& late) {
+void claims_broker::note_failure(int job) {
+  lowest_failure_ = std::min(lowest_failure_, job);
+  stopping_ = true;
+}
+
+void claims_broker::hold_for_claims() {
+  if (s_.settings.test_held_rank != 0) return;
+  const int left = own_.left();
+  const auto until = clock::now() + std::chrono::seconds(20);
+  auto nobody_wants = [this] {
+    for (int r = 1; r < s_.size; ++r)
+      if (!victims_[r].exhausted || wants_[r]) return false;
+    return true;
+  };
+  unsigned spins = 0;
+  while (claimable_ && left > 0 && own_.left() == left && !refused_ && !nobody_wants() && clock::now() < until) {
+    serve_asks();
+    pause_in_claims(s_.settings.policy, spins);
+  }
+}
+
+int claims_broker::run(bool want, std::vector<int>& late) {
   stopping_ = stopping_ || !want;
+  dropping_ = dropping_ || !want;
   const auto since = clock::now();
   int taken = 0;
   unsigned spins = 0;
   while (true) {
     serve_asks();
-    const int answered = poll_answers(late) + poll_results(buffer);
+    const int answered = poll_answers(late) + poll_results();
     if (!late.empty()) return -1;
     dispatch();
     if (!next_.jobs.empty()) {
       const root_batch b = next_;
       next_ = {};
-      double* region = buffer + site_.results.displs[b.owner] + wire::status_doubles;
-      run_batch_on_root(s_, site_, req_, region, b.owner, b.jobs, failure);
+      int failed_job = -1;
+      const wire::status code = work_.run_on_root(b.owner, b.jobs, failed_job);
       taken += b.jobs.size();
-      stopping_ = stopping_ || failure.code != wire::status::ok;
+      if (code == wire::status::failed) note_failure(failed_job);
+      else if (code != wire::status::ok) stopping_ = dropping_ = true;
       continue;
     }
     if (finished()) break;
     if (s_.settings.timeout > 0 && clock::now() > claims_deadline(s_, since)) {
       for (int r = 1; r < s_.size; ++r)
-        if (!told_[r] || s_.call.worker_ends[r] < 0 || batches_out_[r] > 0) late.push_back(r);
+        if (!told_[r] || !own_in_[r] || batches_out_[r] > 0) late.push_back(r);
       return -1;
     }
     if (answered == 0) pause_in_claims(s_.settings.policy, spins);
   }
-  rows_.finish();
+  work_.finish_sends();
   return taken;
 }
 
 namespace {
-
-/// Doubles of the blocks of rank r's local jobs [begin, end).
-int blocks_between(const root_site& site, int r, int begin, int end) {
-  const int first = site.plan.first(r), jobs = site.plan.jobs(r);
-  const int region = site.results.counts[r] - wire::status_doubles;
-  const int to = end >= jobs ? region : site.block_at[first + end];
-  const int from = begin >= jobs ? region : site.block_at[first + begin];
-  return to - from;
-}
 
 /// Keeps a batch's failure in `failure` when it fails before what is there (a failure before a changed
 /// output count).
@@ -230,40 +254,31 @@ void note_batch_failure(const result_head& head, int thief, stolen_failure& fail
 
 }  // namespace
 
-int claims_broker::poll_results(double* buffer) {
+int claims_broker::poll_results() {
   int results = 0, pending = 0;
   MPI_Status st;
   while (MPI_Iprobe(MPI_ANY_SOURCE, steal_tag::result, s_.comm, &pending, &st), pending) {
     result_head head;
     MPI_Recv(&head, sizeof(result_head) / sizeof(double), MPI_DOUBLE, st.MPI_SOURCE, steal_tag::result, s_.comm,
              MPI_STATUS_IGNORE);
-    receive_result(buffer, st.MPI_SOURCE, head);
+    receive_result(st.MPI_SOURCE, head);
     ++results;
   }
   return results;
 }
 
-void claims_broker::receive_result(double* buffer, int from, const result_head& head) {
-  const int owner = static_cast<int>(head.owner), begin = static_cast<int>(head.begin),
-            end = static_cast<int>(head.end), code = static_cast<int>(head.code);
-  double* region = buffer + site_.results.displs[owner];
+void claims_broker::receive_result(int from, const result_head& head) {
   int n = 0;
-  if (owner == from) {  // its own jobs [0, end): the status goes where a gather puts it
-    const double status[wire::status_doubles] = {head.code, head.job, head.busy, head.slowest, head.fastest};
-    std::copy_n(status, wire::status_doubles, region);
-    s_.call.worker_ends[from] = end;
+  double* blocks = work_.place_result(from, head, n);
+  if (static_cast<int>(head.owner) == from) {  // its own jobs: the status rides in the head
+    own_in_[from] = 1;
     ++own_results_;
-    n = blocks_between(site_, from, 0, end);
     received_ += wire::status_doubles;
   } else {
     note_batch_failure(head, from, stolen_);
-    if (code != result_head::not_run) s_.call.worker_taken[from] += end - begin;
     --batches_out_[from];
-    if (code == static_cast<int>(wire::status::ok)) n = blocks_between(site_, owner, begin, end);
   }
-  const int at = owner == from || begin >= site_.plan.jobs(owner) ? 0 : site_.block_at[site_.plan.first(owner) + begin];
-  if (n > 0)
-    MPI_Recv(region + wire::status_doubles + at, n, MPI_DOUBLE, from, steal_tag::blocks, s_.comm, MPI_STATUS_IGNORE);
+  if (n > 0) MPI_Recv(blocks, n, MPI_DOUBLE, from, steal_tag::blocks, s_.comm, MPI_STATUS_IGNORE);
   received_ += n;
 }
 

@@ -9,6 +9,7 @@
 // any, it answers every ask "none", and a worker stops at its first "none". A call's claims therefore end
 // with one ask and one answer per worker, O(P) messages.
 #include <chrono>
+#include <climits>
 #include <deque>
 #include <vector>
 
@@ -19,8 +20,8 @@ namespace maprect::detail {
 /// Root: the claims of one steady call by message (see above).
 class claims_broker {
  public:
-  /// The claims of call `req` of `site`; `rows` are the caller's (rows to thieves go from there).
-  claims_broker(cluster_state& s, const root_site& site, const call_request& req, owned_rows rows);
+  /// The claims of one call over `work`'s jobs.
+  claims_broker(cluster_state& s, root_claimed_work& work);
   /// The root's own `n` jobs, all unstarted; with `claimable` false no worker is granted any of them.
   void reset(int n, bool claimable);
   /// The root's own unstarted jobs; it runs them from the front.
@@ -35,12 +36,19 @@ class claims_broker {
   /// The root has run `done` of its own jobs and `left` are unstarted: with a few left, it asks a worker for
   /// a batch, so that the answer (given between the worker's batches) is there when they are done.
   void after_batch(int done, int left);
-  /// Once the root's own jobs are done: brokers the workers' batches and runs those it takes into `buffer`
-  /// (stopping at the first failure, or at once when `want` is false), and receives each worker's results
-  /// into `buffer` (statuses where a gather puts them, blocks in job order), until every worker has heard
-  /// "none" and every batch's result is in. Returns the jobs the root ran for workers, or -1 when
-  /// MAPRECT_TIMEOUT passed while a worker had not answered or not asked (`late` names them).
-  int run(double* buffer, bool want, taken_failure& failure, std::vector<int>& late);
+  /// A job the root ran failed (the lowest failing job decides): no more asks go out, and a batch granted
+  /// from behind it is dropped. A batch granted from before it still runs, so that nobody's lower failure hides.
+  void note_failure(int job);
+  /// A test's pin (MAPRECT_TEST_HOLD_RANK=0), once the root's first batch of its own has run: answers asks until
+  /// a worker took some of the root's jobs, none can (none left, or too few to be worth a round trip), or no
+  /// worker wants any; at most 20 s, so that a test that sees no claims fails rather than hangs.
+  void hold_for_claims();
+  /// Once the root's own jobs are done: brokers the workers' batches and runs those it takes, and hands each
+  /// worker's results to the work, until every worker has heard "none" and every batch's result is in. With
+  /// `want` false (the workers' data are stale) nobody runs another batch. Returns the jobs the root ran for
+  /// workers, or -1 when MAPRECT_TIMEOUT passed while a worker had not answered or not asked (`late` names
+  /// them).
+  int run(bool want, std::vector<int>& late);
   /// The first failure, by job index, among the batches the workers ran for other ranks.
   const stolen_failure& stolen() const { return stolen_; }
   /// Doubles received from the workers: statuses and blocks.
@@ -72,10 +80,13 @@ class claims_broker {
   };
 
   void on_ask(int thief, const ask_message& ask);
-  void ask_victim(int v, int thief, int held = 0, double held_seconds = 0);
+  void ask_victim(int v, int thief, int held = 0, double held_seconds = 0, bool want = true);
+  /// A test's pin (MAPRECT_TEST_HOLD_RANK=r > 0), once nobody takes more: asks the held worker for none, so that
+  /// it stops waiting for a claim that cannot come.
+  void release_held();
   int poll_answers(std::vector<int>& late);
-  int poll_results(double* buffer);
-  void receive_result(double* buffer, int from, const result_head& head);
+  int poll_results();
+  void receive_result(int from, const result_head& head);
   void on_answer(int v, const ask_out& ask);
   void dispatch();
   int richest_free(int thief) const;
@@ -86,12 +97,13 @@ class claims_broker {
   bool finished() const;
 
   cluster_state& s_;
-  const root_site& site_;
-  const call_request& req_;
-  rows_to_thieves rows_;
+  root_claimed_work& work_;
   unstarted_jobs own_;
   bool claimable_ = true;
-  bool stopping_ = false;      ///< a failure is known (or the data are stale): nobody takes more jobs
+  bool stopping_ = false;      ///< a failure is known (or the data are stale): no more asks go out
+  bool dropping_ = false;      ///< the data are stale or the outputs changed: no batch granted runs
+  bool refused_ = false;       ///< an ask for the root's jobs found too few to grant
+  int lowest_failure_ = INT_MAX;  ///< the lowest job the root saw fail
   bool root_asking_ = false;   ///< an ask for the root is out
   double job_seconds_ = 0;
   clock::time_point own_start_;
@@ -102,6 +114,7 @@ class claims_broker {
   int told_none_ = 0;
   root_batch next_;
   int own_results_ = 0;    ///< workers whose own jobs' result is in
+  std::vector<char> own_in_;      ///< per worker, whether its own jobs' result is in
   std::vector<int> batches_out_;  ///< per worker, batches granted to it whose result is not in yet
   stolen_failure stolen_;
   long long received_ = 0;

@@ -2,7 +2,8 @@
 // Claims by message (MAPRECT_BALANCE=auto wherever the ranks cannot claim in host memory, and hosts): any
 // rank that has run out of jobs in a steady call takes batches of the jobs a slower rank has not started,
 // wherever that rank runs. What both sides share; the root's side is claims_broker.hpp, the worker's
-// steal_worker.cpp.
+// steal_worker.cpp. The engine reaches a call's jobs only through root_claimed_work and worker_claimed_work
+// below, so that what a job is (map_rect's: src/map_rect/claimed_jobs.*) stays the command's.
 //
 // The claims travel as messages, not as one-sided atomics. Open MPI 4.1 here serves MPI_Fetch_and_op and
 // MPI_Compare_and_swap across hosts only through its osc/pt2pt component, which Debian's configuration turns
@@ -105,7 +106,7 @@ void answer_asks(MPI_Comm comm, int ask_tag, Grant&& grant) {
   }
 }
 
-/// A grant of map_rect's claims: rank `owner`'s local jobs [begin, end) (empty: none left).
+/// A grant of the claims by message: rank `owner`'s local jobs [begin, end) (empty: none left).
 struct grant_message {
   int owner = 0;
   int begin = 0;
@@ -115,39 +116,6 @@ struct grant_message {
 
 /// Sends `thief` the grant of `owner`'s local jobs `g`.
 void send_grant(MPI_Comm comm, int thief, int owner, job_range g);
-
-/// The caller's parameters, planned output counts and rows of every job of a call, on the root, from job 0.
-struct owned_rows {
-  const double* job_params = nullptr;        ///< P values per job
-  int n_job_params = 0;                      ///< P
-  const int* counts = nullptr;               ///< planned output counts
-  const std::vector<double>* x_r = nullptr;  ///< one row per job
-  const std::vector<int>* x_i = nullptr;     ///< one row per job
-  rows_sent* sent = nullptr;                 ///< which worker holds which rows of the call's job_data
-};
-
-/// The rows of a batch granted to a worker thief, sent without waiting: the thief receives them once it has
-/// run the batch it holds.
-struct granted_rows {
-  std::vector<double> reals;  ///< the batch's job parameters, then its x_r rows
-  std::vector<int> ints;      ///< its planned output counts, whether each job's rows follow, its x_i rows
-  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-};
-
-/// Root: sends worker thieves what they need to run the batches granted to them, from the caller's data.
-class rows_to_thieves {
- public:
-  rows_to_thieves(MPI_Comm comm, owned_rows rows) : comm_(comm), rows_(rows) {}
-  /// Sends `thief` the parameters, counts and rows of jobs [first + g.begin, first + g.end).
-  void send(int thief, int first, job_range g);
-  /// Completes the sends: once a thief has heard "none", it has received all of them.
-  void finish();
-
- private:
-  MPI_Comm comm_;
-  owned_rows rows_;
-  std::deque<granted_rows> sent_;  ///< on their way (a deque: their addresses stay)
-};
 
 /// What a worker sends the root ahead of the blocks of its own jobs, or of a batch it ran for another rank.
 struct result_head {
@@ -163,14 +131,6 @@ struct result_head {
   static constexpr int not_run = -1;
 };
 
-/// Where the root's running of workers' jobs stopped early: a job that threw, or changed its output count.
-struct taken_failure {
-  wire::status code = wire::status::ok;
-  int rank = 0;  ///< whose chunk
-  int job = -1;  ///< global index of the failing job
-  job_error error;
-};
-
 /// The first failure, by job index, among the batches the workers ran for other workers in a call.
 struct stolen_failure {
   wire::status code = wire::status::ok;
@@ -181,21 +141,60 @@ struct stolen_failure {
 /// Waits a little in a claim loop, as the policy says (`spins` counts the waits so far).
 void pause_in_claims(wait_policy policy, unsigned& spins);
 
-/// Runs worker r's local jobs `got` on the root from the caller's data, into their place in `region` (the
-/// blocks of r's chunk). On a failure records it in `failure`.
-void run_batch_on_root(cluster_state& s, const root_site& site, const call_request& req, double* region, int r,
-                       job_range got, taken_failure& failure);
-
 /// With MAPRECT_TIMEOUT: the later of the call's deadline and the timeout from `since` (a rank answers an ask
 /// only between its jobs, and the root's own jobs may have held the workers' asks up); else never.
 std::chrono::steady_clock::time_point claims_deadline(const cluster_state& s,
                                                       std::chrono::steady_clock::time_point since);
 
-/// Worker: steps 4 and 5 of a steady call by claims by message, once its job parameters are in
-/// `job_params`: runs its jobs, answering the root's asks, sends their blocks, then runs the batches the
-/// root grants it, sending each one's blocks, until the root answers "none".
-void serve_call_stealing(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
-                         const double* job_params);
+/// Root: the jobs of one call whose claims claims_broker brokers, as one kind of command sees them: how
+/// many each worker's range holds, and how a batch's data go to a thief, run on the root, and come back.
+class root_claimed_work {
+ public:
+  virtual ~root_claimed_work() = default;
+  /// The jobs of worker r's range when the call starts.
+  virtual int jobs_of(int r) const = 0;
+  /// Sends worker `thief`, without waiting, what it needs to run `owner`'s local jobs `g` (owner 0: the root).
+  virtual void send_batch(int thief, int owner, job_range g) = 0;
+  /// Completes send_batch's sends: once every thief has heard "none", it has received all of them.
+  virtual void finish_sends() = 0;
+  /// The global index of `owner`'s local job `local`.
+  virtual int global_job(int owner, int local) const = 0;
+  /// Runs worker `owner`'s local jobs `g` on the root: ok, or failed (the failing global job in `failed_job`),
+  /// or counts_changed; the work keeps the lowest failure.
+  virtual wire::status run_on_root(int owner, job_range g, int& failed_job) = 0;
+  /// Takes `head`, a result from worker `from`: of its own jobs (owner == from) or of a batch it ran. Returns
+  /// where the `n` doubles of blocks that follow it go (n = 0: none follow).
+  virtual double* place_result(int from, const result_head& head, int& n) = 0;
+};
+
+/// Worker: its jobs of one call under claims by message, as one kind of command sees them: its own range,
+/// and the batches the root grants it from other ranks' ranges.
+class worker_claimed_work {
+ public:
+  virtual ~worker_claimed_work() = default;
+  /// The jobs of this rank's own range.
+  virtual int own_jobs() const = 0;
+  /// -1 when this rank can run the call's jobs; else the global job whose failure names why not (its error
+  /// kept for fetch_error).
+  virtual int unrunnable_job() = 0;
+  /// Runs its own local jobs `g`: ok, or failed (the failing global job in `failed_job`, its error kept), or
+  /// counts_changed.
+  virtual wire::status run_own(job_range g, int& failed_job) = 0;
+  /// The global index of `owner`'s local job `local`.
+  virtual int global_job(int owner, int local) const = 0;
+  /// Receives the data of the batch `got` the root granted this rank.
+  virtual void receive_batch(const grant_message& got) = 0;
+  /// Runs the batch received last into `blocks`, as run_own reports.
+  virtual wire::status run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) = 0;
+  /// The blocks of its own local jobs [0, end): where they start, and their `n` doubles.
+  virtual const double* own_blocks(int end, int& n) = 0;
+};
+
+/// Worker: steps 4 and 5 of a call by claims by message: runs its own jobs, answering the root's asks, sends
+/// their blocks, then runs the batches the root grants it, sending each one's blocks, until the root answers
+/// "none". With `hold` (a test's pin, MAPRECT_TEST_HOLD_RANK), once the first batch of its own has run, it
+/// runs no more until the root took some, answered "none", or 20 s passed.
+void serve_claims(cluster_state& s, worker_claimed_work& work, bool hold = false);
 
 /// Who ran which jobs in a steady call by claims (by message, or between all ranks of one host),
 /// per rank (index 0: the root).

@@ -1,7 +1,7 @@
 #pragma once
 // The root's side of a map_rect call, in the steps that its commands share: the request, the parameters out,
 // the root's own jobs, the answers in, and the layout of a call site's results. Each command's file holds
-// both its sides: first_call.cpp, share_move.cpp and steady_call.cpp (with the claims between all ranks of a
+// both its sides: first_call.cpp and steady_call.cpp (with the claims between all ranks of a
 // host in host_claims.cpp); root_call.cpp chooses among them, and the worker's serve loop (src/worker/serve.cpp)
 // dispatches to them. The worker's shared steps are src/worker/worker_steps.hpp.
 #include <chrono>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/balance/claims_broker.hpp"
+#include "src/map_rect/claimed_jobs.hpp"
 #include "src/cluster/call_timeout.hpp"
 #include "src/cluster/cluster_state.hpp"
 #include "src/protocol/exchange.hpp"

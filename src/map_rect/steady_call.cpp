@@ -76,17 +76,19 @@ rows_sent* rows_sent_of(cluster_state& s, const call_request& req) {
 /// claims it brokers between them, until each has heard "none". With stale workers' data it runs nothing
 /// (the answers are dropped) but still takes part in the claims, as every worker expects.
 void steal_part(cluster_state& s, const root_site& site, const call_request& req, double* buffer, root_part& part) {
-  claims_broker broker(s, site, req, {req.job_params, req.n_job_params, site.counts.data(), req.x_r->data(),
-                                      req.x_i->data(), rows_sent_of(s, req)});
+  map_rect_claimed_jobs work(s, site, req, buffer,
+                             {req.job_params, req.n_job_params, site.counts.data(), req.x_r->data(),
+                              req.x_i->data(), rows_sent_of(s, req)});
+  claims_broker broker(s, work);
   // A functor's messages reach the caller's stream only from the root: with one, its jobs stay its own.
   broker.reset(part.data_unchanged ? site.plan.root_jobs : 0, req.msgs == nullptr);
   if (part.data_unchanged) part.status = run_own_claimable(s, site, req, broker, part.error);
   part.own_done = std::chrono::steady_clock::now();
   part.own_end = broker.jobs().end();
   std::vector<int> late;
-  part.taken = broker.run(buffer, part.data_unchanged && part.status.code == wire::status::ok, part.taken_failed,
-                          late);
+  part.taken = broker.run(part.data_unchanged && part.status.code == wire::status::ok, late);
   if (part.taken < 0) abort_late(s, name_of(req), late);
+  part.taken_failed = work.failure();
   part.stolen = broker.stolen();
   part.received = broker.received();
 }

@@ -14,23 +14,16 @@ constexpr int done_tag = 1;
 /// The empty messages by which the root times its round trip to each worker at start-up (rank_facts).
 constexpr int round_trip_tag = 2;
 
-/// map_rect's claims between ranks, by message.
+/// The claims between ranks by message, of map_rect's jobs and reduce_sum's slices alike.
 namespace steal_tag {
 constexpr int ask = 10;         ///< an ask_message: worker -> root, or root -> the owner of jobs
 constexpr int grant = 11;       ///< a grant_message: root -> thief, or worker -> root (empty: none left)
-constexpr int grant_reals = 12; ///< root -> worker thief: the batch's job parameters, then its x_r rows
+constexpr int grant_reals = 12; ///< root -> worker thief: the batch's job parameters, then its x_r rows (map_rect),
+                                ///< or its slices' values (reduce_sum)
 constexpr int grant_ints = 13;  ///< root -> worker thief: the batch's planned output counts, whether each job's
                                 ///< rows follow (the root's of a job_data go to each worker once), its x_i rows
 constexpr int result = 14;      ///< worker -> root: a result_head, of its own jobs or of a batch it ran
 constexpr int blocks = 15;      ///< worker -> root: the blocks of the result just announced
 }  // namespace steal_tag
-
-/// reduce_sum's claims between ranks, by message.
-namespace reduce_claim_tag {
-constexpr int ask = 30;     ///< thief -> owner: an ask_message
-constexpr int grant = 31;   ///< owner -> thief: the slices [begin, end) granted (empty: none left)
-constexpr int values = 32;  ///< owner -> worker thief: the values of the granted slices' terms
-constexpr int answer = 33;  ///< worker -> root: its status, its own blocks, then each batch it ran for others
-}  // namespace reduce_claim_tag
 
 }  // namespace maprect::detail

@@ -3,7 +3,7 @@
 // steps 4 and 5 when a call's values, blocks and status go through host memory.
 #include <maprect/detail/reduce_call.hpp>
 
-#include "src/balance/reduce_claims.hpp"
+#include "src/reduce_sum/claimed_slices.hpp"
 #include "src/cluster/cluster_state.hpp"
 #include "src/reduce_sum/reduce_sites.hpp"
 

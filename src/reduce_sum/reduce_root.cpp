@@ -2,7 +2,8 @@
 // differs, send the parameter values, run the root's own slices, then (under claims in host memory) those it
 // claims, gather every worker's blocks, and hand all blocks to the front door's fold in slice order (never a
 // reduction by MPI, which may reorder the sums). Under claims by message (MAPRECT_BALANCE=hosts, or auto
-// where the ranks cannot claim in host memory) src/balance/reduce_claims.cpp replaces the gather.
+// where the ranks cannot claim in host memory) the claims engine over its slices
+// (src/reduce_sum/claimed_slices.cpp) replaces the gather.
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -17,7 +18,7 @@
 
 #include "src/cluster/cluster_state.hpp"
 #include "src/protocol/exchange.hpp"
-#include "src/balance/reduce_claims.hpp"
+#include "src/reduce_sum/claimed_slices.hpp"
 #include "src/reduce_sum/reduce_host_claims.hpp"
 #include "src/reduce_sum/reduce_root_steps.hpp"
 #include "src/cluster/test_hooks.hpp"
@@ -196,27 +197,53 @@ struct call_clock {
   std::chrono::steady_clock::time_point taken_done;  ///< the slices it took over done
 };
 
-/// Steps 4 and 5 by claims by message: the root's own slices (granting from their back), the workers' slices it
-/// claims (`want`: it runs some), then every worker's answer by message; every block of a worker's range
-/// lands in b.taken at its slice's place. Past the deadline names the late workers, and aborts.
-void claim_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split, bool want,
-                       root_failure& failure, call_clock& clock, std::chrono::steady_clock::time_point deadline) {
+/// The root's own slices under claims by message, from the front, answering the workers' asks between batches
+/// (`broker`) and taking batches from their back; stops at a failure, kept in `failure`. Returns where its
+/// own slices end.
+int run_own_slices(cluster_state& s, const reduce_request& req, claims_broker& broker, slice_failure& failure) {
+  unstarted_jobs& own = broker.jobs();
   reduce_root_buffers& b = s.root.reduce;
+  for (job_range got = own.take_front(s.settings.threads); !got.empty();
+       got = own.take_front(s.settings.threads, broker.least_own_batch())) {
+    const auto start = std::chrono::steady_clock::now();
+    job_error error;
+    const int failed = req.session->run(got.begin, got.end, b.own.data() + req.layout->block_at(got.begin), true, error);
+    if (failed != INT_MAX) {
+      failure.keep(failed, error);
+      own.drop_rest();  // the slices after it cannot fail first
+      broker.note_failure(failed);
+      break;
+    }
+    broker.timed_batch(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), got.size());
+    broker.serve_asks();
+    if (got.begin == 0) broker.hold_for_claims();
+    broker.after_batch(got.end, own.left());
+  }
+  return own.end();
+}
+
+/// Steps 4 and 5 by claims by message (claims_broker over the call's slices): the root's own slices, the
+/// workers' results as they come and the batches it brokers and takes; every block of a worker's range lands
+/// in b.taken at its slice's place. `want`: the workers' data are current, so their slices are worth running.
+/// Past the deadline names the late workers, and aborts.
+void claim_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split, bool want,
+                       root_failure& failure, call_clock& clock) {
+  reduce_root_buffers& b = s.root.reduce;
+  reduce_claimed_slices work(s, req, split, failure);
+  claims_broker broker(s, work);
   // A functor's messages reach the caller's stream only from the root: with one, its slices stay its own.
-  root_range_claims mine(s, req, split.first(1), want && !req.messages);
-  const int own = mine.run(b.own.data(), failure);
+  broker.reset(split.first(1), want && !req.messages);
+  const int own = run_own_slices(s, req, broker, failure);
   clock.own_done = std::chrono::steady_clock::now();
-  int late = 0;
-  const double per_slice = own > 0 ? std::chrono::duration<double>(clock.own_done - clock.own_start).count() / own : 0;
-  if (!claim_slices_as_root(s, req, mine, b.taken.data(), want && failure.slice == INT_MAX, per_slice, failure,
-                            deadline, late))
-    abort_late(s, reduce_call(req.call_id), {late});
+  b.claim_ends[0] = own;
+  std::vector<int> late;
+  if (broker.run(want, late) < 0) abort_late(s, reduce_call(req.call_id), late);
   clock.taken_done = std::chrono::steady_clock::now();
   s.root.last_profile.root_seconds = std::chrono::duration<double>(clock.taken_done - clock.own_start).count();
-  std::vector<int> missing;
-  if (!receive_claimed_answers(s, *req.layout, split, mine, b.taken.data(), b.statuses, deadline, missing))
-    abort_late(s, reduce_call(req.call_id), missing);
-  if (s.settings.timeout > 0) MPI_Waitall(s.size - 1, s.root.done.data() + 1, MPI_STATUSES_IGNORE);
+  s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(broker.received());
+  // Every worker answered the root directly: a flat gather in all but name.
+  s.root.last_traffic.collective = plan::gather_name(plan::gather_kind::flat);
+  s.root.last_traffic.gather_peers = s.size - 1;
   b.ends.assign(static_cast<std::size_t>(s.size), 0);
   b.ends[0] = own;
   for (int r = 1; r < s.size; ++r) b.ends[r] = split.first(r);  // fold_in_slice_order reads b.taken
@@ -246,7 +273,7 @@ root_failure run_and_collect(cluster_state& s, const reduce_request& req, const 
   if (b.route == wire::call_route::memory) return run_and_await_claims(s, req, split, clock, want, deadline);
   root_failure failure;
   if (claims_by_message(s.settings, s.size, b.route)) {
-    claim_and_collect(s, req, split, want, failure, clock, deadline);
+    claim_and_collect(s, req, split, want, failure, clock);
     return failure;
   }
   failure.slice = req.session->run(0, split.first(1), b.own.data(), true, failure.error);
@@ -293,7 +320,7 @@ void throw_first_claimed_failure(cluster_state& s, const reduce_request& req, co
   int slice = root.slice, rank = 0;
   for (int r = 1; r < s.size; ++r) {
     if (!failed_on(s, r)) continue;
-    const int failed = static_cast<int>(answer_of(s, r)[claim_answer::failed_slice]);
+    const int failed = static_cast<int>(answer_of(s, r)[failed_slice_at]);
     if (failed < slice) {
       slice = failed;
       rank = r;

@@ -18,7 +18,10 @@ void check_fits(int call_id, long long count, const char* what) {
 }
 
 std::chrono::steady_clock::time_point start_deadline(cluster_state& s) {
-  if (s.settings.timeout > 0 && s.root.reduce.route != wire::call_route::memory) expect_done_messages(s);
+  // By claims by message the root hears from every worker during the claims, and names the late ones there.
+  const wire::call_route route = s.root.reduce.route;
+  if (s.settings.timeout > 0 && route != wire::call_route::memory && !claims_by_message(s.settings, s.size, route))
+    expect_done_messages(s);
   return deadline_after(s.settings.timeout);
 }
 

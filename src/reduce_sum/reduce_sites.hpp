@@ -92,7 +92,7 @@ struct reduce_root_site {
   }
 };
 
-/// Whether a reduce_sum call that travels by `route` claims slices by message (src/balance/reduce_claims.hpp):
+/// Whether a reduce_sum call that travels by `route` claims slices by message (src/reduce_sum/claimed_slices.hpp):
 /// under auto wherever the ranks cannot claim in host memory (ranks on other hosts, a call that ships a
 /// payload or does not fit the slots, MAPRECT_TRANSPORT=messages). Root and workers decide it alike.
 inline bool claims_by_message(const cluster_settings& settings, int ranks, wire::call_route route) {

@@ -2,7 +2,8 @@
 // receive this rank's sliced values, run its slices on its team (under claims in host memory, those it
 // claims, front first; other ranks run the others), and send one message of status and blocks. Under claims
 // by message (MAPRECT_BALANCE=hosts, or auto where the ranks cannot claim in host memory)
-// src/balance/reduce_claims.cpp runs steps 4 and 5: any rank may claim this rank's unstarted slices, and it theirs.
+// the claims engine runs steps 4 and 5 (src/reduce_sum/claimed_slices.cpp): the root may grant this rank's
+// unstarted slices to any other, and this rank others'.
 // Every branch joins exactly the collectives the root joins (src/reduce_sum/reduce_root.cpp).
 #include <boost/archive/binary_iarchive.hpp>
 #include <algorithm>
@@ -14,7 +15,7 @@
 
 #include "src/cluster/cluster_state.hpp"
 #include "src/protocol/exchange.hpp"
-#include "src/balance/reduce_claims.hpp"
+#include "src/reduce_sum/claimed_slices.hpp"
 #include "src/cluster/call_timeout.hpp"
 #include "src/reduce_sum/reduce_host_claims.hpp"
 
@@ -135,8 +136,8 @@ void serve_reduce(cluster_state& s, const wire::request& v, const double* shared
   const bool via_slots = h.route != wire::call_route::messages;
   if (via_slots) s.host.slots.sync();
   receive_values(s, site, first, last, via_slots, named_collective(v, v.chunk_out));
-  if (claims_by_message(s.settings, s.size, h.route)) {  // answers by message (src/balance/reduce_claims.cpp)
-    serve_reduce_claims(s, site, shared, first, last);
+  if (claims_by_message(s.settings, s.size, h.route)) {  // answers by message (src/reduce_sum/claimed_slices.cpp)
+    serve_reduce_claims(s, site, shared, split);
     if (h.reserve_slots) s.host.reserve(slot_need(site.layout, first, last), s.comm);
     return;
   }

@@ -1,7 +1,7 @@
 #pragma once
 // The worker's side of a map_rect call: the steps its commands share (the job parameters in, its jobs run,
-// its part's layout; the "done" message under a timeout is call_timeout.hpp's), and the worker's side of each command, which lives
-// in the command's file beside the root's (src/map_rect/first_call.cpp, share_move.cpp, steady_call.cpp).
+// its part's layout; the "done" message under a timeout is call_timeout.hpp's). The worker's side of each
+// command lives in the command's file beside the root's (src/map_rect/first_call.cpp, steady_call.cpp).
 #include <mpi.h>
 
 #include "src/cluster/call_timeout.hpp"

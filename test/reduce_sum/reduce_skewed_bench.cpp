@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "reduce_sum/functors.hpp"
-#include "src/balance/reduce_claims.hpp"
+#include "src/reduce_sum/claimed_slices.hpp"
 #include "support/gradient_timing.hpp"
 
 using namespace maprect;

@@ -19,7 +19,7 @@
 
 #include "mpi/compare.hpp"
 #include "reduce_sum/functors.hpp"
-#include "src/balance/reduce_claims.hpp"
+#include "src/reduce_sum/claimed_slices.hpp"
 #include "support/mpi_test.hpp"
 #include "src/cluster/test_hooks.hpp"
 

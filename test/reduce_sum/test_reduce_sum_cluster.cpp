@@ -18,7 +18,7 @@
 #include "reduce_sum/models.hpp"
 #include "support/benchmark_model.hpp"
 #include "support/mpi_test.hpp"
-#include "src/balance/reduce_claims.hpp"
+#include "src/reduce_sum/claimed_slices.hpp"
 #include "src/cluster/test_hooks.hpp"
 
 using namespace maprect;
@@ -412,20 +412,19 @@ TEST_CASE("reduce_sum over the cluster: traffic per call matches the message pla
     }
     // The request to each worker and the workers' term values out; back, each worker's status and a block of
     // 1 + 1 + 2 doubles (value, the shared var's partial, its two terms' partials) per slice it ran.
-    // Under claims each batch a worker ran for another worker comes with a head of 3 doubles (its range and
-    // failing slice); the values a worker grants another go between them, not through the root.
-    // By message the root sends a worker thief the values of its own slices it grants (2 terms each).
+    // By message the root sends a worker thief the values of every slice it is granted, from any rank's range
+    // (2 terms each); the status and blocks of each result come to the root as a flat gather would bring them
+    // (the heads that say whose blocks follow are not counted).
     // Who ran what is the schedule's: the call reports it (by claims, the root's own slices that others ran).
     const int taken = the_cluster->last_call_profile().taken_jobs;
     const detail::reduce_balance_report b = detail::last_reduce_balance();
     const int root_ran = b.ends.empty() ? root_slices + taken : b.ends[0] + b.taken[0];
     const std::uint64_t values = 8u * (12 - 2 * root_slices), blocks = 8u * 4 * (slices - root_ran);
-    const std::uint64_t root_values_granted = claiming() ? 8u * 2 * (root_slices - b.ends[0]) : 0u;
-    int worker_batches = 0;
+    int thieves_ran = 0;  // slices the workers ran of other ranks' ranges
     if (claiming())
-      for (int r = 1; r < R; ++r) worker_batches += detail::last_reduce_balance().batches[r];
-    CHECK(t.sent == 8u * 32 * (R - 1) + values + root_values_granted);
-    CHECK(t.received == 8u * 5 * (R - 1) + blocks + 8u * 3 * worker_batches);
+      for (int r = 1; r < R; ++r) thieves_ran += b.taken[r];
+    CHECK(t.sent == 8u * 32 * (R - 1) + values + 8u * 2 * thieves_ran);
+    CHECK(t.received == 8u * 5 * (R - 1) + blocks);
     // On one host the values and blocks go through the workers' slots; the request by message, and the status
     // too unless the claims between all ranks carry it.
     const std::uint64_t statuses = status_through_host_memory() ? 8u * 5 * (R - 1) : 0u;

@@ -1,0 +1,236 @@
+// map_rect's jobs under the claims engine (claimed_jobs.hpp): the root's side, and the worker's.
+#include "src/map_rect/claimed_jobs.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <maprect/detail/job_runner.hpp>
+#include <maprect/detail/registry.hpp>
+#include <stdexcept>
+#include <string>
+
+namespace maprect::detail {
+
+void run_batch_on_root(cluster_state& s, const root_site& site, const call_request& req, double* region, int r,
+                       job_range got, taken_failure& failure) {
+  const int j0 = site.plan.first(r) + got.begin, n = got.size();
+  s.call.taken_out.assign(0, 0.0);
+  s.call.taken_counts.assign(static_cast<std::size_t>(n), 0);
+  const chunk_input in = root_jobs_input(req, j0, n);
+  int cursor = 0;
+  try {
+    s.chunks.run(s.team.get(), req.functor->run[static_cast<int>(req.kinds)], in, s.call.taken_out,
+                 s.call.taken_counts.data(), cursor);
+  } catch (...) {
+    failure = {wire::status::failed, r, j0 + cursor, current_job_error()};
+    return;
+  }
+  if (!std::equal(s.call.taken_counts.begin(), s.call.taken_counts.end(), site.counts.begin() + j0)) {
+    failure.code = wire::status::counts_changed;
+    failure.rank = r;
+    return;
+  }
+  std::copy_n(s.call.taken_out.data(), s.call.taken_out.size(), region + site.block_at[j0]);
+}
+
+void rows_to_thieves::send(int thief, int first, job_range g) {
+  const int P = rows_.n_job_params, begin = first + g.begin, end = first + g.end;
+  granted_rows& rows = sent_.emplace_back();
+  rows.reals.assign(rows_.job_params + static_cast<std::ptrdiff_t>(begin) * P,
+                    rows_.job_params + static_cast<std::ptrdiff_t>(end) * P);
+  rows.ints.assign(rows_.counts + begin, rows_.counts + end);
+  for (int j = begin; j < end; ++j) {
+    // A job_data's rows the thief was sent before are still the same: only whether they follow is sent.
+    const bool send = rows_.sent == nullptr || !rows_.sent->held[thief][j];
+    if (rows_.sent != nullptr) {
+      rows_.sent->held[thief][j] = 1;
+      rows_.sent->rows += send ? 1 : 0;
+    }
+    rows.ints.push_back(send ? 1 : 0);
+    if (send) rows.reals.insert(rows.reals.end(), rows_.x_r[j].begin(), rows_.x_r[j].end());
+  }
+  for (int j = begin; j < end; ++j)
+    if (rows.ints[static_cast<std::size_t>(g.size() + j - begin)] != 0)
+      rows.ints.insert(rows.ints.end(), rows_.x_i[j].begin(), rows_.x_i[j].end());
+  MPI_Isend(rows.reals.data(), static_cast<int>(rows.reals.size()), MPI_DOUBLE, thief, steal_tag::grant_reals,
+            comm_, &rows.requests[0]);
+  MPI_Isend(rows.ints.data(), static_cast<int>(rows.ints.size()), MPI_INT, thief, steal_tag::grant_ints, comm_,
+            &rows.requests[1]);
+}
+
+void rows_to_thieves::finish() {
+  for (granted_rows& rows : sent_) MPI_Waitall(2, rows.requests, MPI_STATUSES_IGNORE);
+  sent_.clear();
+}
+
+map_rect_claimed_jobs::map_rect_claimed_jobs(cluster_state& s, const root_site& site, const call_request& req,
+                                             double* buffer, owned_rows rows)
+    : s_(s), site_(site), req_(req), buffer_(buffer), rows_(s.comm, rows) {
+  s.call.worker_ends.assign(static_cast<std::size_t>(s.size), -1);  // -1: its result is not in
+  s.call.worker_taken.assign(static_cast<std::size_t>(s.size), 0);
+}
+
+wire::status map_rect_claimed_jobs::run_on_root(int owner, job_range g, int& failed_job) {
+  double* region = buffer_ + site_.results.displs[owner] + wire::status_doubles;
+  taken_failure here;
+  run_batch_on_root(s_, site_, req_, region, owner, g, here);
+  failed_job = here.job;
+  const wire::status code = here.code;
+  const bool lower = code == wire::status::failed &&
+                     (failure_.code != wire::status::failed || here.job < failure_.job);
+  if (lower || (code != wire::status::ok && failure_.code == wire::status::ok)) failure_ = std::move(here);
+  return code;
+}
+
+namespace {
+
+/// Doubles of the blocks of rank r's local jobs [begin, end).
+int blocks_between(const root_site& site, int r, int begin, int end) {
+  const int first = site.plan.first(r), jobs = site.plan.jobs(r);
+  const int region = site.results.counts[r] - wire::status_doubles;
+  const int to = end >= jobs ? region : site.block_at[first + end];
+  const int from = begin >= jobs ? region : site.block_at[first + begin];
+  return to - from;
+}
+
+}  // namespace
+
+double* map_rect_claimed_jobs::place_result(int from, const result_head& head, int& n) {
+  const int owner = static_cast<int>(head.owner), begin = static_cast<int>(head.begin),
+            end = static_cast<int>(head.end), code = static_cast<int>(head.code);
+  double* region = buffer_ + site_.results.displs[owner];
+  n = 0;
+  if (owner == from) {  // its own jobs [0, end): the status goes where a gather puts it
+    const double status[wire::status_doubles] = {head.code, head.job, head.busy, head.slowest, head.fastest};
+    std::copy_n(status, wire::status_doubles, region);
+    s_.call.worker_ends[from] = end;
+    n = blocks_between(site_, from, 0, end);
+  } else {
+    if (code != result_head::not_run) s_.call.worker_taken[from] += end - begin;
+    if (code == static_cast<int>(wire::status::ok)) n = blocks_between(site_, owner, begin, end);
+  }
+  const int at = owner == from || begin >= site_.plan.jobs(owner) ? 0 : site_.block_at[site_.plan.first(owner) + begin];
+  return region + wire::status_doubles + at;
+}
+
+namespace {
+
+/// A worker's map_rect jobs of one steady call under claims by message: its own chunk's, with its job
+/// parameters in `job_params`, and the batches of other ranks' whose parameters and rows the root sends.
+class map_rect_worker_jobs final : public worker_claimed_work {
+ public:
+  map_rect_worker_jobs(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
+                       const double* job_params)
+      : s_(s), site_(site), v_(v), shared_(shared), job_params_(job_params), f_(find_functor(v.call_id)) {
+    site_.out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);
+    site_.run_counts.assign(static_cast<std::size_t>(site_.n_jobs), 0);
+  }
+  int own_jobs() const override { return site_.n_jobs; }
+  int unrunnable_job() override;
+  wire::status run_own(job_range g, int& failed_job) override;
+  int global_job(int owner, int local) const override { return site_.plan.first(owner) + local; }
+  void receive_batch(const grant_message& got) override;
+  wire::status run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) override;
+  const double* own_blocks(int end, int& n) override;
+
+ private:
+  cluster_state& s_;
+  worker_site& site_;
+  const wire::request& v_;
+  const double* shared_;
+  const double* job_params_;
+  const functor_entry* f_;
+  std::vector<double> grant_reals_;  ///< the granted jobs' parameters, then x_r rows
+  std::vector<int> grant_ints_;      ///< their planned output counts, whether each one's rows came, x_i rows
+  int batch_first_ = 0;              ///< the global index of the batch received last
+};
+
+int map_rect_worker_jobs::unrunnable_job() {
+  if (f_ != nullptr) return -1;
+  try {
+    throw std::invalid_argument("call id " + std::to_string(v_.call_id) + " is not registered on rank " +
+                                std::to_string(s_.rank));
+  } catch (...) {
+    s_.worker.last_error = current_job_error();
+  }
+  return site_.job_begin;
+}
+
+wire::status map_rect_worker_jobs::run_own(job_range got, int& failed_job) {
+  int cursor = 0;
+  try {
+    const chunk_input in{shared_, v_.n_shared, job_params_ + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job,
+                         v_.n_job, site_.x_r.data() + got.begin, site_.x_i.data() + got.begin, got.size(), nullptr};
+    s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, site_.out, site_.run_counts.data() + got.begin, cursor);
+  } catch (...) {
+    s_.worker.last_error = current_job_error();
+    failed_job = site_.job_begin + got.begin + cursor;
+    return wire::status::failed;
+  }
+  if (!std::equal(site_.run_counts.begin() + got.begin, site_.run_counts.begin() + got.end,
+                  site_.counts.begin() + got.begin))
+    return wire::status::counts_changed;
+  return wire::status::ok;
+}
+
+void map_rect_worker_jobs::receive_batch(const grant_message& got) {
+  // At most every job's rows: those of a job_data sent before do not come again (the messages are shorter).
+  const int n = got.range().size();
+  grant_reals_.resize(static_cast<std::size_t>(n) * (v_.n_job + v_.row_real));
+  grant_ints_.resize(static_cast<std::size_t>(n) * (2 + v_.row_int));
+  MPI_Recv(grant_reals_.data(), static_cast<int>(grant_reals_.size()), MPI_DOUBLE, 0, steal_tag::grant_reals,
+           s_.comm, MPI_STATUS_IGNORE);
+  MPI_Recv(grant_ints_.data(), static_cast<int>(grant_ints_.size()), MPI_INT, 0, steal_tag::grant_ints, s_.comm,
+           MPI_STATUS_IGNORE);
+  // Kept at once, by global job, even for a batch this rank will not run: the root counts them as held here
+  // from now on, and the next claims of a job_data's find them.
+  batch_first_ = site_.plan.first(got.owner) + got.begin;
+  root_rows_held& held = s_.worker.root_rows[v_.call_id];
+  if (static_cast<int>(held.x_r.size()) < batch_first_ + n) {
+    held.x_r.resize(static_cast<std::size_t>(batch_first_ + n));
+    held.x_i.resize(static_cast<std::size_t>(batch_first_ + n));
+  }
+  const double* real_row = grant_reals_.data() + static_cast<std::ptrdiff_t>(n) * v_.n_job;
+  const int* int_row = grant_ints_.data() + 2 * n;
+  for (int k = 0; k < n; ++k) {
+    if (grant_ints_[static_cast<std::size_t>(n + k)] == 0) continue;  // sent before, held here
+    held.x_r[batch_first_ + k].assign(real_row, real_row + v_.row_real);
+    held.x_i[batch_first_ + k].assign(int_row, int_row + v_.row_int);
+    real_row += v_.row_real;
+    int_row += v_.row_int;
+  }
+}
+
+wire::status map_rect_worker_jobs::run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) {
+  const int n = got.range().size();
+  const root_rows_held& held = s_.worker.root_rows[v_.call_id];  // as receive_batch left them
+  std::vector<int> counts(static_cast<std::size_t>(n), 0);
+  const chunk_input in{shared_, v_.n_shared, grant_reals_.data(), v_.n_job, held.x_r.data() + batch_first_,
+                       held.x_i.data() + batch_first_, n, nullptr};
+  int cursor = 0;
+  try {
+    s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, blocks, counts.data(), cursor);
+  } catch (...) {
+    s_.worker.last_error = current_job_error();
+    failed_job = batch_first_ + cursor;
+    return wire::status::failed;
+  }
+  return std::equal(counts.begin(), counts.end(), grant_ints_.begin()) ? wire::status::ok
+                                                                         : wire::status::counts_changed;
+}
+
+const double* map_rect_worker_jobs::own_blocks(int end, int& n) {
+  const int doubles = answer_doubles(site_.planned_doubles, site_.block_at.data(), site_.n_jobs, end);
+  site_.out.resize(static_cast<std::size_t>(doubles));
+  n = doubles - wire::status_doubles;
+  return site_.out.data() + wire::status_doubles;
+}
+
+}  // namespace
+
+void serve_call_stealing(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
+                         const double* job_params) {
+  map_rect_worker_jobs work(s, site, v, shared, job_params);
+  serve_claims(s, work);
+}
+
+}  // namespace maprect::detail

@@ -1,0 +1,92 @@
+#pragma once
+// map_rect's jobs under the claims engine: what a batch of them needs on a thief (the caller's parameters,
+// planned output counts and rows, sent by the root), how the root runs a worker's batch from the caller's
+// data, and where the blocks of a result go. The engine itself is src/balance/ (claims_broker on the root,
+// serve_claims on a worker); this is the one kind of work it runs that is map_rect's.
+#include <deque>
+#include <maprect/detail/call.hpp>
+#include <maprect/detail/job_error.hpp>
+#include <vector>
+
+#include "src/balance/steal.hpp"
+#include "src/cluster/cluster_state.hpp"
+
+namespace maprect::detail {
+
+/// The caller's parameters, planned output counts and rows of every job of a call, on the root, from job 0.
+struct owned_rows {
+  const double* job_params = nullptr;        ///< P values per job
+  int n_job_params = 0;                      ///< P
+  const int* counts = nullptr;               ///< planned output counts
+  const std::vector<double>* x_r = nullptr;  ///< one row per job
+  const std::vector<int>* x_i = nullptr;     ///< one row per job
+  rows_sent* sent = nullptr;                 ///< which worker holds which rows of the call's job_data
+};
+
+/// The rows of a batch granted to a worker thief, sent without waiting: the thief receives them once it has
+/// run the batch it holds.
+struct granted_rows {
+  std::vector<double> reals;  ///< the batch's job parameters, then its x_r rows
+  std::vector<int> ints;      ///< its planned output counts, whether each job's rows follow, its x_i rows
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+};
+
+/// Root: sends worker thieves what they need to run the batches granted to them, from the caller's data.
+class rows_to_thieves {
+ public:
+  rows_to_thieves(MPI_Comm comm, owned_rows rows) : comm_(comm), rows_(rows) {}
+  /// Sends `thief` the parameters, counts and rows of jobs [first + g.begin, first + g.end).
+  void send(int thief, int first, job_range g);
+  /// Completes the sends: once a thief has heard "none", it has received all of them.
+  void finish();
+
+ private:
+  MPI_Comm comm_;
+  owned_rows rows_;
+  std::deque<granted_rows> sent_;  ///< on their way (a deque: their addresses stay)
+};
+
+/// Where the root's running of workers' jobs stopped early: a job that threw, or changed its output count.
+struct taken_failure {
+  wire::status code = wire::status::ok;
+  int rank = 0;  ///< whose chunk
+  int job = -1;  ///< global index of the failing job
+  job_error error;
+};
+
+/// Runs worker r's local jobs `got` on the root from the caller's data, into their place in `region` (the
+/// blocks of r's chunk). On a failure records it in `failure`.
+void run_batch_on_root(cluster_state& s, const root_site& site, const call_request& req, double* region, int r,
+                       job_range got, taken_failure& failure);
+
+/// Root: the jobs of one steady call of `site` under claims by message, for claims_broker. The blocks of
+/// worker r's jobs go to its region of `buffer` (where a gather puts them), its status ahead of them.
+class map_rect_claimed_jobs final : public root_claimed_work {
+ public:
+  map_rect_claimed_jobs(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
+                        owned_rows rows);
+  int jobs_of(int r) const override { return site_.plan.jobs(r); }
+  void send_batch(int thief, int owner, job_range g) override { rows_.send(thief, site_.plan.first(owner), g); }
+  void finish_sends() override { rows_.finish(); }
+  int global_job(int owner, int local) const override { return site_.plan.first(owner) + local; }
+  wire::status run_on_root(int owner, job_range g, int& failed_job) override;
+  double* place_result(int from, const result_head& head, int& n) override;
+  /// The lowest failure among the workers' batches the root ran, or a changed output count.
+  const taken_failure& failure() const { return failure_; }
+
+ private:
+  cluster_state& s_;
+  const root_site& site_;
+  const call_request& req_;
+  double* buffer_;
+  rows_to_thieves rows_;
+  taken_failure failure_;
+};
+
+/// Worker: steps 4 and 5 of a steady call by claims by message, once its job parameters are in
+/// `job_params`: runs its jobs, answering the root's asks, sends their blocks, then runs the batches the
+/// root grants it, sending each one's blocks, until the root answers "none".
+void serve_call_stealing(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
+                         const double* job_params);
+
+}  // namespace maprect::detail

@@ -1,0 +1,171 @@
+// reduce_sum's slices under the claims engine (claimed_slices.hpp): the root's side, and the worker's.
+#include "src/reduce_sum/claimed_slices.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace maprect::detail {
+
+namespace {
+
+/// The values of slices [begin, end)'s terms: where they start among the packed sliced values, and how many.
+struct value_span {
+  std::size_t at;
+  int count;
+};
+value_span values_of(const reduce_layout& layout, int begin, int end) {
+  const std::size_t at = layout.slice_values_at(begin);
+  return {at, static_cast<int>(layout.slice_values_at(end) - at)};
+}
+
+/// Doubles of the blocks of slices [begin, end).
+int blocks_of(const reduce_layout& layout, int begin, int end) {
+  return static_cast<int>(layout.block_at(end) - layout.block_at(begin));
+}
+
+}  // namespace
+
+reduce_balance_report last_reduce_balance() {
+  const cluster_state* s = live_cluster_root();
+  if (s == nullptr || s->settings.balance == balance_mode::static_share) return {};
+  const reduce_root_buffers& b = s->root.reduce;
+  return {b.claim_firsts, b.claim_ends, b.claim_taken, b.claim_batches};
+}
+
+reduce_claimed_slices::reduce_claimed_slices(cluster_state& s, const reduce_request& req, const reduce_split& split,
+                                             slice_failure& failure)
+    : s_(s), req_(req), split_(split), failure_(failure) {
+  reduce_root_buffers& b = s.root.reduce;
+  const auto ranks = static_cast<std::size_t>(s.size);
+  b.statuses.assign(ranks * wire::status_doubles, 0.0);
+  b.claim_ends.assign(ranks, 0);
+  b.claim_taken.assign(ranks, 0);
+  b.claim_batches.assign(ranks, 0);
+  b.claim_firsts.resize(ranks + 1);
+  for (int r = 0; r <= s.size; ++r) b.claim_firsts[r] = split.first(r);
+}
+
+void reduce_claimed_slices::send_batch(int thief, int owner, job_range g) {
+  const value_span v = values_of(*req_.layout, global_job(owner, g.begin), global_job(owner, g.end));
+  if (v.count == 0) return;
+  MPI_Isend(req_.sliced + v.at, v.count, MPI_DOUBLE, thief, steal_tag::grant_reals, s_.comm, &sent_.emplace_back());
+  s_.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(v.count);
+}
+
+void reduce_claimed_slices::finish_sends() {
+  for (MPI_Request& r : sent_) MPI_Wait(&r, MPI_STATUS_IGNORE);
+  sent_.clear();
+}
+
+wire::status reduce_claimed_slices::run_on_root(int owner, job_range g, int& failed_job) {
+  const int begin = global_job(owner, g.begin), end = global_job(owner, g.end);
+  reduce_root_buffers& b = s_.root.reduce;
+  job_error error;
+  const int failed = req_.session->run(begin, end, b.taken.data() + req_.layout->block_at(begin), false, error);
+  b.claim_taken[0] += g.size();
+  b.claim_batches[0] += 1;
+  s_.root.last_profile.taken_jobs += g.size();
+  if (failed == INT_MAX) return wire::status::ok;
+  failure_.keep(failed, error);
+  failed_job = failed;
+  return wire::status::failed;
+}
+
+double* reduce_claimed_slices::place_result(int from, const result_head& head, int& n) {
+  reduce_root_buffers& b = s_.root.reduce;
+  const int owner = static_cast<int>(head.owner), code = static_cast<int>(head.code);
+  const int begin = global_job(owner, static_cast<int>(head.begin)), end = global_job(owner, static_cast<int>(head.end));
+  double* status = b.statuses.data() + static_cast<std::ptrdiff_t>(from) * wire::status_doubles;
+  n = 0;
+  if (owner == from) {  // its own slices [first, end), and its status
+    const double own[wire::status_doubles] = {head.code, head.job, head.busy, head.slowest, head.fastest};
+    std::copy_n(own, wire::status_doubles, status);
+    b.claim_ends[from] = end;
+    n = blocks_of(*req_.layout, begin, end);
+  } else {
+    if (code != result_head::not_run) {
+      b.claim_taken[from] += end - begin;
+      b.claim_batches[from] += 1;
+    }
+    // Its status names the lowest slice it ran that failed, in its own range or in a batch; its own result
+    // came first (the messages of one sender keep their order).
+    if (code == static_cast<int>(wire::status::failed) &&
+        (status[0] != static_cast<double>(wire::status::failed) || head.job < status[failed_slice_at])) {
+      status[0] = static_cast<double>(wire::status::failed);
+      status[failed_slice_at] = head.job;
+    }
+    if (code == static_cast<int>(wire::status::ok)) n = blocks_of(*req_.layout, begin, end);
+  }
+  return b.taken.data() + req_.layout->block_at(begin);
+}
+
+namespace {
+
+/// A worker's slices of one reduce call under claims by message: its own range's, with their values in
+/// site.sliced, and the batches of other ranks' whose values the root sends.
+class reduce_worker_slices final : public worker_claimed_work {
+ public:
+  reduce_worker_slices(cluster_state& s, reduce_worker_site& site, const double* shared, const reduce_split& split)
+      : s_(s), site_(site), shared_(shared), split_(split), first_(split.first(s.rank)) {
+    site_.answer.assign(wire::status_doubles + blocks_of(site.layout, first_, split.first(s.rank + 1)), 0.0);
+  }
+  int own_jobs() const override { return split_.first(s_.rank + 1) - first_; }
+  int unrunnable_job() override;
+  wire::status run_own(job_range g, int& failed_job) override {
+    double* blocks = site_.answer.data() + wire::status_doubles + blocks_of(site_.layout, first_, first_ + g.begin);
+    return run(first_ + g.begin, first_ + g.end, blocks, failed_job);
+  }
+  int global_job(int owner, int local) const override { return split_.first(owner) + local; }
+  void receive_batch(const grant_message& got) override;
+  wire::status run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) override {
+    const int begin = global_job(got.owner, got.begin), end = global_job(got.owner, got.end);
+    blocks.resize(static_cast<std::size_t>(blocks_of(site_.layout, begin, end)));
+    return run(begin, end, blocks.data(), failed_job);
+  }
+  const double* own_blocks(int end, int& n) override {
+    n = blocks_of(site_.layout, first_, first_ + end);
+    return site_.answer.data() + wire::status_doubles;
+  }
+
+ private:
+  wire::status run(int begin, int end, double* blocks, int& failed_job);
+
+  cluster_state& s_;
+  reduce_worker_site& site_;
+  const double* shared_;
+  reduce_split split_;
+  int first_;
+};
+
+int reduce_worker_slices::unrunnable_job() {
+  if (site_.runner != nullptr) return -1;
+  s_.worker.last_error = {error_type::invalid_argument, site_.missing};
+  return first_;
+}
+
+wire::status reduce_worker_slices::run(int begin, int end, double* blocks, int& failed_job) {
+  job_error error;
+  const int failed =
+      site_.runner->run(site_.layout, begin, end, shared_, site_.sliced.data(), s_.team.get(), blocks, error);
+  if (failed == INT_MAX) return wire::status::ok;
+  s_.worker.last_error = error;
+  failed_job = failed;
+  return wire::status::failed;
+}
+
+void reduce_worker_slices::receive_batch(const grant_message& got) {
+  const value_span v =
+      values_of(site_.layout, global_job(got.owner, got.begin), global_job(got.owner, got.end));
+  if (v.count > 0)
+    MPI_Recv(site_.sliced.data() + v.at, v.count, MPI_DOUBLE, 0, steal_tag::grant_reals, s_.comm,
+             MPI_STATUS_IGNORE);
+}
+
+}  // namespace
+
+void serve_reduce_claims(cluster_state& s, reduce_worker_site& site, const double* shared, const reduce_split& split) {
+  reduce_worker_slices work(s, site, shared, split);
+  serve_claims(s, work, s.settings.test_held_rank == s.rank);
+}
+
+}  // namespace maprect::detail

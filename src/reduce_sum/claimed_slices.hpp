@@ -1,0 +1,73 @@
+#pragma once
+// reduce_sum's slices under the claims engine (src/balance/: claims_broker on the root, serve_claims on a
+// worker), wherever the ranks claim by message (MAPRECT_BALANCE=hosts, or auto where they cannot claim in host
+// memory). A slice is a job: each rank owns a contiguous range of them, runs it from the front and is claimed
+// from the back. Every rank holds the call site's data, but a worker holds only its own slices' values: the
+// root, which has all of them, sends a worker thief the values of the slices it is granted. The blocks come
+// back in the results, and the root folds them in slice order, so the bits do not depend on who ran what.
+#include <climits>
+#include <deque>
+#include <maprect/detail/job_error.hpp>
+#include <maprect/detail/reduce_call.hpp>
+#include <vector>
+
+#include "src/balance/claims_broker.hpp"
+#include "src/cluster/cluster_state.hpp"
+
+namespace maprect::detail {
+
+/// Where a worker's status under claims by message holds the lowest slice it ran that failed (-1: none).
+constexpr int failed_slice_at = 1;
+
+/// The first failing slice, in slice order, among those one rank ran in a call, and its exception.
+struct slice_failure {
+  int slice = INT_MAX;  ///< INT_MAX: none
+  job_error error;
+
+  /// Keeps `failed` (a slice, or INT_MAX) and its error if it comes before the one kept.
+  void keep(int failed, const job_error& e) {
+    if (failed >= slice) return;
+    slice = failed;
+    error = e;
+  }
+};
+
+/// Who ran which slices in the last cluster reduce_sum call by claims, per rank.
+struct reduce_balance_report {
+  std::vector<int> firsts;   ///< per rank, the first slice of its range (and, last, the number of slices)
+  std::vector<int> ends;     ///< per rank, where its own slices ended (slice index): others ran the rest of its range
+  std::vector<int> taken;    ///< per rank, slices of other ranks' ranges it ran (the root's in taken[0])
+  std::vector<int> batches;  ///< per rank, the batches it ran of other ranks' ranges
+};
+
+/// Root: who ran which slices in the last cluster reduce_sum call by claims (by message, or between
+/// all ranks of one host through host memory; empty vectors otherwise). A test hook.
+reduce_balance_report last_reduce_balance();
+
+/// Root: the slices of one reduce_sum call under claims by message, for claims_broker. Blocks of slices the
+/// root did not run of its own range land in the buffers' `taken` at their slice's place, each worker's
+/// status in `statuses`; the lowest failure among the batches the root runs is kept in `failure`.
+class reduce_claimed_slices final : public root_claimed_work {
+ public:
+  reduce_claimed_slices(cluster_state& s, const reduce_request& req, const reduce_split& split,
+                        slice_failure& failure);
+  int jobs_of(int r) const override { return split_.first(r + 1) - split_.first(r); }
+  int global_job(int owner, int local) const override { return split_.first(owner) + local; }
+  void send_batch(int thief, int owner, job_range g) override;
+  void finish_sends() override;
+  wire::status run_on_root(int owner, job_range g, int& failed_job) override;
+  double* place_result(int from, const result_head& head, int& n) override;
+
+ private:
+  cluster_state& s_;
+  const reduce_request& req_;
+  reduce_split split_;
+  slice_failure& failure_;
+  std::deque<MPI_Request> sent_;  ///< values on their way to thieves
+};
+
+/// Worker: steps 4 and 5 of a reduce call by claims by message, its own values in site.sliced: runs its
+/// slices [first, last) of `split`, answering the root's asks, then the batches the root grants it.
+void serve_reduce_claims(cluster_state& s, reduce_worker_site& site, const double* shared, const reduce_split& split);
+
+}  // namespace maprect::detail
