@@ -380,9 +380,9 @@ void fold_in_slice_order(const cluster_state& s, const reduce_request& req, cons
 
 }  // namespace
 
-void plan_reduce_root_share(int call_id, int root_range_claims) {
+void plan_reduce_root_share(int call_id, int root_slices) {
   cluster_state* live = live_cluster_root();
-  if (live != nullptr) live->root.reduce_sites[call_id].next_root_slices = std::max(0, root_range_claims);
+  if (live != nullptr) live->root.reduce_sites[call_id].next_root_slices = std::max(0, root_slices);
 }
 
 void reduce_on_cluster(const reduce_request& req) {
