@@ -18,7 +18,7 @@ void claims_broker::reset(int n, bool claimable) {
 }
 
 void claims_broker::serve_asks() {
-  answer_asks(s_.comm, steal_tag::ask, [this](int thief, const ask_message& ask) { on_ask(thief, ask); });
+  answer_asks(s_.comm, claims_tag::ask, [this](int thief, const ask_message& ask) { on_ask(thief, ask); });
 }
 
 void claims_broker::on_ask(int thief, const ask_message& ask) {
@@ -257,9 +257,9 @@ void note_batch_failure(const result_head& head, int thief, stolen_failure& fail
 int claims_broker::poll_results() {
   int results = 0, pending = 0;
   MPI_Status st;
-  while (MPI_Iprobe(MPI_ANY_SOURCE, steal_tag::result, s_.comm, &pending, &st), pending) {
+  while (MPI_Iprobe(MPI_ANY_SOURCE, claims_tag::result, s_.comm, &pending, &st), pending) {
     result_head head;
-    MPI_Recv(&head, sizeof(result_head) / sizeof(double), MPI_DOUBLE, st.MPI_SOURCE, steal_tag::result, s_.comm,
+    MPI_Recv(&head, sizeof(result_head) / sizeof(double), MPI_DOUBLE, st.MPI_SOURCE, claims_tag::result, s_.comm,
              MPI_STATUS_IGNORE);
     receive_result(st.MPI_SOURCE, head);
     ++results;
@@ -278,7 +278,7 @@ void claims_broker::receive_result(int from, const result_head& head) {
     note_batch_failure(head, from, stolen_);
     --batches_out_[from];
   }
-  if (n > 0) MPI_Recv(blocks, n, MPI_DOUBLE, from, steal_tag::blocks, s_.comm, MPI_STATUS_IGNORE);
+  if (n > 0) MPI_Recv(blocks, n, MPI_DOUBLE, from, claims_tag::blocks, s_.comm, MPI_STATUS_IGNORE);
   received_ += n;
 }
 

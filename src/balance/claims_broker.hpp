@@ -13,7 +13,7 @@
 #include <deque>
 #include <vector>
 
-#include "src/balance/steal.hpp"
+#include "src/balance/claims_engine.hpp"
 
 namespace maprect::detail {
 

@@ -16,7 +16,7 @@
 #include "json_output.hpp"
 #include "pointwise_regression.hpp"
 #include "spmd.hpp"
-#include "src/balance/steal.hpp"
+#include "src/balance/claims_engine.hpp"
 
 namespace maprect::cli {
 

@@ -100,7 +100,7 @@ struct worker_state {
   std::unordered_map<int, worker_site> sites;
   std::unordered_map<int, reduce_worker_site> reduce_sites;  ///< reduce_sum call sites (src/reduce_sum/reduce_worker.cpp)
   job_error last_error;
-  std::unordered_map<int, root_rows_held> root_rows;  ///< claims by message: per call site (steal_worker.cpp)
+  std::unordered_map<int, root_rows_held> root_rows;  ///< claims by message: per call site (claims_worker.cpp)
 };
 
 /// Buffers and progress of the call under way, kept between calls so that a steady call allocates nothing.

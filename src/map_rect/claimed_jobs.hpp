@@ -8,7 +8,7 @@
 #include <maprect/detail/job_error.hpp>
 #include <vector>
 
-#include "src/balance/steal.hpp"
+#include "src/balance/claims_engine.hpp"
 #include "src/cluster/cluster_state.hpp"
 
 namespace maprect::detail {

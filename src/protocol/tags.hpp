@@ -15,7 +15,7 @@ constexpr int done_tag = 1;
 constexpr int round_trip_tag = 2;
 
 /// The claims between ranks by message, of map_rect's jobs and reduce_sum's slices alike.
-namespace steal_tag {
+namespace claims_tag {
 constexpr int ask = 10;         ///< an ask_message: worker -> root, or root -> the owner of jobs
 constexpr int grant = 11;       ///< a grant_message: root -> thief, or worker -> root (empty: none left)
 constexpr int grant_reals = 12; ///< root -> worker thief: the batch's job parameters, then its x_r rows (map_rect),
@@ -24,6 +24,6 @@ constexpr int grant_ints = 13;  ///< root -> worker thief: the batch's planned o
                                 ///< rows follow (the root's of a job_data go to each worker once), its x_i rows
 constexpr int result = 14;      ///< worker -> root: a result_head, of its own jobs or of a batch it ran
 constexpr int blocks = 15;      ///< worker -> root: the blocks of the result just announced
-}  // namespace steal_tag
+}  // namespace claims_tag
 
 }  // namespace maprect::detail

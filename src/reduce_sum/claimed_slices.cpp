@@ -48,7 +48,7 @@ reduce_claimed_slices::reduce_claimed_slices(cluster_state& s, const reduce_requ
 void reduce_claimed_slices::send_batch(int thief, int owner, job_range g) {
   const value_span v = values_of(*req_.layout, global_job(owner, g.begin), global_job(owner, g.end));
   if (v.count == 0) return;
-  MPI_Isend(req_.sliced + v.at, v.count, MPI_DOUBLE, thief, steal_tag::grant_reals, s_.comm, &sent_.emplace_back());
+  MPI_Isend(req_.sliced + v.at, v.count, MPI_DOUBLE, thief, claims_tag::grant_reals, s_.comm, &sent_.emplace_back());
   s_.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(v.count);
 }
 
@@ -157,7 +157,7 @@ void reduce_worker_slices::receive_batch(const grant_message& got) {
   const value_span v =
       values_of(site_.layout, global_job(got.owner, got.begin), global_job(got.owner, got.end));
   if (v.count > 0)
-    MPI_Recv(site_.sliced.data() + v.at, v.count, MPI_DOUBLE, 0, steal_tag::grant_reals, s_.comm,
+    MPI_Recv(site_.sliced.data() + v.at, v.count, MPI_DOUBLE, 0, claims_tag::grant_reals, s_.comm,
              MPI_STATUS_IGNORE);
 }
 

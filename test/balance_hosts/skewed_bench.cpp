@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "src/models/pk2cmt.hpp"
-#include "src/balance/steal.hpp"
+#include "src/balance/claims_engine.hpp"
 #include "support/benchmark_model.hpp"
 #include "support/gradient_timing.hpp"
 

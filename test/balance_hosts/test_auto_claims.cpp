@@ -13,7 +13,7 @@
 
 #include "balance_hosts/functors.hpp"
 #include "mpi/compare.hpp"
-#include "src/balance/steal.hpp"
+#include "src/balance/claims_engine.hpp"
 #include "support/matchers.hpp"
 #include "support/mpi_test.hpp"
 

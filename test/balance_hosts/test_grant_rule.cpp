@@ -1,9 +1,9 @@
-// The owner's rule for what a thief gets (src/balance/steal.hpp: unstarted_jobs): from the back, half of what is
+// The owner's rule for what a thief gets (src/balance/claims_engine.hpp: unstarted_jobs): from the back, half of what is
 // left beyond the jobs the thief still holds, at least one to a thief that holds none, "later" to a thief
 // that holds enough, "none" once nothing is left; the owner runs batches of claim_batch() from the front.
 #include <catch2/catch.hpp>
 
-#include "src/balance/steal.hpp"
+#include "src/balance/claims_engine.hpp"
 
 using maprect::detail::is_later;
 using maprect::detail::job_range;

@@ -11,7 +11,7 @@
 #include "mpi/functors.hpp"
 #include "reduce_sum/functors.hpp"
 #include "support/benchmark_model.hpp"
-#include "src/balance/steal.hpp"
+#include "src/balance/claims_engine.hpp"
 #include "support/mpi_test.hpp"
 
 using namespace maprect;

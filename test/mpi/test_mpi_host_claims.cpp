@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "mpi/compare.hpp"
-#include "src/balance/steal.hpp"
+#include "src/balance/claims_engine.hpp"
 #include "support/matchers.hpp"
 #include "support/mpi_test.hpp"
 

@@ -7,7 +7,7 @@
 #include "mpi/compare.hpp"
 #include "mpi/functors.hpp"
 #include "src/protocol/chunk_plan.hpp"
-#include "src/balance/steal.hpp"
+#include "src/balance/claims_engine.hpp"
 #include "src/cluster/test_hooks.hpp"
 
 using namespace maprect;

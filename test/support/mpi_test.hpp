@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "src/balance/steal.hpp"
+#include "src/balance/claims_engine.hpp"
 
 namespace maprect::test {
 /// The live cluster of this test run (size 1 when run without mpirun or with -np 1).

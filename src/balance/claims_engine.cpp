@@ -1,5 +1,5 @@
 // Claims between any two ranks, by message: what both sides share, and the root's side.
-#include "src/balance/steal.hpp"
+#include "src/balance/claims_engine.hpp"
 
 #include <sched.h>
 
@@ -47,7 +47,7 @@ void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int* range, int 
 
 void send_grant(MPI_Comm comm, int thief, int owner, job_range g) {
   const grant_message m{owner, g.begin, g.end};
-  MPI_Send(&m, 3, MPI_INT, thief, steal_tag::grant, comm);
+  MPI_Send(&m, 3, MPI_INT, thief, claims_tag::grant, comm);
 }
 
 std::chrono::steady_clock::time_point claims_deadline(const cluster_state& s,

@@ -1,9 +1,9 @@
-// Claims by message, the worker's side (steal.hpp): its own jobs while serving the root's asks, then the
+// Claims by message, the worker's side (claims_engine.hpp): its own jobs while serving the root's asks, then the
 // batches the root grants it, each one's blocks sent as it ends. What the jobs are is the work's.
 #include <chrono>
 #include <deque>
 
-#include "src/balance/steal.hpp"
+#include "src/balance/claims_engine.hpp"
 
 namespace maprect::detail {
 
@@ -90,7 +90,7 @@ void worker_claims::hold_for_claims() {
 
 void worker_claims::serve_asks() {
   // Only the root asks a worker for its jobs, on behalf of a rank out of them.
-  answer_asks(s_.comm, steal_tag::ask, [this](int root, const ask_message& ask) {
+  answer_asks(s_.comm, claims_tag::ask, [this](int root, const ask_message& ask) {
     const job_range g = ask.want != 0 ? jobs_.grant_back(ask.held(job_seconds_), ask.least(job_seconds_)) : job_range{};
     answered_none_ = answered_none_ || (!is_later(g) && g.empty());
     send_grant(s_.comm, root, s_.rank, g);
@@ -128,8 +128,8 @@ void worker_claims::run_stolen(const grant_message& got, int failed_job) {
 }
 
 void worker_claims::send_result(const result_head& head, const double* blocks, int n, MPI_Request (&sends)[2]) {
-  MPI_Isend(&head, sizeof(result_head) / sizeof(double), MPI_DOUBLE, 0, steal_tag::result, s_.comm, &sends[0]);
-  if (n > 0) MPI_Isend(blocks, n, MPI_DOUBLE, 0, steal_tag::blocks, s_.comm, &sends[1]);
+  MPI_Isend(&head, sizeof(result_head) / sizeof(double), MPI_DOUBLE, 0, claims_tag::result, s_.comm, &sends[0]);
+  if (n > 0) MPI_Isend(blocks, n, MPI_DOUBLE, 0, claims_tag::blocks, s_.comm, &sends[1]);
 }
 
 void worker_claims::take_from_root(int failed_job) {

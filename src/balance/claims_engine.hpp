@@ -1,9 +1,10 @@
 #pragma once
-// Claims by message (MAPRECT_BALANCE=auto wherever the ranks cannot claim in host memory, and hosts): any
-// rank that has run out of jobs in a steady call takes batches of the jobs a slower rank has not started,
-// wherever that rank runs. What both sides share; the root's side is claims_broker.hpp, the worker's
-// steal_worker.cpp. The engine reaches a call's jobs only through root_claimed_work and worker_claimed_work
-// below, so that what a job is (map_rect's: src/map_rect/claimed_jobs.*) stays the command's.
+// The claims engine by message (MAPRECT_BALANCE=auto wherever the ranks cannot claim in host memory, and
+// hosts): any rank that has run out of jobs (map_rect's) or slices (reduce_sum's) takes batches of those a
+// slower rank has not started, wherever that rank runs. What both sides share; the root's side is
+// claims_broker.hpp, the worker's claims_worker.cpp. The engine reaches a call's jobs only through
+// root_claimed_work and worker_claimed_work below, so that what a job is stays the command's
+// (src/map_rect/claimed_jobs.*, src/reduce_sum/claimed_slices.*).
 //
 // The claims travel as messages, not as one-sided atomics. Open MPI 4.1 here serves MPI_Fetch_and_op and
 // MPI_Compare_and_swap across hosts only through its osc/pt2pt component, which Debian's configuration turns
@@ -92,7 +93,7 @@ constexpr int ask_doubles = sizeof(ask_message) / sizeof(double);
 /// Sends `ask` to `owner` and posts the receive of its grant, `count` ints, into `range` (`reply` completes
 /// with it), under the tags of map_rect's claims unless others are given (reduce_sum's claims have their own).
 void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int* range, int count, MPI_Request& reply,
-              int ask_tag = steal_tag::ask, int grant_tag = steal_tag::grant);
+              int ask_tag = claims_tag::ask, int grant_tag = claims_tag::grant);
 
 /// Receives every ask under `ask_tag` that has come, and hands each to `grant(thief, ask)`.
 template <class Grant>
