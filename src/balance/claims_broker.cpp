@@ -18,7 +18,7 @@ void claims_broker::reset(int n, bool claimable) {
 }
 
 void claims_broker::serve_asks() {
-  answer_asks(s_.comm, claims_tag::ask, [this](int thief, const ask_message& ask) { on_ask(thief, ask); });
+  answer_asks(s_.comm, [this](int thief, const ask_message& ask) { on_ask(thief, ask); });
 }
 
 void claims_broker::on_ask(int thief, const ask_message& ask) {
@@ -28,7 +28,7 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   wants_[thief] = ask.want != 0 ? 1 : 0;
   if (wants_[thief] && !stopping_ && claimable_ && own_.left() > 0) {
     const job_range g = own_.grant_back(ask.held(job_seconds_), jobs_worth(round_trip(thief), job_seconds_));
-    refused_ = refused_ || g.empty();
+    refused_ = refused_ || (!is_later(g) && g.empty());
     if (!g.empty()) {
       send_grant(s_.comm, thief, 0, g);
       if (!is_later(g)) {
@@ -73,8 +73,7 @@ void claims_broker::ask_victim(int v, int thief, int held, double held_seconds, 
   // A batch for the root is worth the ask's own round trip to the owner; one for a worker, its round trip
   // from the root as well (the rows go out, the blocks come back).
   const double least = round_trip(thief > 0 ? thief : v);
-  post_ask(s_.comm, v, {want ? 1.0 : 0.0, static_cast<double>(held), held_seconds, least}, &ask.answer.owner, 3,
-           ask.reply);
+  post_ask(s_.comm, v, {want ? 1.0 : 0.0, static_cast<double>(held), held_seconds, least}, ask.answer, ask.reply);
   if (thief == 0) root_asking_ = true;
   if (s_.settings.timeout > 0) ask.sent = clock::now();
 }
@@ -191,19 +190,14 @@ void claims_broker::note_failure(int job) {
 }
 
 void claims_broker::hold_for_claims() {
-  if (s_.settings.test_held_rank != 0) return;
-  const int left = own_.left();
-  const auto until = clock::now() + std::chrono::seconds(20);
+  if (s_.settings.test_held_rank != 0 || !claimable_) return;
   auto nobody_wants = [this] {
     for (int r = 1; r < s_.size; ++r)
       if (!victims_[r].exhausted || wants_[r]) return false;
     return true;
   };
-  unsigned spins = 0;
-  while (claimable_ && left > 0 && own_.left() == left && !refused_ && !nobody_wants() && clock::now() < until) {
-    serve_asks();
-    pause_in_claims(s_.settings.policy, spins);
-  }
+  hold_until_claimed(s_.settings.policy, own_, [this] { serve_asks(); },
+                     [&] { return refused_ || nobody_wants(); });
 }
 
 int claims_broker::run(bool want, std::vector<int>& late) {

@@ -39,10 +39,9 @@ void pause_in_claims(wait_policy policy, unsigned& spins) {
   else std::this_thread::sleep_for(std::chrono::microseconds(20));
 }
 
-void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int* range, int count, MPI_Request& reply,
-              int ask_tag, int grant_tag) {
-  MPI_Send(&ask, ask_doubles, MPI_DOUBLE, owner, ask_tag, comm);
-  MPI_Irecv(range, count, MPI_INT, owner, grant_tag, comm, &reply);
+void post_ask(MPI_Comm comm, int owner, const ask_message& ask, grant_message& grant, MPI_Request& reply) {
+  MPI_Send(&ask, ask_doubles, MPI_DOUBLE, owner, claims_tag::ask, comm);
+  MPI_Irecv(&grant, 3, MPI_INT, owner, claims_tag::grant, comm, &reply);
 }
 
 void send_grant(MPI_Comm comm, int thief, int owner, job_range g) {

@@ -15,6 +15,7 @@
 // every job's data and brokers the grants, so a call's claims end with one ask and one answer per worker.
 // Every job runs the same code wherever it runs: the bits do not depend on who ran what.
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <maprect/detail/call.hpp>
 #include <maprect/detail/job_error.hpp>
@@ -90,23 +91,6 @@ struct ask_message {
 /// Doubles in an ask_message.
 constexpr int ask_doubles = sizeof(ask_message) / sizeof(double);
 
-/// Sends `ask` to `owner` and posts the receive of its grant, `count` ints, into `range` (`reply` completes
-/// with it), under the tags of map_rect's claims unless others are given (reduce_sum's claims have their own).
-void post_ask(MPI_Comm comm, int owner, const ask_message& ask, int* range, int count, MPI_Request& reply,
-              int ask_tag = claims_tag::ask, int grant_tag = claims_tag::grant);
-
-/// Receives every ask under `ask_tag` that has come, and hands each to `grant(thief, ask)`.
-template <class Grant>
-void answer_asks(MPI_Comm comm, int ask_tag, Grant&& grant) {
-  int pending = 0;
-  MPI_Status st;
-  while (MPI_Iprobe(MPI_ANY_SOURCE, ask_tag, comm, &pending, &st), pending) {
-    ask_message ask;
-    MPI_Recv(&ask, ask_doubles, MPI_DOUBLE, st.MPI_SOURCE, ask_tag, comm, MPI_STATUS_IGNORE);
-    grant(st.MPI_SOURCE, ask);
-  }
-}
-
 /// A grant of the claims by message: rank `owner`'s local jobs [begin, end) (empty: none left).
 struct grant_message {
   int owner = 0;
@@ -114,6 +98,21 @@ struct grant_message {
   int end = 0;
   job_range range() const { return {begin, end}; }
 };
+
+/// Sends `ask` to `owner` and posts the receive of its grant into `grant` (`reply` completes with it).
+void post_ask(MPI_Comm comm, int owner, const ask_message& ask, grant_message& grant, MPI_Request& reply);
+
+/// Receives every ask that has come, and hands each to `grant(thief, ask)`.
+template <class Grant>
+void answer_asks(MPI_Comm comm, Grant&& grant) {
+  int pending = 0;
+  MPI_Status st;
+  while (MPI_Iprobe(MPI_ANY_SOURCE, claims_tag::ask, comm, &pending, &st), pending) {
+    ask_message ask;
+    MPI_Recv(&ask, ask_doubles, MPI_DOUBLE, st.MPI_SOURCE, claims_tag::ask, comm, MPI_STATUS_IGNORE);
+    grant(st.MPI_SOURCE, ask);
+  }
+}
 
 /// Sends `thief` the grant of `owner`'s local jobs `g`.
 void send_grant(MPI_Comm comm, int thief, int owner, job_range g);
@@ -141,6 +140,20 @@ struct stolen_failure {
 
 /// Waits a little in a claim loop, as the policy says (`spins` counts the waits so far).
 void pause_in_claims(wait_policy policy, unsigned& spins);
+
+/// A test's pin (MAPRECT_TEST_HOLD_RANK), on the held owner once the first batch of its own has run: while
+/// `jobs` holds what it held and `released()` is false, answers asks (`serve`); at most 20 s, so that a test
+/// that sees no claims fails rather than hangs.
+template <class Serve, class Released>
+void hold_until_claimed(wait_policy policy, const unstarted_jobs& jobs, Serve&& serve, Released&& released) {
+  const int left = jobs.left();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  unsigned spins = 0;
+  while (left > 0 && jobs.left() == left && !released() && std::chrono::steady_clock::now() < until) {
+    serve();
+    pause_in_claims(policy, spins);
+  }
+}
 
 /// With MAPRECT_TIMEOUT: the later of the call's deadline and the timeout from `since` (a rank answers an ask
 /// only between its jobs, and the root's own jobs may have held the workers' asks up); else never.

@@ -79,18 +79,13 @@ int worker_claims::run_own() {
 }
 
 void worker_claims::hold_for_claims() {
-  const int left = jobs_.left();
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  unsigned spins = 0;
-  while (left > 0 && jobs_.left() == left && !answered_none_ && std::chrono::steady_clock::now() < until) {
-    serve_asks();
-    pause_in_claims(s_.settings.policy, spins);
-  }
+  // Once it answered "none" the root asks it no more.
+  hold_until_claimed(s_.settings.policy, jobs_, [this] { serve_asks(); }, [this] { return answered_none_; });
 }
 
 void worker_claims::serve_asks() {
   // Only the root asks a worker for its jobs, on behalf of a rank out of them.
-  answer_asks(s_.comm, claims_tag::ask, [this](int root, const ask_message& ask) {
+  answer_asks(s_.comm, [this](int root, const ask_message& ask) {
     const job_range g = ask.want != 0 ? jobs_.grant_back(ask.held(job_seconds_), ask.least(job_seconds_)) : job_range{};
     answered_none_ = answered_none_ || (!is_later(g) && g.empty());
     send_grant(s_.comm, root, s_.rank, g);
@@ -98,8 +93,7 @@ void worker_claims::serve_asks() {
 }
 
 void worker_claims::post_ask(bool want, int held) {
-  detail::post_ask(s_.comm, 0, {want ? 1.0 : 0.0, static_cast<double>(held), 0.0}, &grant_.owner, 3,
-                   grant_request_);
+  detail::post_ask(s_.comm, 0, {want ? 1.0 : 0.0, static_cast<double>(held), 0.0}, grant_, grant_request_);
 }
 
 grant_message worker_claims::await_grant() {

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <maprect/detail/job_runner.hpp>
 #include <maprect/detail/registry.hpp>
-#include <stdexcept>
 #include <string>
 
 namespace maprect::detail {
@@ -75,9 +74,7 @@ wire::status map_rect_claimed_jobs::run_on_root(int owner, job_range g, int& fai
   run_batch_on_root(s_, site_, req_, region, owner, g, here);
   failed_job = here.job;
   const wire::status code = here.code;
-  const bool lower = code == wire::status::failed &&
-                     (failure_.code != wire::status::failed || here.job < failure_.job);
-  if (lower || (code != wire::status::ok && failure_.code == wire::status::ok)) failure_ = std::move(here);
+  failure_.keep(std::move(here));
   return code;
 }
 
@@ -146,12 +143,9 @@ class map_rect_worker_jobs final : public worker_claimed_work {
 
 int map_rect_worker_jobs::unrunnable_job() {
   if (f_ != nullptr) return -1;
-  try {
-    throw std::invalid_argument("call id " + std::to_string(v_.call_id) + " is not registered on rank " +
-                                std::to_string(s_.rank));
-  } catch (...) {
-    s_.worker.last_error = current_job_error();
-  }
+  s_.worker.last_error = {error_type::invalid_argument,
+                          "call id " + std::to_string(v_.call_id) + " is not registered on rank " +
+                              std::to_string(s_.rank)};
   return site_.job_begin;
 }
 

@@ -52,6 +52,13 @@ struct taken_failure {
   int rank = 0;  ///< whose chunk
   int job = -1;  ///< global index of the failing job
   job_error error;
+
+  /// Keeps `here`, one batch's outcome, where it decides before what is kept: a failure before a later one
+  /// or a changed output count, a changed count only where nothing is kept.
+  void keep(taken_failure&& here) {
+    const bool lower = here.code == wire::status::failed && (code != wire::status::failed || here.job < job);
+    if (lower || (here.code != wire::status::ok && code == wire::status::ok)) *this = std::move(here);
+  }
 };
 
 /// Runs worker r's local jobs `got` on the root from the caller's data, into their place in `region` (the

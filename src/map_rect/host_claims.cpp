@@ -74,20 +74,17 @@ void run_own_by_claims(cluster_state& s, const root_site& site, const call_reque
 /// Keeps the lowest failure in `failed`.
 void run_claimed_on_root(cluster_state& s, const root_site& site, const call_request& req, int r, job_range got,
                          root_part& part) {
-  taken_failure& failed = part.taken_failed;
   job_claims& claims = s.host.claims;
   taken_failure here;
   run_batch_on_root(s, site, req, blocks_in_slot(s, site, r), r, got, here);
   if (here.code == wire::status::ok) {
     claims.add_claimed_done(r, got.size());
     part.taken_doubles += static_cast<long long>(s.call.taken_out.size());
-  } else if (here.code == wire::status::failed) {
-    claims.note_failure(here.job);
-    if (failed.code != wire::status::failed || here.job < failed.job) failed = std::move(here);
-  } else {
-    claims.stop();
-    if (failed.code == wire::status::ok) failed = std::move(here);
+    return;
   }
+  if (here.code == wire::status::failed) claims.note_failure(here.job);
+  else claims.stop();
+  part.taken_failed.keep(std::move(here));
 }
 
 /// After its own jobs: the root makes the output nodes that are ready (`during`) and claims batches from the
