@@ -64,12 +64,6 @@ struct deferred_call {
   void reserve_tapes(int threads) {
     while (static_cast<int>(tapes.size()) < threads) tapes.push_back(std::make_unique<tape>());
   }
-  /// Bytes the kept tapes hold now (node memory and the stacks' slots).
-  std::size_t kept_bytes() const {
-    std::size_t n = 0;
-    for (const auto& t : tapes) n += t->memory.used() + sizeof(vari*) * (t->stack.size() + t->leaves.size());
-    return n;
-  }
   /// Empties the kept tapes (keeping their memory) and forgets the caller.
   void clear() {
     for (auto& t : tapes) {
