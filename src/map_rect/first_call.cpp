@@ -1,76 +1,15 @@
-// The first_call command, both sides: on the root the plan, the rows shipped once, the output counts learned and
-// the blocks gathered, and the checks that decide whether the workers' rows are still the caller's; on a
-// worker its rows received, its jobs run, its status and counts reported, and its blocks sent on the go.
+// The first_call command, as the steps every rank runs in one order: the request (the root plans the site),
+// the rows shipped once, the job parameters, the jobs, the reports of status and output counts with the go
+// that follows them, the blocks, and the output counts shared. A rank differs from another only inside a step,
+// in the buffers it passes and in the root's bookkeeping.
 #include <algorithm>
-#include <atomic>
 #include <stdexcept>
 #include <string>
 
 #include "src/map_rect/root_steps.hpp"
 #include "src/worker/worker_steps.hpp"
-#include "src/map_rect/data_check.hpp"
 
 namespace maprect::detail {
-
-bool same_shape(const root_site& site, const call_request& req, int row_real, int row_int) {
-  return site.planned && site.kinds == req.kinds && site.n_shared == req.n_shared && site.n_job_params == req.n_job_params &&
-         site.plan.n_jobs == req.n_jobs && site.row_real == row_real && site.row_int == row_int;
-}
-
-namespace {
-
-/// True when rows [begin, end) of the workers' (counted from site.rows_first) equal the copy they hold.
-bool rows_current(const root_site& site, const call_request& req, int begin, int end) {
-  const std::size_t w = static_cast<std::size_t>(site.rows_first);
-  const auto real_at = static_cast<std::size_t>(begin) * static_cast<std::size_t>(site.row_real);
-  const auto int_at = static_cast<std::size_t>(begin) * static_cast<std::size_t>(site.row_int);
-  return rows_equal(req.x_r->data() + w + begin, req.x_r->data() + w + end, site.x_r.data() + real_at,
-                    site.row_real) &&
-         rows_equal(req.x_i->data() + w + begin, req.x_i->data() + w + end, site.x_i.data() + int_at, site.row_int);
-}
-
-/// The data check's batches on the root's team: any batch that differs marks the whole check failed.
-struct team_row_check {
-  const root_site& site;
-  const call_request& req;
-  std::atomic<bool> differs{false};
-  static void run(void* self, int, int begin, int end) {
-    auto& c = *static_cast<team_row_check*>(self);
-    if (!c.differs.load(std::memory_order_relaxed) && !rows_current(c.site, c.req, begin, end))
-      c.differs.store(true, std::memory_order_relaxed);
-  }
-};
-
-/// Values of the workers' rows below which one thread checks them: a team's dispatch (about a microsecond)
-/// costs what comparing some thousands of values does.
-constexpr long long team_check_values = 32768;
-
-/// True when the workers' rows equal the copy they hold, bit for bit; on the root's team when they are many
-/// (the rows are independent). The root's own jobs read the caller's rows, so only the workers' can be stale
-/// (with every row everywhere, every job's).
-bool same_data(cluster_state& s, const root_site& site, const call_request& req) {
-  const int rows = site.plan.n_jobs - site.rows_first;
-  const long long values = static_cast<long long>(rows) * (site.row_real + site.row_int);
-  if (s.team == nullptr || values < team_check_values) {
-    const std::size_t w = static_cast<std::size_t>(site.rows_first);
-    return rows_equal(req.x_r->data() + w, req.x_r->data() + site.plan.n_jobs, site.x_r.data(), site.row_real) &&
-           rows_equal(req.x_i->data() + w, req.x_i->data() + site.plan.n_jobs, site.x_i.data(), site.row_int);
-  }
-  team_row_check check{site, req};
-  s.team->run(rows, std::max(1, rows / (4 * s.team->size())), &team_row_check::run, &check);
-  return !check.differs.load(std::memory_order_relaxed);
-}
-
-}  // namespace
-
-bool workers_data_current(cluster_state& s, const root_site& site, const call_request& req, int& checked_rows) {
-  if (req.data_id != 0) {
-    checked_rows = 0;
-    return true;
-  }
-  checked_rows = site.plan.n_jobs - site.rows_first;
-  return same_data(s, site, req);
-}
 
 namespace {
 
@@ -124,181 +63,269 @@ void plan_site(root_site& site, const call_request& req, int row_real, int row_i
   }
 }
 
-/// Step 2 of a first call: each worker receives its rows of x_r and x_i, or every row.
-void ship_rows(cluster_state& s, const root_site& site) {
-  static std::vector<std::vector<double>> no_real_rows;  // the root receives none
-  static std::vector<std::vector<int>> no_int_rows;
-  if (site.rows_everywhere) {
-    share_rows(s.ends(), site.x_r.data(), site.plan.n_jobs, site.row_real, no_real_rows);
-    share_rows(s.ends(), site.x_i.data(), site.plan.n_jobs, site.row_int, no_int_rows);
-    s.root.last_traffic.sent += (sizeof(double) * site.x_r.size() + sizeof(int) * site.x_i.size()) *
-                                static_cast<std::uint64_t>(s.size - 1);
+
+/// The rows the root receives of a share_rows or exchange_rows: none.
+template <class T>
+std::vector<std::vector<T>>& no_rows() {
+  static std::vector<std::vector<T>> none;
+  return none;
+}
+
+/// One first call on one rank. The root plans its site and builds the request; a worker reads it. From then
+/// on both hold the same header and run the same steps (run()).
+class first_call_command {
+ public:
+  /// The root's side of a first call of `req`, with rows of `row_real` and `row_int` values and `root_jobs`
+  /// jobs of its own.
+  first_call_command(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
+                     int root_jobs)
+      : s_(s), root_(&site), req_(&req) {
+    plan_site(site, req, row_real, row_int, root_jobs, s.size, wants_rows_everywhere(s, req, row_real, row_int));
+    plan_ = site.plan;
+    header_ = header_of(command::first_call, req, row_real, row_int);
+    header_.root_jobs = root_jobs;
+    header_.arg = site.rows_everywhere ? 1 : 0;
+  }
+
+  /// A worker's side of request `v`, whose shared parameters are `shared`.
+  first_call_command(cluster_state& s, const wire::request& v, const double* shared)
+      : s_(s), worker_(&s.worker.sites[v.call_id]), header_(v), shared_(shared), plan_{v.n_jobs, s.size, v.root_jobs} {}
+
+  /// Every step, in order; stops after the reports when the root says no-go.
+  void run() {
+    request();
+    rows();
+    parameters();
+    jobs();
+    if (!reports()) return;
+    blocks();
+    counts();
+  }
+
+  /// The root's result once run() has returned: the first failure thrown, or where every job's blocks are.
+  call_result result();
+
+ private:
+  bool on_root() const { return root_ != nullptr; }
+  void request();
+  void rows();
+  void parameters();
+  void jobs();
+  bool reports();
+  void blocks();
+  void counts();
+  /// The root: reads the reports into site.counts and the statuses, and lays out the blocks' buffer.
+  void read_reports(const std::vector<int>& gathered, const rank_layout& reports);
+  /// A gather of the answers to the root: within the call's deadline there, a worker's part elsewhere.
+  void gather(const collective& how, MPI_Datatype type, void* buffer, int count, const int* counts, const int* displs);
+  /// The root's traffic of this call, `sent` and `received` bytes more.
+  void count(std::uint64_t sent, std::uint64_t received) {
+    if (!on_root()) return;
+    s_.root.last_traffic.sent += sent;
+    s_.root.last_traffic.received += received;
+  }
+
+  cluster_state& s_;
+  root_site* root_ = nullptr;
+  const call_request* req_ = nullptr;
+  worker_site* worker_ = nullptr;
+  wire::request header_;
+  const double* shared_ = nullptr;
+  chunk_plan plan_;
+  rank_status own_status_;         ///< of this rank's jobs
+  job_error own_error_;            ///< the root: its jobs' failure
+  std::vector<rank_status> statuses_;  ///< the root: every rank's
+  rank_layout blocks_;             ///< the root: each rank's status and blocks in s.call.answers
+  long long total_ = 0;            ///< the root: the doubles of every rank's status and blocks
+  int blocks_chunk_ = 0;           ///< the blocks' gather: its padded part, -1 flat
+  bool go_ = false;
+  MPI_Request done_ = MPI_REQUEST_NULL;
+};
+
+void first_call_command::request() {
+  if (!on_root()) {
+    worker_site& w = *worker_;
+    w.plan = plan_;
+    w.job_begin = plan_.first(s_.rank);
+    w.n_jobs = plan_.jobs(s_.rank);
+    w.rows_everywhere = header_.arg != 0;
+    w.rows_first = w.rows_everywhere ? 0 : w.job_begin;
+    const auto rows = static_cast<std::size_t>(w.rows_everywhere ? header_.n_jobs : w.n_jobs);
+    w.x_r.assign(rows, std::vector<double>(static_cast<std::size_t>(header_.row_real)));
+    w.x_i.assign(rows, std::vector<int>(static_cast<std::size_t>(header_.row_int)));
     return;
   }
-  rank_layout data;
-  if (site.row_real > 0) {
-    data.assign_workers(site.plan, site.row_real);
-    exchange_rows(s.ends(), site.x_r.data(), data, no_real_rows);
-    s.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(site.x_r.size());
-  }
-  if (site.row_int > 0) {
-    data.assign_workers(site.plan, site.row_int);
-    exchange_rows(s.ends(), site.x_i.data(), data, no_int_rows);
-    s.root.last_traffic.sent += sizeof(int) * static_cast<std::uint64_t>(site.x_i.size());
-  }
+  root_site& site = *root_;
+  s_.root.mid_call = true;
+  // Before the output counts are known: one output per job.
+  const long long most_rows = static_cast<long long>(site.rows) * plan_.most_worker_jobs();
+  choose_site_collectives(s_, site, static_cast<long long>(site.rows) * (plan_.n_jobs - plan_.root_jobs),
+                          static_cast<int>(std::min<long long>(int_max, most_rows)));
+  name_collectives(header_, site.collective, site.chunk_out, site.chunk_back);
+  send_request(s_, header_, req_->shared);
+  start_timeout(s_);
 }
 
-/// Step 5 of a first call, last: with every row everywhere, every job's output count to every worker.
-void share_site_counts(cluster_state& s, root_site& site) {
-  if (!site.rows_everywhere) return;
-  share_counts(s.ends(), site.counts, site.plan.n_jobs);
-  s.root.last_traffic.sent += sizeof(int) * static_cast<std::uint64_t>(site.plan.n_jobs) * (s.size - 1);
+void first_call_command::rows() {
+  const endpoint e = s_.ends();
+  const bool root = on_root();
+  const double* all_real = root ? root_->x_r.data() : nullptr;
+  const int* all_int = root ? root_->x_i.data() : nullptr;
+  auto& real_rows = root ? no_rows<double>() : worker_->x_r;
+  auto& int_rows = root ? no_rows<int>() : worker_->x_i;
+  const std::uint64_t bytes = root ? sizeof(double) * root_->x_r.size() + sizeof(int) * root_->x_i.size() : 0;
+  if (header_.arg != 0) {  // every row to every worker
+    share_rows(e, all_real, header_.n_jobs, header_.row_real, real_rows);
+    share_rows(e, all_int, header_.n_jobs, header_.row_int, int_rows);
+    count(bytes * static_cast<std::uint64_t>(s_.size - 1), 0);
+  } else {
+    rank_layout layout;  // the root's: each worker's rows
+    if (header_.row_real > 0) {
+      if (root) layout.assign_workers(plan_, header_.row_real);
+      exchange_rows(e, all_real, layout, real_rows);
+    }
+    if (header_.row_int > 0) {
+      if (root) layout.assign_workers(plan_, header_.row_int);
+      exchange_rows(e, all_int, layout, int_rows);
+    }
+    count(bytes, 0);
+  }
+  if (root) drop_rows_copy(*root_);
 }
 
-/// Step 5 of a first call, first half: every rank's status and output counts (first_reports), read into
-/// site.counts and each rank's status. Returns where each rank's blocks go in the answer buffer.
-rank_layout collect_counts(cluster_state& s, root_site& site, const call_request& req, rank_status root_status,
-                           std::vector<rank_status>& statuses, long long& total) {
-  const int R = s.size;
-  const rank_layout reports = first_reports(site.plan);
-  std::vector<int> gathered(static_cast<std::size_t>(reports.displs[R - 1] + reports.counts[R - 1]));
-  gathered[0] = static_cast<int>(root_status.code);
-  gathered[1] = root_status.job;
-  std::copy(s.call.own_counts.begin(), s.call.own_counts.end(), gathered.begin() + 2);
-  gather_answers(s, req, {site.collective, reports.largest_worker_part()}, MPI_INT, gathered.data(),
-                 reports.counts.data(), reports.displs.data());
-  s.root.last_traffic.received += sizeof(int) * static_cast<std::uint64_t>(gathered.size() - reports.counts[0]);
+void first_call_command::parameters() {
+  if (on_root()) scatter_own(s_, *root_, *req_);
+  else receive_job_parameters(s_, *worker_, header_);
+}
 
-  site.counts.resize(static_cast<std::size_t>(req.n_jobs));
-  statuses.assign(static_cast<std::size_t>(R), {});
-  rank_layout blocks;
-  blocks.counts.assign(R, 0);
-  blocks.displs.assign(R, 0);
+void first_call_command::jobs() {
+  if (on_root()) {
+    own_status_ = run_own_chunk(s_, *req_, plan_.root_jobs, 0, own_error_);
+    return;
+  }
+  int end = 0;
+  const int failed_job = run_jobs(s_, *worker_, header_, shared_, worker_->job_params.data(), 0, false, end);
+  own_status_ = {failed_job < 0 ? wire::status::ok : wire::status::failed, failed_job};
+  done_ = announce_done(s_);
+}
+
+void first_call_command::gather(const collective& how, MPI_Datatype type, void* buffer, int count, const int* counts,
+                                const int* displs) {
+  if (on_root()) {
+    gather_answers(s_, *req_, how, type, buffer, counts, displs);
+    return;
+  }
+  MPI_Request unused;
+  collect_answers(s_.ends(), how, type, buffer, count, nullptr, nullptr, nullptr,
+                  std::chrono::steady_clock::time_point::max(), unused);
+}
+
+bool first_call_command::reports() {
+  // Each rank's status, failing job and output counts; on the root every rank's, its own first.
+  const rank_layout reports = first_reports(plan_);
+  const bool root = on_root();
+  std::vector<int> report(static_cast<std::size_t>(root ? reports.displs[s_.size - 1] + reports.counts[s_.size - 1]
+                                                        : reports.counts[s_.rank]));
+  report[0] = static_cast<int>(own_status_.code);
+  report[1] = own_status_.job;
+  const std::vector<int>& counts = root ? s_.call.own_counts : worker_->run_counts;
+  std::copy(counts.begin(), counts.end(), report.begin() + 2);
+  gather(named_collective(header_, reports.largest_worker_part()), MPI_INT, report.data(),
+         static_cast<int>(report.size()), reports.counts.data(), reports.displs.data());
+  if (root) read_reports(report, reports);
+  else finish_done(s_, done_);
+  // Go or no-go for the blocks: only worth sending when every job succeeded and they fit one call.
+  go_ = exchange_go(s_.ends(), go_ ? 1 : 0, blocks_chunk_) != 0;
+  if (root) s_.root.mid_call = false;  // every rank has joined every collective so far; with no-go all stop here
+  return go_;
+}
+
+void first_call_command::read_reports(const std::vector<int>& gathered, const rank_layout& reports) {
+  root_site& site = *root_;
+  const int R = s_.size;
+  count(0, sizeof(int) * static_cast<std::uint64_t>(gathered.size() - reports.counts[0]));
+  site.counts.resize(static_cast<std::size_t>(plan_.n_jobs));
+  statuses_.assign(static_cast<std::size_t>(R), {});
+  blocks_.counts.assign(R, 0);
+  blocks_.displs.assign(R, 0);
   // Each rank's region of the result buffer: its status slots, then its blocks.
-  total = 0;
+  total_ = 0;
   for (int r = 0; r < R; ++r) {
     const int* g = gathered.data() + reports.displs[r];
-    statuses[r] = {static_cast<wire::status>(g[0]), g[1]};
-    const int b = site.plan.first(r), e = site.plan.first(r + 1);
+    statuses_[r] = {static_cast<wire::status>(g[0]), g[1]};
     long long outputs = 0;
-    for (int j = b; j < e; ++j) {
-      site.counts[j] = g[2 + j - b];
-      outputs += site.counts[j];
-    }
-    const long long region_blocks = outputs * site.rows;
-    blocks.displs[r] = static_cast<int>(std::min(total + wire::status_doubles, int_max));
-    blocks.counts[r] = static_cast<int>(std::min(region_blocks, int_max));
-    total += wire::status_doubles + region_blocks;
+    for (int j = plan_.first(r); j < plan_.first(r + 1); ++j) outputs += site.counts[j] = g[2 + j - plan_.first(r)];
+    blocks_.displs[r] = static_cast<int>(std::min(total_ + wire::status_doubles, int_max));
+    blocks_.counts[r] = static_cast<int>(std::min(outputs * site.rows, int_max));
+    total_ += wire::status_doubles + outputs * site.rows;
   }
-  return blocks;
+  const bool all_ok = std::all_of(statuses_.begin(), statuses_.end(),
+                                  [](const rank_status& st) { return st.code == wire::status::ok; });
+  go_ = all_ok && total_ <= int_max;
+  // The largest worker's blocks pad the others'; -1: padded parts would not fit one MPI count, so flat.
+  blocks_chunk_ = blocks_.largest_worker_part();
+  if (static_cast<long long>(blocks_chunk_) * R > int_max) blocks_chunk_ = -1;
+}
+
+void first_call_command::blocks() {
+  // A negative chunk: the root gathers these blocks flat (padded, they would not fit one MPI count).
+  const collective how = blocks_chunk_ < 0 ? collective{} : named_collective(header_, blocks_chunk_);
+  MPI_Request unused;
+  const auto never = std::chrono::steady_clock::time_point::max();
+  if (!on_root()) {
+    collect_answers(s_.ends(), how, MPI_DOUBLE, worker_->out.data(), static_cast<int>(worker_->out.size()), nullptr,
+                    nullptr, nullptr, never, unused);
+    return;
+  }
+  // Blocks land where steady-state calls will put them: after each rank's status slots.
+  s_.root.mid_call = true;
+  s_.call.answers.resize(static_cast<std::size_t>(total_));
+  double* buffer = s_.call.answers.data();
+  if (req_->session == nullptr) std::copy_n(s_.call.own_out.data(), blocks_.counts[0], buffer + blocks_.displs[0]);
+  collect_answers(s_.ends(), how, MPI_DOUBLE, nullptr, 0, buffer, blocks_.counts.data(), blocks_.displs.data(), never,
+                  unused);
+  note_gather(s_);
+  count(0, sizeof(double) * static_cast<std::uint64_t>(total_ - blocks_.counts[0] - wire::status_doubles * s_.size));
+}
+
+void first_call_command::counts() {
+  const bool root = on_root();
+  if (!root) worker_->counts = worker_->run_counts;
+  if (header_.arg != 0) {  // every rank holds every row: every job's output count to every worker
+    share_counts(s_.ends(), root ? root_->counts : worker_->all_counts, header_.n_jobs);
+    count(sizeof(int) * static_cast<std::uint64_t>(header_.n_jobs) * (s_.size - 1), 0);
+  }
+  if (root) lay_out_results(s_, *root_);
+  else lay_out_site(s_, *worker_, header_);
+}
+
+call_result first_call_command::result() {
+  if (own_status_.code != wire::status::ok) throw_job_error(own_error_, own_status_.job, 0);
+  for (int r = 1; r < s_.size; ++r)
+    if (statuses_[r].code != wire::status::ok) throw_remote_error(s_, r, statuses_[r].job);
+  if (!go_)
+    throw std::length_error("map_rect: call id " + std::to_string(req_->call_id) + " returns " +
+                            std::to_string(total_) + " result values, more than 2^31-1 in one call");
+  root_site& site = *root_;
+  s_.call.segments.resize(static_cast<std::size_t>(s_.size));
+  for (int r = 0; r < s_.size; ++r)
+    s_.call.segments[r] = {s_.call.answers.data() + blocks_.displs[r], plan_.first(r), plan_.first(r + 1)};
+  site.planned = true;
+  s_.root.mid_call = false;
+  return {s_.call.segments.data(), s_.size, site.counts.data(), site.rows, site.n_outputs, jobs_made(*req_, site)};
 }
 
 }  // namespace
 
 call_result first_call(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
                        int root_jobs) {
-  const int R = s.size;
-  plan_site(site, req, row_real, row_int, root_jobs, R, wants_rows_everywhere(s, req, row_real, row_int));
-  s.root.mid_call = true;
-  // Before the output counts are known: one output per job.
-  const long long most_rows = static_cast<long long>(site.rows) * site.plan.most_worker_jobs();
-  choose_site_collectives(s, site, static_cast<long long>(site.rows) * (req.n_jobs - root_jobs),
-                          static_cast<int>(std::min<long long>(int_max, most_rows)));
-  wire::request header = header_of(command::first_call, req, row_real, row_int);
-  header.root_jobs = root_jobs;
-  header.arg = site.rows_everywhere ? 1 : 0;
-  name_collectives(header, site.collective, site.chunk_out, site.chunk_back);
-  send_request(s, header, req.shared);
-  start_timeout(s);
-  ship_rows(s, site);
-  drop_rows_copy(site);
-  scatter_own(s, site, req);
-
-  job_error root_error;
-  const rank_status root_status = run_own_chunk(s, req, site.plan.root_jobs, 0, root_error);
-  std::vector<rank_status> statuses;
-  long long total = 0;
-  const rank_layout blocks = collect_counts(s, site, req, root_status, statuses, total);
-  const bool all_ok = std::all_of(statuses.begin(), statuses.end(),
-                                  [](const rank_status& st) { return st.code == wire::status::ok; });
-  const bool too_large = total > int_max;
-  // Go or no-go for the blocks: only worth sending when every job succeeded and they fit one call.
-  // The largest worker's blocks pad the others'; -1: padded parts would not fit one MPI count, so flat.
-  int blocks_chunk = blocks.largest_worker_part();
-  if (static_cast<long long>(blocks_chunk) * R > int_max) blocks_chunk = -1;
-  exchange_go(s.ends(), all_ok && !too_large ? 1 : 0, blocks_chunk);
-  s.root.mid_call = false;  // every rank has joined every collective so far; with go = 0 they all stop here
-  if (root_status.code != wire::status::ok) throw_job_error(root_error, root_status.job, 0);
-  for (int r = 1; r < R; ++r)
-    if (statuses[r].code != wire::status::ok) throw_remote_error(s, r, statuses[r].job);
-  if (too_large)
-    throw std::length_error("map_rect: call id " + std::to_string(req.call_id) + " returns " +
-                            std::to_string(total) + " result values, more than 2^31-1 in one call");
-
-  // Blocks land where steady-state calls will put them: after each rank's status slots.
-  s.root.mid_call = true;
-  s.call.answers.resize(static_cast<std::size_t>(total));
-  double* buffer = s.call.answers.data();
-  if (req.session == nullptr) std::copy_n(s.call.own_out.data(), blocks.counts[0], buffer + blocks.displs[0]);
-  MPI_Request unused;
-  const collective blocks_how = blocks_chunk < 0 ? collective{} : collective{site.collective, blocks_chunk};
-  collect_answers(s.ends(), blocks_how, MPI_DOUBLE, nullptr, 0, buffer, blocks.counts.data(),
-                  blocks.displs.data(), std::chrono::steady_clock::time_point::max(), unused);
-  note_gather(s);
-  s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(total - blocks.counts[0] - wire::status_doubles * R);
-  share_site_counts(s, site);
-
-  lay_out_results(s, site);
-  s.call.segments.resize(R);
-  for (int r = 0; r < R; ++r) s.call.segments[r] = {buffer + blocks.displs[r], site.plan.first(r), site.plan.first(r + 1)};
-  site.planned = true;
-  s.root.mid_call = false;
-  return {s.call.segments.data(), R, site.counts.data(), site.rows, site.n_outputs, jobs_made(req, site)};
+  first_call_command command(s, site, req, row_real, row_int, root_jobs);
+  command.run();
+  return command.result();
 }
 
-// ---- the worker's side ----
-
 void serve_first_call(cluster_state& s, const wire::request& v, const double* shared) {
-  worker_site& site = s.worker.sites[v.call_id];
-  site.plan = {v.n_jobs, s.size, v.root_jobs};
-  site.job_begin = site.plan.first(s.rank);
-  site.n_jobs = site.plan.jobs(s.rank);
-  site.rows_everywhere = v.arg != 0;
-  site.rows_first = site.rows_everywhere ? 0 : site.job_begin;
-  const auto rows = static_cast<std::size_t>(site.rows_everywhere ? v.n_jobs : site.n_jobs);
-  site.x_r.assign(rows, std::vector<double>(static_cast<std::size_t>(v.row_real)));
-  site.x_i.assign(rows, std::vector<int>(static_cast<std::size_t>(v.row_int)));
-  if (site.rows_everywhere) {
-    share_rows<double>(s.ends(), nullptr, v.n_jobs, v.row_real, site.x_r);
-    share_rows<int>(s.ends(), nullptr, v.n_jobs, v.row_int, site.x_i);
-  } else {
-    if (v.row_real > 0) exchange_rows<double>(s.ends(), nullptr, {}, site.x_r);
-    if (v.row_int > 0) exchange_rows<int>(s.ends(), nullptr, {}, site.x_i);
-  }
-  receive_job_parameters(s, site, v);
-
-  int end = 0;
-  const int failed_job = run_jobs(s, site, v, shared, site.job_params.data(), 0, false, end);
-  MPI_Request done = announce_done(s);
-  const rank_layout reports = first_reports(site.plan);
-  std::vector<int> report(static_cast<std::size_t>(reports.counts[s.rank]));
-  report[0] = static_cast<int>(failed_job < 0 ? wire::status::ok : wire::status::failed);
-  report[1] = failed_job;
-  std::copy(site.run_counts.begin(), site.run_counts.end(), report.begin() + 2);
-  MPI_Request unused;
-  const auto never = std::chrono::steady_clock::time_point::max();
-  collect_answers(s.ends(), named_collective(v, reports.largest_worker_part()), MPI_INT, report.data(),
-                  static_cast<int>(report.size()), nullptr, nullptr, nullptr, never, unused);
-  finish_done(s, done);
-  int blocks_chunk = 0;
-  if (!exchange_go(s.ends(), 0, blocks_chunk)) return;
-  // A negative chunk: the root gathers these blocks flat (padded, they would not fit one MPI count).
-  const collective blocks_how = blocks_chunk < 0 ? collective{} : named_collective(v, blocks_chunk);
-  collect_answers(s.ends(), blocks_how, MPI_DOUBLE, site.out.data(), static_cast<int>(site.out.size()), nullptr,
-                  nullptr, nullptr, never, unused);
-  site.counts = site.run_counts;
-  if (site.rows_everywhere) share_counts(s.ends(), site.all_counts, v.n_jobs);
-  lay_out_site(s, site, v);
+  first_call_command(s, v, shared).run();
 }
 
 }  // namespace maprect::detail
