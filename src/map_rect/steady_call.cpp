@@ -1,7 +1,7 @@
-// The steady call command, both sides. On the root: the request and parameters out by the call's route, the
-// root's part (its data check, its own jobs, the claims), the answers in, the first failure by job, the
-// timings, and where the blocks are. On a worker: its parameters in, its jobs run (by claims, the route's),
-// its status and blocks out by the same route.
+// The steady call command, as the steps every rank runs in one order (steady_call_command): the request, the
+// job parameters, the jobs, the answers, each by the route the root picks for the call. The root's part of the
+// jobs' step is its data check, its own jobs and the claims; after the steps it finds the first failure by
+// job, records the timings, and locates the blocks.
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
@@ -40,9 +40,9 @@ void locate_blocks(cluster_state& s, const root_site& site, const call_request& 
                                site.plan.first(r), site.plan.first(r + 1)});
 }
 
-/// Steps 1 and 3 of a steady call: the workers' claims reset, the request sent, the job parameters posted
-/// by the route the call takes. Starts the call's clock.
-wire::call_route post_steady_call(cluster_state& s, const root_site& site, const call_request& req) {
+/// Step 1 of a steady call on the root: the workers' claims reset, the job parameters placed in the host
+/// slots ahead of the request when the route takes them, the request sent. Starts the call's clock.
+wire::call_route send_steady_request(cluster_state& s, const root_site& site, const call_request& req) {
   s.root.mid_call = true;
   const wire::call_route route = route_of(s, site);
   if (claims_everywhere(site, route))
@@ -56,7 +56,6 @@ wire::call_route post_steady_call(cluster_state& s, const root_site& site, const
   send_request(s, header, req.shared);
   // Claims by message: the root hears from every worker during the claims, and names the late ones there.
   start_timeout(s, route != wire::call_route::memory && route != wire::call_route::claims);
-  if (!wire::in_slots(route)) scatter_own(s, site, req);
   return route;
 }
 
@@ -239,109 +238,183 @@ double thread_cpu_seconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-}  // namespace
+/// One steady call on one rank, as the steps every rank runs in one order (run()): the request, the job
+/// parameters, the jobs, the answers. The route the root picks for the call (wire::call_route) decides what
+/// each step moves: under claims the answers travel during the jobs' step, and in host memory nothing does.
+class steady_call_command {
+ public:
+  /// The root's side of a steady call of `req` at its planned `site`.
+  steady_call_command(cluster_state& s, root_site& site, const call_request& req) : s_(s), root_(&site), req_(&req) {}
+  /// A worker's side of request `v`, whose shared parameters are `shared`.
+  steady_call_command(cluster_state& s, const wire::request& v, const double* shared)
+      : s_(s), worker_(&s.worker.sites[v.call_id]), header_(v), shared_(shared),
+        route_(static_cast<wire::call_route>(v.arg)) {}
 
-steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result) {
-  const wire::call_route route = post_steady_call(s, site, req);
-  const auto sent = std::chrono::steady_clock::now();
-  const int R = s.size;
-  s.call.answers.resize(static_cast<std::size_t>(site.results.displs[R - 1] + site.results.counts[R - 1]));
-  double* buffer = s.call.answers.data();
-  const bool during = route == wire::call_route::memory && req.session != nullptr;
-  const root_part part = run_root_part(s, site, req, buffer, route, during);
-  const double wait_start = s.root.time_waits ? thread_cpu_seconds() : 0.0;
-  if (claims_this_call(s, site)) {
-    s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(part.received);
+  /// Every step, in order.
+  void run() {
+    request();
+    parameters();
+    jobs();
+    answers();
+  }
+
+  /// The root's outcome once run() has returned: the first failure thrown, else where every job's blocks are
+  /// (into `result`), or why the call must be planned anew.
+  steady_outcome result(call_result& result);
+
+ private:
+  bool on_root() const { return root_ != nullptr; }
+  void request();
+  void parameters();
+  void jobs();
+  void answers();
+  /// A worker's answer by the static split: its status, and its blocks by message or in its slot.
+  void send_answer();
+
+  cluster_state& s_;
+  root_site* root_ = nullptr;
+  const call_request* req_ = nullptr;
+  worker_site* worker_ = nullptr;
+  wire::request header_;
+  const double* shared_ = nullptr;
+  wire::call_route route_ = wire::call_route::messages;
+  root_part part_;                                ///< the root: what it did while the workers ran
+  std::chrono::steady_clock::time_point sent_;    ///< the root: when the request and parameters were out
+  double wait_cpu_ = 0;                           ///< the root: CPU seconds collecting the answers, if timed
+  int failed_job_ = -1;                           ///< a worker: its first failing job, or -1
+  int end_ = 0;                                   ///< a worker: where its jobs ended
+  double busy_ = 0;                               ///< a worker: seconds its jobs took
+  team_busy threads_;                             ///< a worker: its team's busiest and idlest thread
+};
+
+void steady_call_command::request() {
+  if (on_root()) route_ = send_steady_request(s_, *root_, *req_);
+  else if (wire::in_slots(route_)) s_.host.slots.sync();  // the parameters wait in this rank's slot
+}
+
+void steady_call_command::parameters() {
+  if (wire::in_slots(route_)) return;
+  if (on_root()) scatter_own(s_, *root_, *req_);
+  else receive_job_parameters(s_, *worker_, header_);
+}
+
+void steady_call_command::jobs() {
+  if (on_root()) {
+    sent_ = std::chrono::steady_clock::now();
+    const root_site& site = *root_;
+    const int last = s_.size - 1;
+    s_.call.answers.resize(static_cast<std::size_t>(site.results.displs[last] + site.results.counts[last]));
+    const bool during = route_ == wire::call_route::memory && req_->session != nullptr;
+    part_ = run_root_part(s_, *root_, *req_, s_.call.answers.data(), route_, during);
+    return;
+  }
+  worker_site& site = *worker_;
+  if (route_ == wire::call_route::claims)
+    return serve_call_stealing(s_, site, header_, shared_, site.job_params.data());
+  if (route_ == wire::call_route::memory) return serve_call_claiming(s_, site, header_, shared_);
+  const auto start = std::chrono::steady_clock::now();
+  s_.chunks.reset_busy();
+  double* params = wire::in_slots(route_) ? s_.host.slots.slot(s_.rank) : site.job_params.data();
+  failed_job_ = run_jobs(s_, site, header_, shared_, params, wire::status_doubles, false, end_);
+  busy_ = seconds_since(start);
+  threads_ = s_.chunks.busy();
+}
+
+void steady_call_command::answers() {
+  if (!on_root()) {
+    // Under claims the answers went during the jobs' step.
+    if (route_ != wire::call_route::claims && route_ != wire::call_route::memory) send_answer();
+    return;
+  }
+  const root_site& site = *root_;
+  const double wait_start = s_.root.time_waits ? thread_cpu_seconds() : 0.0;
+  if (claims_this_call(s_, site)) {
+    s_.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(part_.received);
     // Every worker answered the root directly during the claims: a flat gather in all but name.
-    s.root.last_traffic.collective = plan::gather_name(plan::gather_kind::flat);
-    s.root.last_traffic.gather_peers = s.size - 1;
+    s_.root.last_traffic.collective = plan::gather_name(plan::gather_kind::flat);
+    s_.root.last_traffic.gather_peers = s_.size - 1;
+    s_.call.worker_ends[0] = part_.own_end;
+    s_.call.worker_taken[0] = part_.taken;
   } else
-    collect_steady_answers(s, site, req, buffer, route);
-  if (claims_everywhere(site, route)) {
-    count_claimed_traffic(s, site, part);
-    report_claimed_balance(s, part);
+    collect_steady_answers(s_, site, *req_, s_.call.answers.data(), route_);
+  if (claims_everywhere(site, route_)) {
+    count_claimed_traffic(s_, site, part_);
+    report_claimed_balance(s_, part_);
   }
-  if (claims_this_call(s, site)) {
-    s.call.worker_ends[0] = part.own_end;
-    s.call.worker_taken[0] = part.taken;
+  wait_cpu_ = s_.root.time_waits ? thread_cpu_seconds() - wait_start : 0.0;
+  s_.root.mid_call = false;
+}
+
+void steady_call_command::send_answer() {
+  worker_site& site = *worker_;
+  const bool slots = wire::in_slots(route_);
+  wire::status code = wire::status::ok;
+  if (failed_job_ >= 0)
+    code = wire::status::failed;
+  else if (!std::equal(site.run_counts.begin(), site.run_counts.begin() + end_, site.counts.begin()))
+    code = wire::status::counts_changed;
+  MPI_Request done = announce_done(s_);
+  // Always the planned size of the jobs up to `end`, so the root's gather matches whatever happened here.
+  const int doubles = answer_doubles(site.planned_doubles, site.block_at.data(), site.n_jobs, end_);
+  site.out.resize(static_cast<std::size_t>(doubles));
+  double* status = site.out.data();
+  status[0] = static_cast<int>(code);
+  status[1] = failed_job_;
+  status[2] = busy_;
+  status[3] = threads_.slowest_seconds;
+  status[4] = threads_.fastest_seconds;
+  if (slots) {  // the blocks go behind the parameters in this rank's slot
+    std::copy_n(site.out.data() + wire::status_doubles, doubles - wire::status_doubles,
+                s_.host.slots.slot(s_.rank) + slot_blocks_at(header_.n_job, site.n_jobs));
+    s_.host.slots.sync();
   }
-  const double wait_cpu = s.root.time_waits ? thread_cpu_seconds() - wait_start : 0.0;
-  s.root.mid_call = false;
-  if (!part.data_unchanged) return steady_outcome::data_changed;
-  if (first_failure(s, site, part, buffer, part.stolen, route) == steady_outcome::counts_changed)
+  MPI_Request unused;
+  collect_answers(s_.ends(), named_collective(header_, slots ? wire::status_doubles : header_.chunk_back), MPI_DOUBLE,
+                  site.out.data(), slots ? wire::status_doubles : doubles, nullptr, nullptr, nullptr,
+                  std::chrono::steady_clock::time_point::max(), unused);
+  finish_done(s_, done);
+}
+
+steady_outcome steady_call_command::result(call_result& result) {
+  root_site& site = *root_;
+  const call_request& req = *req_;
+  double* buffer = s_.call.answers.data();
+  if (!part_.data_unchanged) return steady_outcome::data_changed;
+  if (first_failure(s_, site, part_, buffer, part_.stolen, route_) == steady_outcome::counts_changed)
     return steady_outcome::counts_changed;
-  record_profile(s, site, part, buffer, sent, wait_cpu);
-  if (claims_this_call(s, site)) make_claimed_root_nodes(s, site, req, buffer);
-  const bool everywhere = claims_everywhere(site, route);
-  if (everywhere) locate_claimed_blocks(s, site, part.own_end);
-  else locate_blocks(s, site, req, buffer, wire::in_slots(route));
-  int made = everywhere && req.session != nullptr ? part.own_end : jobs_made(req, site);
-  if (during) {
+  record_profile(s_, site, part_, buffer, sent_, wait_cpu_);
+  if (claims_this_call(s_, site)) make_claimed_root_nodes(s_, site, req, buffer);
+  const bool everywhere = claims_everywhere(site, route_);
+  if (everywhere) locate_claimed_blocks(s_, site, part_.own_end);
+  else locate_blocks(s_, site, req, buffer, wire::in_slots(route_));
+  int made = everywhere && req.session != nullptr ? part_.own_end : jobs_made(req, site);
+  if (route_ == wire::call_route::memory && req.session != nullptr) {
     // Every worker has answered, so each one's jobs are all in: the nodes not made yet are made now.
-    if (!make_nodes_in_order(s, site, req))
+    if (!make_nodes_in_order(s_, site, req))
       throw std::logic_error("map_rect: call id " + std::to_string(req.call_id) +
                              ": a worker answered without publishing all its jobs");
     made = site.plan.n_jobs;
   }
-  result = {s.call.segments.data(), static_cast<int>(s.call.segments.size()), site.counts.data(), site.rows,
+  result = {s_.call.segments.data(), static_cast<int>(s_.call.segments.size()), site.counts.data(), site.rows,
             site.n_outputs, made};
   return steady_outcome::done;
+}
+
+}  // namespace
+
+steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result) {
+  steady_call_command command(s, site, req);
+  command.run();
+  return command.result(result);
+}
+
+void serve_call(cluster_state& s, const wire::request& v, const double* shared) {
+  steady_call_command(s, v, shared).run();
 }
 
 int worker_end(const cluster_state& s, const root_site& site, int r) {
   if (claims_this_call(s, site)) return s.call.worker_ends.empty() ? site.plan.jobs(r) : s.call.worker_ends[r];
   return claims_in_memory(s, site) ? s.host.claims.worker_end(r) : site.plan.jobs(r);
-}
-
-// ---- the worker's side ----
-
-void serve_call(cluster_state& s, const wire::request& v, const double* shared) {
-  worker_site& site = s.worker.sites[v.call_id];
-  // With slots the parameters wait in this rank's slot; the blocks go behind them.
-  const auto route = static_cast<wire::call_route>(v.arg);
-  const bool slots = wire::in_slots(route);
-  double* const slot = slots ? s.host.slots.slot(s.rank) : nullptr;
-  if (slots) s.host.slots.sync();
-  else receive_job_parameters(s, site, v);
-  if (route == wire::call_route::claims) {  // the root's choice for this call
-    serve_call_stealing(s, site, v, shared, site.job_params.data());
-    return;
-  }
-  if (route == wire::call_route::memory) {  // every rank holds every row
-    serve_call_claiming(s, site, v, shared);
-    return;
-  }
-  const auto start = std::chrono::steady_clock::now();
-  s.chunks.reset_busy();
-  int end = 0;
-  const int failed_job = run_jobs(s, site, v, shared, slots ? slot : site.job_params.data(), wire::status_doubles,
-                                  false, end);
-  const double busy = seconds_since(start);
-  const team_busy threads = s.chunks.busy();
-  wire::status code = wire::status::ok;
-  if (failed_job >= 0)
-    code = wire::status::failed;
-  else if (!std::equal(site.run_counts.begin(), site.run_counts.begin() + end, site.counts.begin()))
-    code = wire::status::counts_changed;
-  MPI_Request done = announce_done(s);
-  // Always the planned size of the jobs up to `end`, so the root's gather matches whatever happened here.
-  const int doubles = answer_doubles(site.planned_doubles, site.block_at.data(), site.n_jobs, end);
-  site.out.resize(static_cast<std::size_t>(doubles));
-  site.out.data()[0] = static_cast<int>(code);
-  site.out.data()[1] = failed_job;
-  site.out.data()[2] = busy;
-  site.out.data()[3] = threads.slowest_seconds;
-  site.out.data()[4] = threads.fastest_seconds;
-  if (slots) {
-    std::copy_n(site.out.data() + wire::status_doubles, doubles - wire::status_doubles,
-                slot + slot_blocks_at(v.n_job, site.n_jobs));
-    s.host.slots.sync();
-  }
-  MPI_Request unused;
-  collect_answers(s.ends(), named_collective(v, slots ? wire::status_doubles : v.chunk_back), MPI_DOUBLE, site.out.data(),
-                  slots ? wire::status_doubles : doubles, nullptr, nullptr, nullptr,
-                  std::chrono::steady_clock::time_point::max(), unused);
-  finish_done(s, done);
 }
 
 }  // namespace maprect::detail
