@@ -1,9 +1,9 @@
 #pragma once
 // The root's side of a map_rect call, in the steps that its commands share: the request, the parameters out,
-// the root's own jobs, the answers in, and the layout of a call site's results. Each command's file holds
-// both its sides: first_call.cpp and steady_call.cpp (with the claims between all ranks of a
+// the root's own jobs, the answers in, and the layout of a call site's results. Each command is one sequence of
+// steps that every rank runs: first_call.cpp and steady_call.cpp (with the claims between all ranks of a
 // host in host_claims.cpp); root_call.cpp chooses among them, and the worker's serve loop (src/worker/serve.cpp)
-// dispatches to them. The worker's shared steps are src/worker/worker_steps.hpp.
+// dispatches to them. A worker's parts of the steps are src/worker/worker_steps.hpp.
 #include <chrono>
 #include <maprect/ad/inline.hpp>
 #include <maprect/detail/job_error.hpp>

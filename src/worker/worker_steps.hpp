@@ -1,7 +1,7 @@
 #pragma once
 // The worker's side of a map_rect call: the steps its commands share (the job parameters in, its jobs run,
-// its part's layout; the "done" message under a timeout is call_timeout.hpp's). The worker's side of each
-// command lives in the command's file beside the root's (src/map_rect/first_call.cpp, steady_call.cpp).
+// its part's layout; the "done" message under a timeout is call_timeout.hpp's). Each command is one sequence
+// of steps that every rank runs (src/map_rect/first_call.cpp, steady_call.cpp); these are a worker's parts.
 #include <mpi.h>
 
 #include "src/cluster/call_timeout.hpp"
@@ -28,15 +28,15 @@ void lay_out_site(cluster_state& s, worker_site& site, const wire::request& v);
 
 // ---- the worker's side of each command ----
 
-/// Steps 2 to 5 of a first call on this rank: receive the rows, run, report status and output counts, and
-/// on the root's go send the blocks.
+/// A worker's run of the first call `v` (first_call_command): the rows, its jobs, its status and output
+/// counts, and on the root's go its blocks.
 void serve_first_call(cluster_state& s, const wire::request& v, const double* shared);
 
 /// Steps 4 and 5 of a steady call by claims between all ranks of the host (src/map_rect/host_claims.cpp):
 /// this rank's jobs from the front of its chunk, then batches claimed from others; its report in host memory.
 void serve_call_claiming(cluster_state& s, worker_site& site, const wire::request& v, const double* shared);
 
-/// Steps 3 to 5 of a steady call on this rank.
+/// A worker's run of the steady call `v` (steady_call_command).
 void serve_call(cluster_state& s, const wire::request& v, const double* shared);
 
 }  // namespace maprect::detail
