@@ -185,6 +185,32 @@ inline Eigen::VectorXd values_of(const call_result& res) {
   return out;
 }
 
+/// Runs call `req` deferred over the cluster: the forward pass on every rank's kept tapes, the outputs' values
+/// on the caller's tape as leaves, and one node whose chain() runs the reverse pass on the ranks that keep the
+/// jobs (remote_deferred_sweep). Kept out of line, as run_deferred is.
+template <class T_shared, class T_job>
+__attribute__((noinline)) Eigen::Matrix<var, Eigen::Dynamic, 1> run_deferred_on_cluster(
+    const call_request& req, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params) {
+  tape& t = tape::current();
+  kept_calls& calls = kept_calls::of_thread();
+  deferred_call& call = calls.take(t, 1);
+  call_result result;
+  try {
+    result = remote_deferred_backend(req, call);
+  } catch (...) {
+    calls.give_back(call);
+    throw;
+  }
+  if (result.n_outputs == 0) {  // no adjoint can reach the jobs: nothing to keep
+    calls.give_back(call);
+    return Eigen::Matrix<var, Eigen::Dynamic, 1>(0);
+  }
+  const Eigen::VectorXd values = values_of(result);
+  return make_deferred_outputs(t, call, result.n_outputs, shared_params, job_params, values.data(),
+                               remote_deferred_sweep);
+}
+
 /// The body of map_rect, for a call site whose functor entry was checked. It does not depend on the call
 /// id, so a program with many call sites of one functor compiles it once. `data_id` is the job_data the
 /// rows belong to, 0 for rows the caller may change (see call_request::data_id).
@@ -220,6 +246,8 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
   if constexpr (kinds == param_kinds::dd) {
     return values_of(remote_backend(request(nullptr)));
   } else {
+    if (reverse_setting() == reverse_mode::deferred)
+      return run_deferred_on_cluster(request(nullptr), shared_params, job_params);
     tape& t = tape::current();
     const tape_mark start = t.mark();
     node_sink<T_shared, T_job> sink(t, shared_params, job_params);

@@ -20,6 +20,7 @@
 #include "src/reduce_sum/reduce_sites.hpp"
 #include "src/cluster/settings.hpp"
 #include "src/transport/wait.hpp"
+#include "src/map_rect/deferred_keep.hpp"
 #include "src/worker/call_site_cache.hpp"
 #include "src/protocol/tags.hpp"
 
@@ -50,6 +51,7 @@ struct root_site {
   int chunk_out = 0;        ///< the largest worker's job parameters (doubles)
   int chunk_back = 0;       ///< the largest worker's status and blocks (doubles)
   int next_root_jobs = -1;  ///< a root share to plan at the next call (plan_root_share), or -1
+  bool rows_held = false;   ///< the workers hold the rows of `plan` (shipped by a first call or a deferred call)
 };
 
 /// Claims by message: the rows of the root's own jobs of one job_data that each worker holds, having
@@ -72,6 +74,9 @@ struct root_state {
   bool mid_call = false;   ///< a call's messages are under way (leaving now would strand the workers)
   std::unordered_map<int, root_site> sites;
   remote_call previous_backend = nullptr;  ///< the thread's backend before this cluster's, put back at stop
+  remote_deferred_call previous_deferred = nullptr;      ///< its deferred backend before, put back at stop
+  void (*previous_sweep)(deferred_call&) = nullptr;      ///< its deferred sweep before, put back at stop
+  std::uint64_t deferred_calls = 0;  ///< deferred calls sent: the number of the newest (deferred_call::remote_id)
   std::vector<MPI_Request> done;  ///< with a timeout: per worker, the receive of its "done" message
   cluster::traffic last_traffic;
   cluster::profile last_profile;
@@ -101,6 +106,7 @@ struct worker_state {
   std::unordered_map<int, reduce_worker_site> reduce_sites;  ///< reduce_sum call sites (src/reduce_sum/reduce_worker.cpp)
   job_error last_error;
   std::unordered_map<int, root_rows_held> root_rows;  ///< claims by message: per call site (claims_worker.cpp)
+  kept_deferred_calls kept;  ///< the deferred calls whose reverse pass may still come
 };
 
 /// Buffers and progress of the call under way, kept between calls so that a steady call allocates nothing.

@@ -89,7 +89,11 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
     if (s.settings.timeout > 0) s.root.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
     s.root.serving = true;
     s.root.previous_backend = remote_backend;
+    s.root.previous_deferred = remote_deferred_backend;
+    s.root.previous_sweep = remote_deferred_sweep;
     remote_backend = &root_call;
+    remote_deferred_backend = &root_deferred_call;
+    remote_deferred_sweep = &sweep_on_cluster;
     live_root = &s;
     guard_exit(s);
   }
@@ -100,6 +104,8 @@ void stop_cluster(cluster_state& s) {
   unguard_exit(s);
   s.root.serving = false;
   remote_backend = s.root.previous_backend;
+  remote_deferred_backend = s.root.previous_deferred;
+  remote_deferred_sweep = s.root.previous_sweep;
   live_root = nullptr;
   wire::request release = bare_request(command::release, 0);
   send_request(s, release);

@@ -9,7 +9,8 @@ namespace maprect::detail {
 
 bool same_shape(const root_site& site, const call_request& req, int row_real, int row_int) {
   return site.planned && site.kinds == req.kinds && site.n_shared == req.n_shared &&
-         site.n_job_params == req.n_job_params && site.plan.n_jobs == req.n_jobs && site.row_real == row_real && site.row_int == row_int;
+         site.n_job_params == req.n_job_params && site.plan.n_jobs == req.n_jobs && site.row_real == row_real &&
+         site.row_int == row_int;
 }
 
 namespace {

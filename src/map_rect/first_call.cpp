@@ -1,11 +1,14 @@
 // The first_call command, as the steps every rank runs in one order: the request (the root plans the site),
 // the rows shipped once, the job parameters, the jobs, the reports of status and output counts with the go
 // that follows them, the blocks, and the output counts shared. A rank differs from another only inside a step,
-// in the buffers it passes and in the root's bookkeeping.
+// in the buffers it passes and in the root's bookkeeping. The forward pass of a deferred call (deferred_call)
+// runs the same steps: its rows only when the workers lack them, its jobs on kept tapes, one value per output
+// for a block, and no layout after.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 
+#include "src/map_rect/deferred_keep.hpp"
 #include "src/map_rect/root_steps.hpp"
 #include "src/worker/worker_steps.hpp"
 
@@ -48,6 +51,7 @@ void plan_site(root_site& site, const call_request& req, int row_real, int row_i
   site.data_id = req.data_id;
   site.rows = rows_per_output(req.kinds, req.n_shared, req.n_job_params);
   site.plan = {J, ranks, root_jobs};
+  site.rows_held = false;
   site.param_layout.assign(site.plan, req.n_job_params);
   site.rows_everywhere = everywhere;
   site.rows_first = everywhere ? 0 : site.plan.root_jobs;
@@ -71,30 +75,40 @@ std::vector<std::vector<T>>& no_rows() {
   return none;
 }
 
+/// The argument of a first_call or deferred_call request: whether every worker gets every row, and whether the
+/// rows follow the request at all.
+enum first_call_flags : int { rows_everywhere_flag = 1, rows_follow_flag = 2 };
+
 /// One first call on one rank. The root plans its site and builds the request; a worker reads it. From then
 /// on both hold the same header and run the same steps (run()).
 class first_call_command {
  public:
   /// The root's side of a first call of `req`, with rows of `row_real` and `row_int` values and `root_jobs`
-  /// jobs of its own.
+  /// jobs of its own. With `keep`, the forward pass of a deferred call, its rows shipped only when
+  /// `rows_follow`; the root's own jobs are kept in `keep`.
   first_call_command(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
-                     int root_jobs)
-      : s_(s), root_(&site), req_(&req) {
-    plan_site(site, req, row_real, row_int, root_jobs, s.size, wants_rows_everywhere(s, req, row_real, row_int));
+                     int root_jobs, deferred_call* keep = nullptr, bool rows_follow = true)
+      : s_(s), root_(&site), req_(&req), keep_(keep) {
+    // A deferred call runs by the site's plan and moves no blocks: the eager layout stays for eager calls.
+    const bool everywhere = keep == nullptr && wants_rows_everywhere(s, req, row_real, row_int);
+    if (rows_follow) plan_site(site, req, row_real, row_int, root_jobs, s.size, everywhere);
     plan_ = site.plan;
-    header_ = header_of(command::first_call, req, row_real, row_int);
-    header_.root_jobs = root_jobs;
-    header_.arg = site.rows_everywhere ? 1 : 0;
+    header_ = header_of(keep ? command::deferred_call : command::first_call, req, row_real, row_int);
+    header_.root_jobs = plan_.root_jobs;
+    header_.arg = (site.rows_everywhere ? rows_everywhere_flag : 0) | (rows_follow ? rows_follow_flag : 0);
+    rows_ = keep ? 1 : site.rows;
   }
 
   /// A worker's side of request `v`, whose shared parameters are `shared`.
   first_call_command(cluster_state& s, const wire::request& v, const double* shared)
-      : s_(s), worker_(&s.worker.sites[v.call_id]), header_(v), shared_(shared), plan_{v.n_jobs, s.size, v.root_jobs} {}
+      : s_(s), worker_(&s.worker.sites[v.call_id]), header_(v), shared_(shared), plan_{v.n_jobs, s.size, v.root_jobs} {
+    if (v.cmd == command::deferred_call) keep_ = &s.worker.kept.take_next(v.chunk_back);
+  }
 
   /// Every step, in order; stops after the reports when the root says no-go.
   void run() {
     request();
-    rows();
+    if (header_.arg & rows_follow_flag) rows();
     parameters();
     jobs();
     if (!reports()) return;
@@ -109,6 +123,8 @@ class first_call_command {
   bool on_root() const { return root_ != nullptr; }
   void request();
   void rows();
+  /// The jobs' step of a deferred call: forward passes on kept tapes, each output's value for its block.
+  void kept_jobs();
   void parameters();
   void jobs();
   bool reports();
@@ -128,10 +144,12 @@ class first_call_command {
   cluster_state& s_;
   root_site* root_ = nullptr;
   const call_request* req_ = nullptr;
+  deferred_call* keep_ = nullptr;  ///< a deferred call: this rank's kept jobs
   worker_site* worker_ = nullptr;
   wire::request header_;
   const double* shared_ = nullptr;
   chunk_plan plan_;
+  int rows_ = 1;                   ///< the root: rows per output block
   rank_status own_status_;         ///< of this rank's jobs
   job_error own_error_;            ///< the root: its jobs' failure
   std::vector<rank_status> statuses_;  ///< the root: every rank's
@@ -144,11 +162,12 @@ class first_call_command {
 
 void first_call_command::request() {
   if (!on_root()) {
+    if (!(header_.arg & rows_follow_flag)) return;  // the rows and plan of an earlier call hold
     worker_site& w = *worker_;
     w.plan = plan_;
     w.job_begin = plan_.first(s_.rank);
     w.n_jobs = plan_.jobs(s_.rank);
-    w.rows_everywhere = header_.arg != 0;
+    w.rows_everywhere = (header_.arg & rows_everywhere_flag) != 0;
     w.rows_first = w.rows_everywhere ? 0 : w.job_begin;
     const auto rows = static_cast<std::size_t>(w.rows_everywhere ? header_.n_jobs : w.n_jobs);
     w.x_r.assign(rows, std::vector<double>(static_cast<std::size_t>(header_.row_real)));
@@ -157,11 +176,15 @@ void first_call_command::request() {
   }
   root_site& site = *root_;
   s_.root.mid_call = true;
-  // Before the output counts are known: one output per job.
-  const long long most_rows = static_cast<long long>(site.rows) * plan_.most_worker_jobs();
-  choose_site_collectives(s_, site, static_cast<long long>(site.rows) * (plan_.n_jobs - plan_.root_jobs),
-                          static_cast<int>(std::min<long long>(int_max, most_rows)));
-  name_collectives(header_, site.collective, site.chunk_out, site.chunk_back);
+  if (keep_ != nullptr) {  // flat, so that the site's collectives stay its eager calls'
+    name_collectives(header_, collective_kind::flat, 0, kept_calls_back(s_, *keep_));
+  } else {
+    // Before the output counts are known: one output per job.
+    const long long most_rows = static_cast<long long>(site.rows) * plan_.most_worker_jobs();
+    choose_site_collectives(s_, site, static_cast<long long>(site.rows) * (plan_.n_jobs - plan_.root_jobs),
+                            static_cast<int>(std::min<long long>(int_max, most_rows)));
+    name_collectives(header_, site.collective, site.chunk_out, site.chunk_back);
+  }
   send_request(s_, header_, req_->shared);
   start_timeout(s_);
 }
@@ -174,7 +197,7 @@ void first_call_command::rows() {
   auto& real_rows = root ? no_rows<double>() : worker_->x_r;
   auto& int_rows = root ? no_rows<int>() : worker_->x_i;
   const std::uint64_t bytes = root ? sizeof(double) * root_->x_r.size() + sizeof(int) * root_->x_i.size() : 0;
-  if (header_.arg != 0) {  // every row to every worker
+  if (header_.arg & rows_everywhere_flag) {  // every row to every worker
     share_rows(e, all_real, header_.n_jobs, header_.row_real, real_rows);
     share_rows(e, all_int, header_.n_jobs, header_.row_int, int_rows);
     count(bytes * static_cast<std::uint64_t>(s_.size - 1), 0);
@@ -191,14 +214,52 @@ void first_call_command::rows() {
     count(bytes, 0);
   }
   if (root) drop_rows_copy(*root_);
+  if (root) root_->rows_held = true;
 }
 
 void first_call_command::parameters() {
-  if (on_root()) scatter_own(s_, *root_, *req_);
-  else receive_job_parameters(s_, *worker_, header_);
+  if (!on_root()) return receive_job_parameters(s_, *worker_, header_);
+  const call_request& req = *req_;
+  if (static_cast<long long>(req.n_job_params) * req.n_jobs == 0) return;
+  const rank_layout& layout = root_->param_layout;
+  post_parameters(s_.ends(), named_collective(header_, header_.chunk_out), req.job_params, layout, nullptr, 0);
+  count(sizeof(double) * static_cast<std::uint64_t>(static_cast<long long>(req.n_job_params) * req.n_jobs -
+                                                    layout.counts[0]),
+        0);
+}
+
+void first_call_command::kept_jobs() {
+  const bool root = on_root();
+  const functor_entry* f = root ? req_->functor : find_functor(header_.call_id);
+  const int n = root ? plan_.root_jobs : worker_->n_jobs, first = root ? 0 : worker_->job_begin;
+  const chunk_input in = root ? root_jobs_input(*req_, 0, n)
+                              : chunk_input{shared_, header_.n_shared, worker_->job_params.data(), header_.n_job,
+                                            worker_->own_x_r(), worker_->own_x_i(), n, nullptr};
+  job_error error;
+  const int failed = f == nullptr ? 0 : f->run_kept[header_.kinds](in, *keep_, s_.team.get(), error);
+  if (f == nullptr)
+    error = {error_type::invalid_argument,
+             "call id " + std::to_string(header_.call_id) + " is not registered on rank " + std::to_string(s_.rank)};
+  std::vector<int>& counts = root ? s_.call.own_counts : worker_->run_counts;
+  block_buffer& out = root ? s_.call.own_out : worker_->out;
+  counts.assign(static_cast<std::size_t>(n), 0);
+  out.resize(0);
+  for (int j = 0; j < (failed < 0 ? n : 0); ++j) {
+    const deferred_job& job = keep_->jobs[static_cast<std::size_t>(j)];
+    counts[static_cast<std::size_t>(j)] = job.count;
+    double* values = out.extend(static_cast<std::size_t>(job.count));
+    for (int k = 0; k < job.count; ++k) values[k] = job.outputs[k]->val_;
+  }
+  own_status_ = {failed < 0 ? wire::status::ok : wire::status::failed, failed < 0 ? -1 : first + failed};
+  if (failed >= 0) (root ? own_error_ : s_.worker.last_error) = error;
 }
 
 void first_call_command::jobs() {
+  if (keep_ != nullptr) {
+    kept_jobs();
+    if (!on_root()) done_ = announce_done(s_);
+    return;
+  }
   if (on_root()) {
     own_status_ = run_own_chunk(s_, *req_, plan_.root_jobs, 0, own_error_);
     return;
@@ -241,10 +302,10 @@ bool first_call_command::reports() {
 }
 
 void first_call_command::read_reports(const std::vector<int>& gathered, const rank_layout& reports) {
-  root_site& site = *root_;
   const int R = s_.size;
   count(0, sizeof(int) * static_cast<std::uint64_t>(gathered.size() - reports.counts[0]));
-  site.counts.resize(static_cast<std::size_t>(plan_.n_jobs));
+  std::vector<int>& site_counts = keep_ != nullptr ? keep_->counts : root_->counts;
+  site_counts.resize(static_cast<std::size_t>(plan_.n_jobs));
   statuses_.assign(static_cast<std::size_t>(R), {});
   blocks_.counts.assign(R, 0);
   blocks_.displs.assign(R, 0);
@@ -254,10 +315,10 @@ void first_call_command::read_reports(const std::vector<int>& gathered, const ra
     const int* g = gathered.data() + reports.displs[r];
     statuses_[r] = {static_cast<wire::status>(g[0]), g[1]};
     long long outputs = 0;
-    for (int j = plan_.first(r); j < plan_.first(r + 1); ++j) outputs += site.counts[j] = g[2 + j - plan_.first(r)];
+    for (int j = plan_.first(r); j < plan_.first(r + 1); ++j) outputs += site_counts[j] = g[2 + j - plan_.first(r)];
     blocks_.displs[r] = static_cast<int>(std::min(total_ + wire::status_doubles, int_max));
-    blocks_.counts[r] = static_cast<int>(std::min(outputs * site.rows, int_max));
-    total_ += wire::status_doubles + outputs * site.rows;
+    blocks_.counts[r] = static_cast<int>(std::min(outputs * rows_, int_max));
+    total_ += wire::status_doubles + outputs * rows_;
   }
   const bool all_ok = std::all_of(statuses_.begin(), statuses_.end(),
                                   [](const rank_status& st) { return st.code == wire::status::ok; });
@@ -289,9 +350,10 @@ void first_call_command::blocks() {
 }
 
 void first_call_command::counts() {
+  if (keep_ != nullptr) return;  // a deferred call keeps the site's layout
   const bool root = on_root();
   if (!root) worker_->counts = worker_->run_counts;
-  if (header_.arg != 0) {  // every rank holds every row: every job's output count to every worker
+  if (header_.arg & rows_everywhere_flag) {  // every rank holds every row: every job's output count to every worker
     share_counts(s_.ends(), root ? root_->counts : worker_->all_counts, header_.n_jobs);
     count(sizeof(int) * static_cast<std::uint64_t>(header_.n_jobs) * (s_.size - 1), 0);
   }
@@ -310,8 +372,14 @@ call_result first_call_command::result() {
   s_.call.segments.resize(static_cast<std::size_t>(s_.size));
   for (int r = 0; r < s_.size; ++r)
     s_.call.segments[r] = {s_.call.answers.data() + blocks_.displs[r], plan_.first(r), plan_.first(r + 1)};
-  site.planned = true;
   s_.root.mid_call = false;
+  if (keep_ != nullptr) {
+    const int outputs = static_cast<int>(total_ - wire::status_doubles * s_.size);
+    keep_->n_jobs = plan_.n_jobs;
+    keep_->root_jobs = plan_.root_jobs;
+    return {s_.call.segments.data(), s_.size, keep_->counts.data(), 1, outputs, 0};
+  }
+  site.planned = true;
   return {s_.call.segments.data(), s_.size, site.counts.data(), site.rows, site.n_outputs, jobs_made(*req_, site)};
 }
 
@@ -320,6 +388,13 @@ call_result first_call_command::result() {
 call_result first_call(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
                        int root_jobs) {
   first_call_command command(s, site, req, row_real, row_int, root_jobs);
+  command.run();
+  return command.result();
+}
+
+call_result deferred_forward(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
+                             int root_jobs, bool rows_follow, deferred_call& keep) {
+  first_call_command command(s, site, req, row_real, row_int, root_jobs, &keep, rows_follow);
   command.run();
   return command.result();
 }

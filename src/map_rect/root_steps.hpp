@@ -45,7 +45,7 @@ enum class steady_outcome {
 MAPRECT_ALWAYS_INLINE void send_request(cluster_state& s, wire::request& h, const double* shared = nullptr) {
   h.sequence = ++s.sequence;
   exchange_request(s.ends(), h, s.request, shared, s.call.shared_rest);
-  const bool call = h.cmd == command::call || h.cmd == command::first_call;
+  const bool call = h.cmd == command::call || h.cmd == command::first_call || h.cmd == command::deferred_call;
   s.root.last_traffic.sent += request_bytes(s.ends(), call ? h.n_shared : 0);
 }
 
@@ -240,6 +240,23 @@ void locate_claimed_blocks(cluster_state& s, const root_site& site, int own_end)
 /// A steady-state call: request and parameters out, the root's part, the answers in; then the result's
 /// segments, with every output node already made when they were made during the call.
 steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result);
+
+/// The forward pass of a deferred call (deferred_call.cpp): the first_call command's steps with its jobs on kept
+/// tapes, the root's in `keep`; the rows go first when `rows_follow`, planned with `root_jobs` of the root's.
+/// Returns one value per output, in job order.
+call_result deferred_forward(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
+                             int root_jobs, bool rows_follow, deferred_call& keep);
+
+/// Numbers the deferred call `keep` (its remote_id) as the next the root sends, and returns how many older
+/// ones the root still keeps: the workers drop what they keep of the rest.
+int kept_calls_back(cluster_state& s, deferred_call& keep);
+
+/// The root's deferred backend while its cluster serves (remote_deferred_backend).
+call_result root_deferred_call(const call_request& req, deferred_call& keep);
+
+/// The reverse pass of a deferred call over the cluster (remote_deferred_sweep, reverse_call.cpp): the reverse
+/// command, then each job's parameters' adjoints added to the caller's nodes in job order.
+void sweep_on_cluster(deferred_call& call);
 
 /// The root's map_rect backend while its cluster serves: plans a call site anew or runs a steady call.
 call_result root_call(const call_request& req);

@@ -107,7 +107,7 @@ inline const double* exchange_request(const endpoint& e, wire::request& header, 
   const int more = header.n_shared - wire::inline_shared;
   // Only a call (map_rect's or reduce_sum's) carries shared parameters.
   if (header.cmd != wire::command::call && header.cmd != wire::command::first_call &&
-      header.cmd != wire::command::reduce)
+      header.cmd != wire::command::reduce && header.cmd != wire::command::deferred_call)
     return shared;
   if (more <= 0) return e.is_root() ? shared : slots + wire::header_slots;
   if (e.is_root()) {

@@ -37,7 +37,9 @@ void serve(cluster_state& s) {
     }
     switch (v.cmd) {
       case command::call: serve_call(s, v, shared); break;
-      case command::first_call: serve_first_call(s, v, shared); break;
+      case command::first_call:
+      case command::deferred_call: serve_first_call(s, v, shared); break;
+      case command::reverse: serve_reverse(s, v); break;
       case command::reduce: serve_reduce(s, v, shared); break;
       case command::fetch_error: exchange_error(s.ends(), v.arg, s.worker.last_error); break;
       case command::release: return;

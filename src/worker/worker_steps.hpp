@@ -36,6 +36,9 @@ void serve_first_call(cluster_state& s, const wire::request& v, const double* sh
 /// this rank's jobs from the front of its chunk, then batches claimed from others; its report in host memory.
 void serve_call_claiming(cluster_state& s, worker_site& site, const wire::request& v, const double* shared);
 
+/// A worker's run of the reverse pass `v` of a deferred call (reverse_command).
+void serve_reverse(cluster_state& s, const wire::request& v);
+
 /// A worker's run of the steady call `v` (steady_call_command).
 void serve_call(cluster_state& s, const wire::request& v, const double* shared);
 

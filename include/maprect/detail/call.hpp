@@ -85,4 +85,14 @@ using remote_call = call_result (*)(const call_request&);
 /// it; null otherwise (calls run in process).
 inline thread_local remote_call remote_backend = nullptr;
 
+/// A backend that runs a deferred call's forward pass elsewhere: every output's value in the result (one row
+/// per output), the root's own jobs kept in `keep`, whose id names the call to the ranks that keep the rest.
+using remote_deferred_call = call_result (*)(const call_request& req, deferred_call& keep);
+
+/// The cluster's deferred forward pass, installed with remote_backend.
+inline thread_local remote_deferred_call remote_deferred_backend = nullptr;
+
+/// The cluster's reverse pass of a deferred call (its node's chain()), installed with remote_backend.
+inline thread_local void (*remote_deferred_sweep)(deferred_call&) = nullptr;
+
 }  // namespace maprect::detail

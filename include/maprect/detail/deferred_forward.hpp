@@ -139,21 +139,58 @@ void run_deferred_forward(const Jobs& in, deferred_call& call, thread_team* team
   write_team_messages(buffers, in.msgs(), in.n_jobs());
 }
 
-/// Puts a finished forward pass on the caller's tape t: the outputs as leaves (copies of the jobs' values), the
-/// caller's parameter nodes the reverse pass adds to, and the call node after the outputs. Returns the outputs.
+template <class F, param_kinds Kinds>
+int run_kept_chunk(const chunk_input& in, deferred_call& call, thread_team* team, job_error& error) {
+  const packed_jobs jobs(in);
+  call.jobs.assign(static_cast<std::size_t>(in.n_jobs), deferred_job{});
+  call.reserve_tapes(team != nullptr ? team->size() : 1);
+  call.n_shared_var = shared_is_var(Kinds) ? in.n_shared : 0;
+  call.n_job_var = job_is_var(Kinds) ? in.n_job_params : 0;
+  if (team == nullptr) {
+    int cursor = 0;
+    try {
+      run_deferred_jobs<F, Kinds>(jobs, *call.tapes[0], call.jobs.data(), cursor, [](int) {});
+    } catch (...) {
+      error = current_job_error();
+      return cursor;
+    }
+    return -1;
+  }
+  team_call_buffers& buffers = per_depth<team_call_buffers>(functor_depth);
+  deferred_team_forward<F, Kinds, packed_jobs> forward(jobs, call, buffers);
+  const int failed = forward.run(*team);
+  write_team_messages(buffers, in.msgs, failed == INT_MAX ? in.n_jobs : failed);
+  if (failed == INT_MAX) return -1;
+  for (const auto& share : buffers.shares)
+    if (share->failed_job == failed) error = share->error;
+  return failed;
+}
+
+/// Puts a finished forward pass on the caller's tape t: the outputs as leaves (copies of `values`, or without
+/// them of the jobs' values), the caller's parameter nodes the reverse pass adds to, and the call node after
+/// the outputs, whose chain() runs `sweep`. Returns the outputs.
 template <class T_shared, class T_job>
 Eigen::Matrix<var, Eigen::Dynamic, 1> make_deferred_outputs(tape& t, deferred_call& call, long long n_outputs,
                                                             const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared,
                                                             const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>&
-                                                                job_params) {
+                                                                job_params,
+                                                            const double* values = nullptr,
+                                                            void (*sweep)(deferred_call&) = &sweep_deferred_call) {
   auto* outputs = static_cast<vari*>(t.memory.allocate(sizeof(vari) * static_cast<std::size_t>(n_outputs)));
   Eigen::Matrix<var, Eigen::Dynamic, 1> out(n_outputs);
-  Eigen::Index i = 0;
-  for (const deferred_job& job : call.jobs)
-    for (int k = 0; k < job.count; ++k, ++i) {
-      t.push_leaf(::new (outputs + i) vari(job.outputs[k]->val_));
+  if (values == nullptr) {
+    Eigen::Index i = 0;
+    for (const deferred_job& job : call.jobs)
+      for (int k = 0; k < job.count; ++k, ++i) {
+        t.push_leaf(::new (outputs + i) vari(job.outputs[k]->val_));
+        out.coeffRef(i).vi_ = outputs + i;
+      }
+  } else {
+    for (Eigen::Index i = 0; i < n_outputs; ++i) {
+      t.push_leaf(::new (outputs + i) vari(values[i]));
       out.coeffRef(i).vi_ = outputs + i;
     }
+  }
   call.caller_outputs = outputs;
   call.n_shared_var = is_var_v<T_shared> ? static_cast<int>(shared.size()) : 0;
   call.n_job_var = is_var_v<T_job> ? static_cast<int>(job_params[0].size()) : 0;
@@ -161,7 +198,7 @@ Eigen::Matrix<var, Eigen::Dynamic, 1> make_deferred_outputs(tape& t, deferred_ca
   if constexpr (is_var_v<T_job>)
     for (const auto& v : job_params) call.caller_job_params.insert(call.caller_job_params.end(), nodes_of(v),
                                                                   nodes_of(v) + v.size());
-  call.sweep = &sweep_deferred_call;
+  call.sweep = sweep;
   call.owner = &t;
   call.node = new deferred_call_vari(&call, call.id);  // on t's stack, after every output
   call.node_index = t.stack.size() - 1;

@@ -59,6 +59,13 @@ struct deferred_call {
   std::size_t node_index = 0;                ///< where its node is on owner->stack
   vari* node = nullptr;                      ///< its node
   std::uint64_t id = 0;                      ///< serial number, as in its node
+  // Over a cluster (jobs holds the root's own jobs; the workers keep theirs under the same id):
+  std::uint64_t remote_id = 0;               ///< its number among the root's deferred calls over the cluster
+  int call_id = 0;                           ///< the call site
+  int kinds = 0;                             ///< param_kinds of the call
+  int n_jobs = 0;                            ///< J, every rank's jobs (0: a call in process)
+  int root_jobs = 0;                         ///< the root's share of the chunk plan the jobs ran by
+  std::vector<int> counts;                   ///< outputs per job, J of them
 
   /// Makes room for `threads` kept tapes; new ones are made once and reused.
   void reserve_tapes(int threads) {
@@ -73,6 +80,9 @@ struct deferred_call {
       t->memory.clear();
     }
     jobs.clear();
+    counts.clear();
+    n_jobs = 0;
+    remote_id = 0;
     caller_shared.clear();
     caller_job_params.clear();
     owner = nullptr;
@@ -135,6 +145,14 @@ class kept_calls {
         release(i);
       }
     }
+  }
+
+  /// The number (remote_id) of the oldest call over a cluster whose node may still be swept, or `newest`
+  /// when there is none older: the workers drop what they keep of calls before it.
+  std::uint64_t oldest_remote_id(std::uint64_t newest) const {
+    for (const auto& call : live_)
+      if (call->remote_id != 0) newest = std::min(newest, call->remote_id);
+    return newest;
   }
 
   /// The figures of this thread's calls.

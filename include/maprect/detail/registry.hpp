@@ -5,6 +5,8 @@
 #include <string>
 #include <typeinfo>
 
+#include "../thread_team.hpp"
+#include "job_error.hpp"
 #include "job_runner.hpp"
 
 namespace maprect::detail {
@@ -20,12 +22,30 @@ inline std::string kind_name(functor_kind k) {
   return k == functor_kind::map_rect ? "map_rect (MAPRECT_REGISTER)" : "reduce_sum (MAPRECT_REGISTER_REDUCE)";
 }
 
-/// A registered functor: its name and its chunk runner for each combination of parameter kinds.
+struct deferred_call;
+
+/// Runs a chunk's jobs forward onto the kept tapes of `call` (a deferred call over a cluster), on `team` or,
+/// when it is null, this thread; returns the chunk's lowest failing job, its error in `error`, or -1.
+using kept_chunk_runner = int (*)(const chunk_input& in, deferred_call& call, thread_team* team, job_error& error);
+
+/// The kept chunk runner of functor F for one combination of var parameter kinds (deferred_forward.hpp).
+template <class F, param_kinds Kinds>
+int run_kept_chunk(const chunk_input& in, deferred_call& call, thread_team* team, job_error& error);
+
+/// The kept chunk runner where no tape can be kept: parameters all double, or a reduce_sum functor.
+inline int refuse_kept_chunk(const chunk_input&, deferred_call&, thread_team*, job_error& error) {
+  error = {error_type::invalid_argument, "a deferred call needs var parameters and a map_rect functor"};
+  return 0;
+}
+
+/// A registered functor: its name and its chunk runners for each combination of parameter kinds.
 struct functor_entry {
   const std::type_info* type;                  ///< typeid of the functor
   std::string name;                            ///< as written in MAPRECT_REGISTER(_REDUCE)
   chunk_runner run[4];                         ///< indexed by param_kinds (map_rect functors only)
   functor_kind kind = functor_kind::map_rect;  ///< the front door it serves
+  kept_chunk_runner run_kept[4] = {&refuse_kept_chunk, &refuse_kept_chunk, &refuse_kept_chunk,
+                                   &refuse_kept_chunk};  ///< deferred calls, by param_kinds
 };
 
 /// Records that `entry` serves `call_id`; a second, different functor (or the same one for the other front
@@ -50,10 +70,13 @@ void check_reduce_signature(int call_id, const std::type_info& signature, const 
 /// The entry for F, with all four chunk runners.
 template <class F>
 functor_entry make_functor_entry(const char* name) {
-  return functor_entry{&typeid(F), name,
+  return functor_entry{&typeid(F),
+                       name,
                        {&run_chunk<F, param_kinds::dd>, &run_chunk<F, param_kinds::dv>,
                         &run_chunk<F, param_kinds::vd>, &run_chunk<F, param_kinds::vv>},
-                       functor_kind::map_rect};
+                       functor_kind::map_rect,
+                       {&refuse_kept_chunk, &run_kept_chunk<F, param_kinds::dv>, &run_kept_chunk<F, param_kinds::vd>,
+                        &run_kept_chunk<F, param_kinds::vv>}};
 }
 
 /// The chunk runner of a reduce_sum functor, in case a map_rect request names its id on some rank.

@@ -12,6 +12,8 @@ enum class command : int {
   fetch_error = 3,  ///< the named rank sends its last error's message to the root
   release = 4,      ///< leave the serve loop
   reduce = 6,       ///< run a reduce_sum call (src/reduce_sum/reduce_sites.hpp: reduce_header)
+  deferred_call = 7,  ///< a deferred call's forward pass: the jobs run on tapes each rank keeps, values back
+  reverse = 8,        ///< a deferred call's reverse pass: outputs' adjoints out, parameters' adjoints back
 };
 
 /// Fixed-size broadcast that opens every request: a header, then the shared parameters when they fit.
@@ -30,12 +32,15 @@ enum slot : int {
   s_n_jobs,       ///< J
   s_row_real,     ///< length of every x_r row
   s_row_int,      ///< length of every x_i row
-  s_arg,          ///< command argument (fetch_error: the rank; call, reduce: a call_route)
+  s_arg,          ///< command argument (fetch_error: the rank; call, reduce: a call_route; first_call,
+                  ///< deferred_call: whether every row goes everywhere, and whether rows follow; reverse:
+                  ///< how many deferred calls before the newest is the one swept)
   s_sequence,     ///< call number, checked by workers
   s_root_jobs,    ///< first_call: how many jobs the root keeps (the workers split the rest evenly)
   s_collective,   ///< how this request's scatter and gathers run (plan::gather_kind: flat, hierarchical, tree)
   s_chunk_out,    ///< the largest worker's part of the scatter: every part is padded to it (tree, hierarchical)
-  s_chunk_back,   ///< the largest worker's answer, in values: every answer is padded to it (tree, hierarchical)
+  s_chunk_back,   ///< the largest worker's answer, in values: every answer is padded to it (tree, hierarchical);
+                  ///< deferred_call, whose collectives are flat: how many older deferred calls the root still keeps
 };
 
 /// The header of a request as values: written into the opening broadcast by the root and read back from

@@ -1,0 +1,59 @@
+// The root's backend of a deferred call over the cluster: whether the workers hold current rows, and the
+// forward pass (first_call.cpp's steps, on kept tapes). Its reverse pass is reverse_call.cpp's command.
+#include <algorithm>
+#include <climits>
+#include <string>
+
+#include "src/map_rect/root_steps.hpp"
+
+namespace maprect::detail {
+
+namespace {
+
+/// Whether the workers hold the rows of call `req` under the site's plan: rows of the same sizes, laid out for
+/// the same job parameters, and the same data (the job_data, or rows equal to the copy shipped).
+bool rows_current(cluster_state& s, const root_site& site, const call_request& req, int row_real, int row_int) {
+  if (!site.rows_held || site.plan.n_jobs != req.n_jobs || site.n_job_params != req.n_job_params ||
+      site.row_real != row_real || site.row_int != row_int || other_data(site, req))
+    return false;
+  int checked_rows = 0;
+  return workers_data_current(s, site, req, checked_rows);
+}
+
+}  // namespace
+
+int kept_calls_back(cluster_state& s, deferred_call& keep) {
+  keep.remote_id = ++s.root.deferred_calls;
+  const std::uint64_t oldest = kept_calls::of_thread().oldest_remote_id(keep.remote_id);
+  return static_cast<int>(std::min<std::uint64_t>(keep.remote_id - oldest, INT_MAX));
+}
+
+call_result root_deferred_call(const call_request& req, deferred_call& keep) {
+  cluster_state& s = *live_root;
+  s.root.last_traffic = {};
+  s.root.last_profile = {};
+  root_site& site = s.root.site(req.call_id);
+  const long long n_real = static_cast<long long>((*req.x_r)[0].size()) * req.n_jobs;
+  const long long n_int = static_cast<long long>((*req.x_i)[0].size()) * req.n_jobs;
+  if (!fits_one_message(n_real)) throw_too_large_for_message(n_real, "x_r of call id " + std::to_string(req.call_id));
+  if (!fits_one_message(n_int)) throw_too_large_for_message(n_int, "x_i of call id " + std::to_string(req.call_id));
+  const int row_real = static_cast<int>((*req.x_r)[0].size());
+  const int row_int = static_cast<int>((*req.x_i)[0].size());
+  const bool current = rows_current(s, site, req, row_real, row_int);
+  int root_jobs = site.plan.root_jobs;
+  if (site.next_root_jobs >= 0) root_jobs = std::min(site.next_root_jobs, req.n_jobs);
+  else if (!current && site.plan.n_jobs != req.n_jobs) root_jobs = chunk_plan::even(req.n_jobs, s.size).root_jobs;
+  keep.call_id = req.call_id;
+  keep.kinds = static_cast<int>(req.kinds);
+  try {
+    return deferred_forward(s, site, req, row_real, row_int, root_jobs, !current || site.next_root_jobs >= 0, keep);
+  } catch (const std::exception& e) {
+    if (s.root.mid_call) abort_mid_call(s, name_of(req), e.what());
+    throw;
+  } catch (...) {
+    if (s.root.mid_call) abort_mid_call(s, name_of(req), "unknown exception");
+    throw;
+  }
+}
+
+}  // namespace maprect::detail

@@ -1,0 +1,187 @@
+// The reverse command of a deferred call, as the steps every rank runs in one order: the request naming the
+// call, the outputs' adjoints scattered to the ranks that ran the jobs, each rank's sweep of its kept tapes, and
+// every job's parameters' adjoints gathered. The root then adds them to the caller's nodes in job order, as a
+// call in process does, so that the bits do not depend on the ranks or threads.
+#include <cstdio>
+#include <maprect/detail/deferred_reverse.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "src/map_rect/root_steps.hpp"
+#include "src/worker/worker_steps.hpp"
+
+namespace maprect::detail {
+
+namespace {
+
+/// Doubles ahead of a rank's adjoints in its answer: status code and failing job.
+constexpr int answer_head = 2;
+
+/// One reverse pass of one deferred call on one rank (run()).
+class reverse_command {
+ public:
+  /// The root's side: the reverse pass of `call`, whose outputs' adjoints are on the caller's tape.
+  reverse_command(cluster_state& s, deferred_call& call)
+      : s_(s), root_(true), call_(&call), plan_{call.n_jobs, s.size, call.root_jobs} {
+    header_.cmd = command::reverse;
+    header_.call_id = call.call_id;
+    header_.kinds = call.kinds;
+    header_.n_jobs = call.n_jobs;
+    header_.root_jobs = call.root_jobs;
+    header_.arg = static_cast<int>(s.root.deferred_calls - call.remote_id);
+    header_.n_shared = call.n_shared_var;  // no shared values follow a reverse request: these are counts
+    header_.n_job = call.n_job_var;
+  }
+
+  /// A worker's side of request `v`.
+  reverse_command(cluster_state& s, const wire::request& v)
+      : s_(s), header_(v), call_(s.worker.kept.find(s.worker.kept.newest() - static_cast<std::uint64_t>(v.arg))),
+        plan_{v.n_jobs, s.size, v.root_jobs} {
+    if (call_ != nullptr) return;
+    // The root sweeps only calls it keeps, and a worker keeps every call the root keeps: the two disagree.
+    std::fprintf(stderr, "maprect: rank %d was asked to sweep deferred call %d back, which it does not keep; "
+                 "aborting\n", s.rank, v.arg);
+    MPI_Abort(s.comm, 3);
+  }
+
+  /// Every step, in order.
+  void run() {
+    request();
+    seeds();
+    sweep();
+    answers();
+  }
+
+  /// The root, once run() has returned: throws the lowest failing job's error, else adds every job's
+  /// parameters' adjoints to the caller's nodes in job order.
+  void finish();
+
+ private:
+  void request();
+  void seeds();
+  void sweep();
+  void answers();
+  /// Adjoints a job returns: its var parameters', shared ones first.
+  int per_job() const { return header_.n_shared + header_.n_job; }
+  /// The outputs of jobs [begin, end) of the call.
+  long long outputs(int begin, int end) const {
+    long long n = 0;
+    for (int j = begin; j < end; ++j) n += root_ ? call_->counts[j] : call_->jobs[j - begin].count;
+    return n;
+  }
+
+  cluster_state& s_;
+  bool root_ = false;
+  wire::request header_;
+  deferred_call* call_;  ///< this rank's kept jobs of the call
+  chunk_plan plan_;
+  std::vector<double> seeds_;    ///< the outputs' adjoints: the root's for every job, a worker's for its own
+  std::vector<double> answer_;   ///< status, then per job its parameters' adjoints: the root's for every rank
+  rank_layout answers_;          ///< the root: each rank's part of answer_
+  job_error error_;              ///< this rank's lowest failing job's error
+  MPI_Request done_ = MPI_REQUEST_NULL;
+};
+
+void reverse_command::request() {
+  if (!root_) return;
+  s_.root.mid_call = true;
+  s_.root.last_traffic = {};
+  send_request(s_, header_);
+  start_timeout(s_);
+}
+
+void reverse_command::seeds() {
+  const endpoint e = s_.ends();
+  if (!root_) {
+    const int mine = static_cast<int>(outputs(plan_.first(s_.rank), plan_.first(s_.rank + 1)));
+    seeds_.resize(static_cast<std::size_t>(mine));
+    post_parameters(e, collective{}, nullptr, {}, seeds_.data(), mine);
+    return;
+  }
+  rank_layout layout;
+  layout.counts.assign(static_cast<std::size_t>(s_.size), 0);
+  layout.displs.assign(static_cast<std::size_t>(s_.size), 0);
+  for (int r = 0; r < s_.size; ++r) {
+    layout.displs[r] = r == 0 ? 0 : layout.displs[r - 1] + layout.counts[r - 1];
+    layout.counts[r] = static_cast<int>(outputs(plan_.first(r), plan_.first(r + 1)));
+  }
+  const int total = layout.displs[s_.size - 1] + layout.counts[s_.size - 1];
+  seeds_.resize(static_cast<std::size_t>(total));
+  for (int i = 0; i < total; ++i) seeds_[static_cast<std::size_t>(i)] = call_->caller_outputs[i].adj_;
+  post_parameters(e, collective{}, seeds_.data(), layout, nullptr, 0);
+  s_.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(total - layout.counts[0]);
+}
+
+void reverse_command::sweep() {
+  const int first = plan_.first(s_.rank), n = plan_.jobs(s_.rank);
+  const int failed = sweep_kept_jobs(*call_, seeds_.data(), s_.team.get(), error_);
+  std::vector<double>& out = root_ ? answer_ : seeds_;  // a worker's seeds are spent: its answer reuses them
+  if (!root_) {
+    out.assign(static_cast<std::size_t>(answer_head + n * per_job()), 0.0);
+  } else {
+    answers_.assign(plan_, per_job());
+    for (int r = 0; r < s_.size; ++r) {
+      answers_.displs[r] += answer_head * r;
+      answers_.counts[r] += answer_head;
+    }
+    out.assign(static_cast<std::size_t>(answers_.displs[s_.size - 1] + answers_.counts[s_.size - 1]), 0.0);
+  }
+  out[0] = static_cast<double>(failed < 0 ? wire::status::ok : wire::status::failed);
+  out[1] = failed < 0 ? -1 : first + failed;
+  for (int j = 0; failed < 0 && j < n; ++j)
+    for (int i = 0; i < per_job(); ++i)
+      out[static_cast<std::size_t>(answer_head + j * per_job() + i)] = call_->jobs[j].params[i].adj_;
+  if (!root_) done_ = announce_done(s_);
+}
+
+void reverse_command::answers() {
+  if (!root_) {
+    if (seeds_[0] != 0) s_.worker.last_error = error_;
+    MPI_Request unused;
+    collect_answers(s_.ends(), collective{}, MPI_DOUBLE, seeds_.data(), static_cast<int>(seeds_.size()), nullptr,
+                    nullptr, nullptr, std::chrono::steady_clock::time_point::max(), unused);
+    finish_done(s_, done_);
+    return;
+  }
+  const auto deadline = s_.settings.timeout > 0 ? s_.call.deadline : std::chrono::steady_clock::time_point::max();
+  gather_within_deadline(s_, {"", header_.call_id}, deadline, collective{}, MPI_DOUBLE, answer_.data(),
+                         answers_.counts.data(), answers_.displs.data());
+  s_.root.last_traffic.received = sizeof(double) * static_cast<std::uint64_t>(answer_.size() - answers_.counts[0]);
+  s_.root.mid_call = false;
+}
+
+void reverse_command::finish() {
+  // The root's jobs come first, then each worker's in rank order: the first failure in rank order is the lowest.
+  if (answer_[0] != 0) throw_job_error(error_, static_cast<int>(answer_[1]), 0);
+  for (int r = 1; r < s_.size; ++r) {
+    const double* head = answer_.data() + answers_.displs[r];
+    if (head[0] != 0) throw_remote_error(s_, r, static_cast<int>(head[1]));
+  }
+  const int S = call_->n_shared_var, P = call_->n_job_var, M = per_job();
+  vari* const* shared = call_->caller_shared.data();
+  for (int r = 0; r < s_.size; ++r) {
+    const double* adjoints = answer_.data() + answers_.displs[r] + answer_head;
+    for (int j = plan_.first(r); j < plan_.first(r + 1); ++j, adjoints += M) {
+      for (int i = 0; i < S; ++i) shared[i]->adj_ += adjoints[i];
+      vari* const* own = call_->caller_job_params.data() + static_cast<std::size_t>(j) * P;
+      for (int p = 0; p < P; ++p) own[p]->adj_ += adjoints[S + p];
+    }
+  }
+}
+
+}  // namespace
+
+void sweep_on_cluster(deferred_call& call) {
+  cluster_state* s = live_root;
+  if (s == nullptr || call.remote_id == 0 || call.remote_id > s->root.deferred_calls)
+    throw std::logic_error("map_rect: call id " + std::to_string(call.call_id) +
+                           ": grad() reached a deferred call whose cluster has stopped");
+  reverse_command command(*s, call);
+  command.run();
+  command.finish();
+}
+
+void serve_reverse(cluster_state& s, const wire::request& v) { reverse_command(s, v).run(); }
+
+}  // namespace maprect::detail

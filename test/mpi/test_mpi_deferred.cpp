@@ -1,0 +1,247 @@
+// Deferred reverse mode over the cluster (MAPRECT_REVERSE=deferred): the same bits as the deferred call in
+// process for any ranks and threads, eager's gradient within 1e-12, the rows shipped once and again when they
+// change, failures of the forward and of the reverse pass named by job and rank with the cluster usable after,
+// nested tapes, calls that are never differentiated, and calls with no outputs.
+#include <catch2/catch.hpp>
+#include <maprect/maprect.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "map_rect/functors.hpp"
+#include "mpi/compare.hpp"
+#include "support/matchers.hpp"
+#include "support/mpi_test.hpp"
+
+using namespace maprect;
+using test::bit_equal;
+
+MAPRECT_REGISTER(500, maprect::test::wide_job);
+MAPRECT_REGISTER(501, maprect::test::wide_job);
+MAPRECT_REGISTER(502, maprect::test::ragged_outputs_job);
+MAPRECT_REGISTER(503, maprect::test::reverse_throwing_job);
+MAPRECT_REGISTER(504, maprect::test::throwing_job);
+
+namespace {
+
+/// Runs its scope with MAPRECT_REVERSE as `value`, then restores the setting.
+struct reverse_mode_scope {
+  explicit reverse_mode_scope(const char* value) : saved(detail::reverse_setting_cache.load()) {
+    detail::set_reverse_mode_for_tests(value);
+  }
+  ~reverse_mode_scope() { detail::reverse_setting_cache.store(saved); }
+  int saved;
+  reverse_mode_scope(const reverse_mode_scope&) = delete;
+  reverse_mode_scope& operator=(const reverse_mode_scope&) = delete;
+};
+
+/// J jobs of wide_job: 2 shared parameters, P job parameters, counts[j] outputs for job j.
+struct wide_problem {
+  Eigen::VectorXd phi{2};
+  std::vector<Eigen::VectorXd> theta;
+  std::vector<std::vector<double>> x_r;
+  std::vector<std::vector<int>> x_i;
+
+  wide_problem(const std::vector<int>& counts, int P) {
+    phi << 0.7, -0.3;
+    const int K_max = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+    for (std::size_t j = 0; j < counts.size(); ++j) {
+      Eigen::VectorXd t(P);
+      for (int p = 0; p < P; ++p) t(p) = 0.1 * std::sin(1.0 + p + 3.0 * j);
+      theta.push_back(t);
+      std::vector<double> row(static_cast<std::size_t>(std::max(1, K_max * P)));
+      for (std::size_t i = 0; i < row.size(); ++i) row[i] = std::cos(0.37 * i + j);
+      x_r.push_back(row);
+      x_i.push_back({counts[j]});
+    }
+  }
+};
+
+/// The weight of output k in the scalar the tests differentiate.
+double weight(Eigen::Index k) { return 0.5 + static_cast<double>(k % 7); }
+
+/// The values, then the gradient (shared first, then each job's) of sum_k weight(k) y_k, with y from map_rect
+/// call site Id under MAPRECT_REVERSE = mode and the given parameter kinds.
+template <int Id, class F, class T_shared = var, class T_job = var>
+std::vector<double> evaluate(const wide_problem& p, const char* mode) {
+  const reverse_mode_scope reverse(mode);
+  recover_memory();
+  Eigen::Matrix<T_shared, Eigen::Dynamic, 1> phi = p.phi.cast<T_shared>();
+  std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>> theta;
+  for (const auto& t : p.theta) theta.push_back(t.cast<T_job>());
+  const vector_v y = map_rect<Id, F>(phi, theta, p.x_r, p.x_i);
+  std::vector<double> out;
+  var lp = 0;
+  for (Eigen::Index k = 0; k < y.size(); ++k) {
+    out.push_back(y(k).val());
+    lp += weight(k) * y(k);
+  }
+  grad(lp);
+  if constexpr (is_var_v<T_shared>)
+    for (Eigen::Index s = 0; s < phi.size(); ++s) out.push_back(phi(s).adj());
+  if constexpr (is_var_v<T_job>)
+    for (const auto& t : theta)
+      for (Eigen::Index q = 0; q < t.size(); ++q) out.push_back(t(q).adj());
+  recover_memory();
+  return out;
+}
+
+bool all_bit_equal(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t k = 0; k < a.size(); ++k)
+    if (!bit_equal(a[k], b[k])) return false;
+  return true;
+}
+
+/// Checks that a and b agree within `relative` of the larger magnitude, entry by entry.
+void check_close(const std::vector<double>& a, const std::vector<double>& b, double relative) {
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    INFO("entry " << i);
+    CHECK(std::abs(a[i] - b[i]) <= relative * std::max({std::abs(a[i]), std::abs(b[i]), 1e-300}));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("deferred over the cluster: the bits of deferred in process, eager's gradient within 1e-12") {
+  INFO("ranks " << test::the_cluster->size());
+  const std::vector<std::vector<int>> shapes{std::vector<int>(7, 50), std::vector<int>(13, 3),
+                                             std::vector<int>(64, 20), {4, 0, 9, 1, 0, 6, 2, 5, 3}};
+  const std::vector<int> params{18, 1, 6, 3};
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    INFO("shape " << i);
+    const wide_problem p(shapes[i], params[i]);
+    const auto serial = test::in_process([&] { return evaluate<500, test::wide_job>(p, "deferred"); });
+    for (int call = 0; call < 3; ++call) {  // the first ships the rows, the others find them held
+      INFO("call " << call);
+      CHECK(all_bit_equal(evaluate<500, test::wide_job>(p, "deferred"), serial));
+    }
+    check_close(evaluate<500, test::wide_job>(p, "eager"), serial, 1e-12);
+    CHECK(all_bit_equal(evaluate<500, test::wide_job>(p, "deferred"), serial));  // after eager re-planned
+    CHECK(detail::kept_tapes_of_thread().live_calls == 0);
+  }
+}
+
+TEST_CASE("deferred over the cluster: one kind of parameters var, and rows changed in place") {
+  wide_problem p(std::vector<int>(11, 4), 3);
+  auto serial_vd = test::in_process([&] { return evaluate<501, test::wide_job, var, double>(p, "deferred"); });
+  CHECK(all_bit_equal(evaluate<501, test::wide_job, var, double>(p, "deferred"), serial_vd));
+  const auto serial_dv = test::in_process([&] { return evaluate<501, test::wide_job, double, var>(p, "deferred"); });
+  CHECK(all_bit_equal(evaluate<501, test::wide_job, double, var>(p, "deferred"), serial_dv));
+  p.x_r[9][0] += 1.0;  // the workers' copy is stale: the rows go again
+  serial_vd = test::in_process([&] { return evaluate<501, test::wide_job, var, double>(p, "deferred"); });
+  CHECK(all_bit_equal(evaluate<501, test::wide_job, var, double>(p, "deferred"), serial_vd));
+}
+
+TEST_CASE("deferred over the cluster: ragged outputs and a call with none") {
+  wide_problem p({0, 0, 0, 0, 0}, 2);
+  const reverse_mode_scope reverse("deferred");
+  const vector_v phi = to_var(p.phi);
+  std::vector<vector_v> theta;
+  for (const auto& t : p.theta) theta.push_back(to_var(t));
+  CHECK(map_rect<500, test::wide_job>(phi, theta, p.x_r, p.x_i).size() == 0);
+  CHECK(detail::kept_tapes_of_thread().live_calls == 0);
+  recover_memory();
+  wide_problem ragged({3, 1, 4, 1, 5, 9, 2, 6}, 2);
+  for (auto& row : ragged.x_r) row.resize(9, 0.25);
+  const auto serial = test::in_process([&] { return evaluate<502, test::ragged_outputs_job>(ragged, "deferred"); });
+  CHECK(all_bit_equal(evaluate<502, test::ragged_outputs_job>(ragged, "deferred"), serial));
+}
+
+TEST_CASE("deferred over the cluster: a reverse pass that throws names the job and its rank") {
+  const int J = 12, failing = 9;
+  Eigen::VectorXd phi_d(2);
+  phi_d << 1.5, 0.5;
+  std::vector<Eigen::VectorXd> theta_d(J, Eigen::VectorXd::Constant(2, 0.25));
+  std::vector<std::vector<double>> x_r(J, std::vector<double>(1, 0.0));
+  std::vector<std::vector<int>> x_i(J, std::vector<int>{0});
+  x_i[failing][0] = 1;
+  const reverse_mode_scope reverse("deferred");
+  for (int round = 0; round < 2; ++round) {  // the cluster stays usable after the failure
+    INFO("round " << round);
+    recover_memory();
+    const vector_v phi = to_var(phi_d);
+    std::vector<vector_v> theta;
+    for (const auto& t : theta_d) theta.push_back(to_var(t));
+    const vector_v y = map_rect<503, test::reverse_throwing_job>(phi, theta, x_r, x_i);
+    CHECK(y(failing).val() == 1.5 * 0.25);
+    const var total = y.sum();
+    try {
+      grad(total);
+      FAIL("grad() did not throw");
+    } catch (const std::domain_error& e) {
+      const std::string what = e.what();
+      CHECK(what.find("job " + std::to_string(failing)) != std::string::npos);
+      CHECK(what.find("reverse of a job failed") != std::string::npos);
+      const int owner = test::the_cluster->size() == 1 ? 0 : test::the_cluster->size() - 1;
+      CHECK(test::names_rank_or_root(what, owner, test::the_cluster->size()));
+    }
+    recover_memory();  // the failing call's node stays on a tape until it is recovered
+    const vector_v phi2 = to_var(phi_d);
+    std::vector<vector_v> theta2;
+    for (const auto& t : theta_d) theta2.push_back(to_var(t));
+    std::vector<std::vector<int>> good(J, std::vector<int>{0});
+    const vector_v z = map_rect<503, test::reverse_throwing_job>(phi2, theta2, x_r, good);
+    grad(z.sum());
+    CHECK(phi2(0).adj() == J * 0.25);
+    recover_memory();
+  }
+}
+
+TEST_CASE("deferred over the cluster: a forward pass that throws fails the call as eager does") {
+  const int J = 10;
+  Eigen::VectorXd phi_d(2);
+  phi_d << 1.0, 2.0;
+  std::vector<Eigen::VectorXd> theta_d(J, Eigen::VectorXd::Constant(1, 0.5));
+  std::vector<std::vector<double>> x_r(J, std::vector<double>(1, 0.0));
+  std::vector<std::vector<int>> x_i(J, std::vector<int>{0, 0});
+  for (int j = 0; j < J; ++j) x_i[j][1] = j;
+  x_i[7][0] = 2;
+  const reverse_mode_scope reverse("deferred");
+  const vector_v phi = to_var(phi_d);
+  std::vector<vector_v> theta;
+  for (const auto& t : theta_d) theta.push_back(to_var(t));
+  CHECK_THROWS_MATCHES((map_rect<504, test::throwing_job>(phi, theta, x_r, x_i)), std::invalid_argument,
+                       test::message_contains({"job 7", "bad job 7"}));
+  CHECK(detail::kept_tapes_of_thread().live_calls == 0);
+  recover_memory();
+}
+
+TEST_CASE("deferred over the cluster: nested tapes, and calls never differentiated") {
+  const wide_problem p(std::vector<int>(9, 5), 4);
+  const auto serial = test::in_process([&] { return evaluate<500, test::wide_job>(p, "deferred"); });
+  const std::vector<double> serial_gradient(serial.begin() + 45, serial.end());
+  const reverse_mode_scope reverse("deferred");
+  recover_memory();
+  const vector_v phi = to_var(p.phi);
+  std::vector<vector_v> theta;
+  for (const auto& t : p.theta) theta.push_back(to_var(t));
+  for (int i = 0; i < 200; ++i) {  // no grad(): each nested region drops its call with it
+    nested_tape region;
+    CHECK(map_rect<500, test::wide_job>(phi, theta, p.x_r, p.x_i).size() == 45);
+  }
+  CHECK(detail::kept_tapes_of_thread().live_calls == 0);
+  const vector_v outer = map_rect<500, test::wide_job>(phi, theta, p.x_r, p.x_i);
+  {
+    nested_tape region;
+    const vector_v inner = map_rect<500, test::wide_job>(phi, theta, p.x_r, p.x_i);
+    var lp = 0;
+    for (Eigen::Index k = 0; k < inner.size(); ++k) lp += weight(k) * inner(k);
+    grad(lp);
+    CHECK(bit_equal(phi(0).adj(), serial_gradient[0]));
+    CHECK(bit_equal(theta[8](3).adj(), serial_gradient.back()));
+    CHECK(detail::kept_tapes_of_thread().live_calls == 2);
+    set_zero_all_adjoints();
+  }
+  CHECK(detail::kept_tapes_of_thread().live_calls == 1);  // the region's call was dropped with it
+  var lp = 0;
+  for (Eigen::Index k = 0; k < outer.size(); ++k) lp += weight(k) * outer(k);
+  grad(lp);
+  std::vector<double> g{phi(0).adj(), phi(1).adj()};
+  for (const auto& t : theta)
+    for (Eigen::Index q = 0; q < t.size(); ++q) g.push_back(t(q).adj());
+  CHECK(all_bit_equal(g, serial_gradient));
+  recover_memory();
+}
