@@ -197,30 +197,26 @@ struct call_clock {
   std::chrono::steady_clock::time_point taken_done;  ///< the slices it took over done
 };
 
-/// The root's own slices under claims by message, from the front, answering the workers' asks between batches
-/// (`broker`) and taking batches from their back; stops at a failure, kept in `failure`. Returns where its
-/// own slices end.
-int run_own_slices(cluster_state& s, const reduce_request& req, claims_broker& broker, slice_failure& failure) {
-  unstarted_jobs& own = broker.jobs();
-  reduce_root_buffers& b = s.root.reduce;
-  for (job_range got = own.take_front(s.settings.threads); !got.empty();
-       got = own.take_front(s.settings.threads, broker.least_own_batch())) {
-    const auto start = std::chrono::steady_clock::now();
+/// The root's own slices under claims by message, run by the broker's own-range loop into b.own; the lowest
+/// failure is kept in `failure`.
+class own_slices final : public own_batch_runner {
+ public:
+  own_slices(cluster_state& s, const reduce_request& req, slice_failure& failure)
+      : s_(s), req_(req), failure_(failure) {}
+  wire::status run(job_range got, int& failed_job) override {
     job_error error;
-    const int failed = req.session->run(got.begin, got.end, b.own.data() + req.layout->block_at(got.begin), true, error);
-    if (failed != INT_MAX) {
-      failure.keep(failed, error);
-      own.drop_rest();  // the slices after it cannot fail first
-      broker.note_failure(failed);
-      break;
-    }
-    broker.timed_batch(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), got.size());
-    broker.serve_asks();
-    if (got.begin == 0) broker.hold_for_claims();
-    broker.after_batch(got.end, own.left());
+    double* blocks = s_.root.reduce.own.data() + req_.layout->block_at(got.begin);
+    failed_job = req_.session->run(got.begin, got.end, blocks, true, error);
+    if (failed_job == INT_MAX) return wire::status::ok;
+    failure_.keep(failed_job, error);
+    return wire::status::failed;
   }
-  return own.end();
-}
+
+ private:
+  cluster_state& s_;
+  const reduce_request& req_;
+  slice_failure& failure_;
+};
 
 /// Steps 4 and 5 by claims by message (claims_broker over the call's slices): the root's own slices, the
 /// workers' results as they come and the batches it brokers and takes; every block of a worker's range lands
@@ -233,7 +229,10 @@ void claim_and_collect(cluster_state& s, const reduce_request& req, const reduce
   claims_broker broker(s, work);
   // A functor's messages reach the caller's stream only from the root: with one, its slices stay its own.
   broker.reset(split.first(1), want && !req.messages);
-  const int own = run_own_slices(s, req, broker, failure);
+  own_slices batches(s, req, failure);
+  int failed_job = INT_MAX;
+  broker.run_own(batches, true, failed_job);
+  const int own = broker.jobs().end();
   clock.own_done = std::chrono::steady_clock::now();
   b.claim_ends[0] = own;
   std::vector<int> late;
