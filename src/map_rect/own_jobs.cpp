@@ -56,6 +56,7 @@ class own_claimable_batches final : public own_batch_runner {
   own_claimable_batches(cluster_state& s, const root_site& site, const call_request& req, bool in_place,
                         job_error& error)
       : s_(s), site_(site), req_(req), in_place_(in_place), error_(error) {}
+  /// Runs the batch; a job's exception is its failure, kept in `error`.
   wire::status run(job_range got, int& failed_job) override {
     try {
       run_own_batch(s_, req_, got, in_place_, cursor);
@@ -69,7 +70,7 @@ class own_claimable_batches final : public own_batch_runner {
                ? wire::status::ok
                : wire::status::counts_changed;
   }
-  // Run in place on this thread, the batch is busy time the team's chunks did not see.
+  /// Run in place on this thread, the batch is busy time that the team's chunks did not see.
   void ran_for(double seconds) override {
     if (in_place_ && s_.team != nullptr) s_.chunks.add_alone(seconds);
   }

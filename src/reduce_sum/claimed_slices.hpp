@@ -58,6 +58,7 @@ class reduce_claimed_slices final : public root_claimed_work, public own_batch_r
   void finish_sends() override;
   wire::status run_on_root(int owner, job_range g, int& failed_job) override;
   double* place_result(int from, const result_head& head, int& n) override;
+  /// Runs the root's own slices `g` into the buffers' `own`.
   wire::status run(job_range g, int& failed_job) override;
 
  private:

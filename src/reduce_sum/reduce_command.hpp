@@ -39,16 +39,17 @@ class reduce_command {
   const slice_failure& failure() const { return failure_; }
 
  private:
-  void send_request();
-  void ship_payload();
-  void post_values();
-  void start_run();
-  void run_slices();
-  void run_worker_slices();
-  void collect();
-  void lay_out_answers();
-  void claim_by_message();
-  void grow_slots();
+  void send_request();      ///< step 1
+  void ship_payload();      ///< step 2
+  void post_values();       ///< step 3
+  void start_run();         ///< before step 4: the root's data check, the clocks
+  void run_slices();        ///< step 4
+  void run_worker_slices(); ///< step 4 on a worker
+  void collect();           ///< step 5
+  void lay_out_answers();   ///< step 5 on the root, without claims
+  void claim_by_message();  ///< steps 4 and 5 by claims by message
+  void grow_slots();        ///< after a new payload or split
+  /// Whether the values and blocks go through the host slots.
   bool via_slots() const { return h_.route != wire::call_route::messages; }
 
   cluster_state& s_;
