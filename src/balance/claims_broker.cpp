@@ -189,6 +189,30 @@ void claims_broker::note_failure(int job) {
   stopping_ = true;
 }
 
+wire::status claims_broker::run_own(own_batch_runner& batches, bool hold, int& failed_job) {
+  for (job_range got = own_.take_front(s_.settings.threads); !got.empty();
+       got = own_.take_front(s_.settings.threads, least_own_batch())) {
+    const auto start = clock::now();
+    const wire::status code = batches.run(got, failed_job);
+    if (code == wire::status::failed) {
+      own_.drop_rest();
+      note_failure(failed_job);
+      return code;
+    }
+    const double seconds = std::chrono::duration<double>(clock::now() - start).count();
+    batches.ran_for(seconds);
+    if (code != wire::status::ok) {
+      own_.drop_rest();
+      return code;
+    }
+    job_seconds_ = seconds / got.size();  // a thief's held seconds count at this rate
+    serve_asks();
+    if (hold && got.begin == 0) hold_for_claims();
+    after_batch(got.end, own_.left());
+  }
+  return wire::status::ok;
+}
+
 void claims_broker::hold_for_claims() {
   if (s_.settings.test_held_rank != 0 || !claimable_) return;
   auto nobody_wants = [this] {

@@ -17,6 +17,17 @@
 
 namespace maprect::detail {
 
+/// Root: one kind of command's batches of the root's own jobs, as claims_broker::run_own runs them.
+class own_batch_runner {
+ public:
+  virtual ~own_batch_runner() = default;
+  /// Runs the root's own jobs `g`: ok, failed (the failing job in `failed_job`; the runner keeps its error),
+  /// or counts_changed (the blocks no longer fit the plan).
+  virtual wire::status run(job_range g, int& failed_job) = 0;
+  /// A batch that ran to its end took `seconds`: for a command that adds them to the rank's busy time.
+  virtual void ran_for(double /*seconds*/) {}
+};
+
 /// Root: the claims of one steady call by message (see above).
 class claims_broker {
  public:
@@ -24,25 +35,17 @@ class claims_broker {
   claims_broker(cluster_state& s, root_claimed_work& work);
   /// The root's own `n` jobs, all unstarted; with `claimable` false no worker is granted any of them.
   void reset(int n, bool claimable);
-  /// The root's own unstarted jobs; it runs them from the front.
+  /// The root's own unstarted jobs; it runs them from the front (run_own).
   unstarted_jobs& jobs() { return own_; }
-  /// The root's latest batch of its own, of `n` jobs, took `seconds`: a thief's held seconds count at that rate.
-  void timed_batch(double seconds, int n) { job_seconds_ = seconds / n; }
-  /// The fewest of its own jobs the root runs between answers to asks: what the shortest round trip to a
-  /// worker is worth (no thief is granted fewer).
-  int least_own_batch() const;
-  /// Answers every ask that has come: a batch of the root's own jobs while it has some, else later.
-  void serve_asks();
-  /// The root has run `done` of its own jobs and `left` are unstarted: with a few left, it asks a worker for
-  /// a batch, so that the answer (given between the worker's batches) is there when they are done.
-  void after_batch(int done, int left);
+  /// Runs the root's own jobs from the front in `batches`, as a worker runs its range: times each batch,
+  /// answers the asks between them, and asks a worker for a batch once few are left. Stops at a batch that
+  /// fails (noted, and the jobs after it dropped: they cannot fail first) or changes its output counts
+  /// (dropped too: their blocks would not fit). With `hold`, the test pin after the first batch
+  /// (hold_for_claims), as serve_claims' `hold` pins a worker. Returns that batch's status, or ok.
+  wire::status run_own(own_batch_runner& batches, bool hold, int& failed_job);
   /// A job the root ran failed (the lowest failing job decides): no more asks go out, and a batch granted
   /// from behind it is dropped. A batch granted from before it still runs, so that nobody's lower failure hides.
   void note_failure(int job);
-  /// A test's pin (MAPRECT_TEST_HOLD_RANK=0), once the root's first batch of its own has run: answers asks until
-  /// a worker took some of the root's jobs, none can (none left, or too few to be worth a round trip), or no
-  /// worker wants any; at most 20 s, so that a test that sees no claims fails rather than hangs.
-  void hold_for_claims();
   /// Once the root's own jobs are done: brokers the workers' batches and runs those it takes, and hands each
   /// worker's results to the work, until every worker has heard "none" and every batch's result is in. With
   /// `want` false (the workers' data are stale) nobody runs another batch. Returns the jobs the root ran for
@@ -79,6 +82,19 @@ class claims_broker {
     job_range jobs;
   };
 
+  /// The fewest of its own jobs the root runs between answers to asks: what the shortest round trip to a
+  /// worker is worth (no thief is granted fewer).
+  int least_own_batch() const;
+  /// Answers every ask that has come: a batch of the root's own jobs while it has some, else later.
+  void serve_asks();
+  /// The root has run `done` of its own jobs and `left` are unstarted: with a few left, it asks a worker for
+  /// a batch, so that the answer (given between the worker's batches) is there when they are done.
+  void after_batch(int done, int left);
+  /// A test's pin (MAPRECT_TEST_HOLD_RANK=0), once the root's first batch of its own has run: answers asks until
+  /// a worker took some of the root's jobs, none can (none left, or too few to be worth a round trip), or no
+  /// worker wants any; at most 20 s, so that a test that sees no claims fails rather than hangs.
+  void hold_for_claims();
+  /// Answers one worker's ask: a batch from the back of the root's own jobs, or it waits for dispatch().
   void on_ask(int thief, const ask_message& ask);
   void ask_victim(int v, int thief, int held = 0, double held_seconds = 0, bool want = true);
   /// A test's pin (MAPRECT_TEST_HOLD_RANK=r > 0), once nobody takes more: asks the held worker for none, so that

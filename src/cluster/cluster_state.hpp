@@ -103,7 +103,7 @@ struct root_state {
 /// A worker's side: its copies of the call sites, and its last job failure (sent on fetch_error).
 struct worker_state {
   std::unordered_map<int, worker_site> sites;
-  std::unordered_map<int, reduce_worker_site> reduce_sites;  ///< reduce_sum call sites (src/reduce_sum/reduce_worker.cpp)
+  std::unordered_map<int, reduce_worker_site> reduce_sites;  ///< reduce_sum call sites (src/reduce_sum/reduce_command.cpp)
   job_error last_error;
   std::unordered_map<int, root_rows_held> root_rows;  ///< claims by message: per call site (claims_worker.cpp)
   kept_deferred_calls kept;  ///< the deferred calls whose reverse pass may still come
@@ -174,7 +174,7 @@ void unguard_exit(cluster_state& s);
 void finish_cluster(cluster_state& s);
 /// The cluster whose root side serves this thread's calls, or null.
 cluster_state* live_cluster_root();
-/// Workers: steps 2 to 5 of a reduce request (src/reduce_sum/reduce_worker.cpp).
+/// Workers: runs a reduce request that the serve loop received (src/reduce_sum/reduce_command.cpp).
 void serve_reduce(cluster_state& s, const wire::request& v, const double* shared);
 
 /// Root: records in the call's traffic how its last gather ran.

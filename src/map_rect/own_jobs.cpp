@@ -47,36 +47,63 @@ void run_own_batch(cluster_state& s, const call_request& req, job_range got, boo
                s.call.own_out, counts + got.begin, cursor);
 }
 
+namespace {
+
+/// map_rect's batches of the root's own jobs under claims by message: run in place by the front door's
+/// session, or on the team into s.call.own_out. A batch whose output counts left the plan's stops them.
+class own_claimable_batches final : public own_batch_runner {
+ public:
+  own_claimable_batches(cluster_state& s, const root_site& site, const call_request& req, bool in_place,
+                        job_error& error)
+      : s_(s), site_(site), req_(req), in_place_(in_place), error_(error) {}
+  /// Runs the batch; a job's exception is its failure, kept in `error`.
+  wire::status run(job_range got, int& failed_job) override {
+    try {
+      run_own_batch(s_, req_, got, in_place_, cursor);
+    } catch (...) {
+      error_ = current_job_error();
+      failed_job = got.begin + cursor;
+      return wire::status::failed;
+    }
+    const auto counts = s_.call.own_counts.begin();
+    return std::equal(counts + got.begin, counts + got.end, site_.counts.begin() + got.begin)
+               ? wire::status::ok
+               : wire::status::counts_changed;
+  }
+  /// Run in place on this thread, the batch is busy time that the team's chunks did not see.
+  void ran_for(double seconds) override {
+    if (in_place_ && s_.team != nullptr) s_.chunks.add_alone(seconds);
+  }
+
+  int cursor = 0;  ///< the session's or the chunks' place in the batch under way
+
+ private:
+  cluster_state& s_;
+  const root_site& site_;
+  const call_request& req_;
+  bool in_place_;
+  job_error& error_;
+};
+
+}  // namespace
+
 rank_status run_own_claimable(cluster_state& s, const root_site& site, const call_request& req,
                               claims_broker& own, job_error& error) {
   const int n = site.plan.root_jobs;
   s.call.own_out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);
   s.call.own_counts.assign(static_cast<std::size_t>(n), 0);
   const bool in_place = req.session != nullptr && !own_jobs_on_team(s, req, n);
-  int first = 0, cursor = 0;
+  own_claimable_batches batches(s, site, req, in_place, error);
   try {
-    if (req.session != nullptr) req.session->begin(0, s.call.own_counts.data(), cursor, nullptr);
-    for (job_range got = own.jobs().take_front(s.settings.threads); !got.empty();
-         got = own.jobs().take_front(s.settings.threads, own.least_own_batch())) {
-      first = got.begin;
-      const auto start = std::chrono::steady_clock::now();
-      run_own_batch(s, req, got, in_place, cursor);
-      const double seconds = seconds_since(start);
-      if (in_place && s.team != nullptr) s.chunks.add_alone(seconds);
-      if (!std::equal(s.call.own_counts.begin() + got.begin, s.call.own_counts.begin() + got.end,
-                      site.counts.begin() + got.begin)) {
-        own.jobs().drop_rest();  // the blocks no longer fit the plan
-        return {wire::status::counts_changed, -1};
-      }
-      own.timed_batch(seconds, got.size());
-      own.serve_asks();
-      own.after_batch(got.end, own.jobs().left());
-    }
+    if (req.session != nullptr) req.session->begin(0, s.call.own_counts.data(), batches.cursor, nullptr);
   } catch (...) {
     error = current_job_error();
     own.jobs().drop_rest();
-    return {wire::status::failed, first + cursor};
+    return {wire::status::failed, batches.cursor};
   }
+  int failed_job = -1;
+  const wire::status code = own.run_own(batches, false, failed_job);
+  if (code != wire::status::ok) return {code, code == wire::status::failed ? failed_job : -1};
   if (req.session != nullptr && !in_place)
     req.session->drain(s.call.own_out.data() + wire::status_doubles, 0, own.jobs().end(), s.call.own_counts.data());
   return {};

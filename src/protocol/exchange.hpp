@@ -31,9 +31,9 @@
 // (MAPRECT_COLLECTIVES; auto asks the cost model); a first call's blocks learn their chunk from the go
 // broadcast. Flat under a timeout, and for the status gather under claims by message.
 //
-// A reduce_sum call (request command reduce) runs the same steps with its own buffers (src/reduce_sum/reduce_root.cpp,
-// src/reduce_sum/reduce_worker.cpp); each rank runs a contiguous range of the call's slices (reduce_split, the
-// root's share in the header's s_root_jobs):
+// A reduce_sum call (request command reduce) runs the same steps with its own buffers, written once for both
+// sides (src/reduce_sum/reduce_command.cpp); each rank runs a contiguous range of the call's slices
+// (reduce_split, the root's share in the header's s_root_jobs):
 //  1. request   every rank     as above; the shared parameters are the values of the shared arguments' vars.
 //  2. ship      new payload    broadcast of the call site's payload (exchange_payload): the runner's key,
 //                              the term offsets, the data arguments and the parameters' shapes, as

@@ -71,10 +71,20 @@ wire::status reduce_claimed_slices::run_on_root(int owner, job_range g, int& fai
   return wire::status::failed;
 }
 
+wire::status reduce_claimed_slices::run(job_range g, int& failed_job) {
+  job_error error;
+  double* blocks = s_.root.reduce.own.data() + req_.layout->block_at(g.begin);
+  failed_job = req_.session->run(g.begin, g.end, blocks, true, error);
+  if (failed_job == INT_MAX) return wire::status::ok;
+  failure_.keep(failed_job, error);
+  return wire::status::failed;
+}
+
 double* reduce_claimed_slices::place_result(int from, const result_head& head, int& n) {
   reduce_root_buffers& b = s_.root.reduce;
   const int owner = static_cast<int>(head.owner), code = static_cast<int>(head.code);
-  const int begin = global_job(owner, static_cast<int>(head.begin)), end = global_job(owner, static_cast<int>(head.end));
+  const int begin = global_job(owner, static_cast<int>(head.begin));
+  const int end = global_job(owner, static_cast<int>(head.end));
   double* status = b.statuses.data() + static_cast<std::ptrdiff_t>(from) * wire::status_doubles;
   n = 0;
   if (owner == from) {  // its own slices [first, end), and its status

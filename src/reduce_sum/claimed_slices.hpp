@@ -44,10 +44,11 @@ struct reduce_balance_report {
 /// all ranks of one host through host memory; empty vectors otherwise). A test hook.
 reduce_balance_report last_reduce_balance();
 
-/// Root: the slices of one reduce_sum call under claims by message, for claims_broker. Blocks of slices the
-/// root did not run of its own range land in the buffers' `taken` at their slice's place, each worker's
-/// status in `statuses`; the lowest failure among the batches the root runs is kept in `failure`.
-class reduce_claimed_slices final : public root_claimed_work {
+/// Root: the slices of one reduce_sum call under claims by message, for claims_broker: its own, and those it
+/// brokers. Its own land in the buffers' `own`; blocks of slices the root did not run of its own range in
+/// `taken` at their slice's place, each worker's status in `statuses`; the lowest failure among the slices
+/// the root runs is kept in `failure`.
+class reduce_claimed_slices final : public root_claimed_work, public own_batch_runner {
  public:
   reduce_claimed_slices(cluster_state& s, const reduce_request& req, const reduce_split& split,
                         slice_failure& failure);
@@ -57,6 +58,8 @@ class reduce_claimed_slices final : public root_claimed_work {
   void finish_sends() override;
   wire::status run_on_root(int owner, job_range g, int& failed_job) override;
   double* place_result(int from, const result_head& head, int& n) override;
+  /// Runs the root's own slices `g` into the buffers' `own`.
+  wire::status run(job_range g, int& failed_job) override;
 
  private:
   cluster_state& s_;

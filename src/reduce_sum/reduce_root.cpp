@@ -1,14 +1,10 @@
-// The root side of a reduce_sum call over the cluster: ship the call site's payload where the workers' copy
-// differs, send the parameter values, run the root's own slices, then (under claims in host memory) those it
-// claims, gather every worker's blocks, and hand all blocks to the front door's fold in slice order (never a
-// reduction by MPI, which may reorder the sums). Under claims by message (MAPRECT_BALANCE=hosts, or auto
-// where the ranks cannot claim in host memory) the claims engine over its slices
-// (src/reduce_sum/claimed_slices.cpp) replaces the gather.
+// The root's front door of a reduce_sum call over the cluster: it plans the call (the split of its slices, the
+// layout of its messages, whether the workers' payload is current), runs the reduce command
+// (reduce_command.cpp) once, or again when the workers' data turn out stale, then throws the first failing
+// slice and hands all blocks to the front door's fold in slice order (never a reduction by MPI, which may
+// reorder the sums).
 #include <algorithm>
-#include <chrono>
 #include <climits>
-#include <cstdio>
-#include <cstdlib>
 #include <maprect/detail/message_limits.hpp>
 #include <maprect/detail/reduce_call.hpp>
 #include <maprect/detail/reduce_error.hpp>
@@ -18,16 +14,35 @@
 
 #include "src/cluster/cluster_state.hpp"
 #include "src/protocol/exchange.hpp"
-#include "src/reduce_sum/claimed_slices.hpp"
+#include "src/reduce_sum/reduce_command.hpp"
 #include "src/reduce_sum/reduce_host_claims.hpp"
-#include "src/reduce_sum/reduce_root_steps.hpp"
 #include "src/cluster/test_hooks.hpp"
 
 namespace maprect::detail {
 
 namespace {
 
-using namespace reduce_root_steps;
+/// Throws std::invalid_argument when `count` values of call `call_id`'s `what` do not fit one MPI message.
+void check_fits(int call_id, long long count, const char* what) {
+  if (!fits_one_message(count))
+    throw std::invalid_argument("reduce_sum: call id " + std::to_string(call_id) + ": " + what + " holds " +
+                                std::to_string(count) + " values, more than the 2^31-1 one MPI message can carry");
+}
+
+/// Runs `step` (messages the workers take part in) and aborts the job if the root fails inside it: the
+/// workers would wait for the rest of its messages forever.
+template <class Step>
+void between_collectives(cluster_state& s, int call_id, Step&& step) {
+  s.root.mid_call = true;
+  try {
+    step();
+  } catch (const std::exception& e) {
+    abort_mid_call(s, reduce_call(call_id), e.what());
+  } catch (...) {
+    abort_mid_call(s, reduce_call(call_id), "unknown exception");
+  }
+  s.root.mid_call = false;
+}
 
 /// How the call's scatter and gather run, chosen again only when its layout changes (MAPRECT_COLLECTIVES,
 /// or the cost model under auto), for `answers` doubles of the workers' status and blocks.
@@ -75,31 +90,6 @@ void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_spli
   if (s.settings.balance != balance_mode::static_share) b.taken.resize(layout.block_doubles());
 }
 
-/// Whether a call through host memory goes by claims between all ranks of the host (every rank holds the
-/// payload): under MAPRECT_BALANCE=auto when every rank shares the root's host memory.
-bool claims_between_all(const cluster_state& s) {
-  return s.settings.memory_claims && s.host.claims.shared_with_all();
-}
-
-/// Whether every worker's values and answer (as lay_out_call planned them) fit its host slot: then they go
-/// through memory, and the call's messages shrink to the request and a status per worker. Messages past the
-/// shared-memory transport's eager limit (4 KiB) go by rendezvous, a handshake that costs more than the copy.
-bool fits_slots(const cluster_state& s) {
-  if (!s.host.slots.usable()) return false;
-  const reduce_root_buffers& b = s.root.reduce;
-  // By claims between all ranks the root's slot holds its values and blocks too.
-  for (int r = claims_between_all(s) ? 0 : 1; r < s.size; ++r)
-    if (static_cast<long long>(b.values.counts[r]) + b.answers.counts[r] > s.host.slots.capacity()) return false;
-  return true;
-}
-
-/// Step 3 through memory: each worker's sliced values at the start of its slot, before the request.
-void place_values(cluster_state& s, const double* sliced) {
-  const reduce_root_buffers& b = s.root.reduce;
-  for (int r = b.route == wire::call_route::memory ? 0 : 1; r < s.size; ++r) std::copy_n(sliced + b.values.displs[r], b.values.counts[r], s.host.slots.slot(r));
-  s.host.slots.sync();
-}
-
 /// Worker r's answer, its status and then the blocks of the slices it ran: in its slot, behind its values,
 /// or where the gather put it.
 const double* answer_of(const cluster_state& s, int r) {
@@ -123,180 +113,6 @@ const std::string* new_payload(cluster_state& s, const reduce_request& req) {
   return &payload;
 }
 
-/// Steps 1 to 3 on the root: the request, the payload if `payload` is not null, the sliced values.
-void post_call(cluster_state& s, const reduce_request& req, const std::string* payload, bool reserve) {
-  const reduce_layout& layout = *req.layout;
-  reduce_root_site& site = s.root.reduce_sites[req.call_id];
-  const bool ship = payload != nullptr;
-  const int bytes = ship ? static_cast<int>(payload->size()) : 0;
-  const reduce_split& split = site.split;
-  reduce_root_buffers& b = s.root.reduce;
-  // A call that grows the slots moves them. Claims go through host memory where every rank shares it (the
-  // statuses too: no gather at all), else by message, every answer with them; without claims the values and
-  // blocks still go through the slots where they fit.
-  const bool fits = !ship && !reserve && fits_slots(s);
-  const bool claims = s.settings.balance != balance_mode::static_share;
-  b.route = fits && claims_between_all(s) ? wire::call_route::memory
-            : fits && !claims             ? wire::call_route::slots
-                                          : wire::call_route::messages;
-  // A functor's messages reach the caller's stream only from the root: with one, its slices stay its own.
-  if (b.route == wire::call_route::memory)
-    s.host.claims.reset_all(s.size, [&](int r) { return split.first(r + 1) - split.first(r); }, req.messages);
-  if (b.via_slots()) place_values(s, req.sliced);
-  const wire::reduce_header h{req.call_id,        static_cast<int>(layout.n_shared()),
-                              layout.plan().n_terms, layout.plan().grainsize,
-                              bytes,              b.route,
-                              split.root_slices,  ship || reserve};
-  wire::request request = h.to_request();
-  name_collectives(request, b.collective, b.chunk_out, b.chunk_back);
-  send_request(s, request, req.shared);
-  if (ship) {
-    site.shipped = false;  // until the workers hold it
-    site.payload = *payload;
-    exchange_payload(s.ends(), site.payload, bytes);
-    site.n_terms = layout.plan().n_terms;
-    site.n_shared = layout.n_shared();
-    site.term_offsets = layout.term_offsets();
-    site.shipped = true;
-    s.root.last_traffic.sent += static_cast<std::uint64_t>(bytes) * static_cast<std::uint64_t>(s.size - 1);
-  }
-  if (layout.n_sliced() == 0) return;
-  const std::uint64_t values_out = sizeof(double) * (layout.n_sliced() - static_cast<std::size_t>(b.values.counts[0]));
-  s.root.last_traffic.sent += values_out;
-  if (b.via_slots()) s.root.last_traffic.through_memory += values_out;
-  else post_parameters(s.ends(), {b.collective, b.chunk_out}, req.sliced, b.values, nullptr, 0);
-}
-
-/// The first failing slice of the call that the root ran, and its exception.
-using root_failure = slice_failure;
-
-/// Each worker's answer without claims: its status and the blocks of its range, by message or (blocks)
-/// through its slot.
-void lay_out_answers(cluster_state& s, const reduce_layout& layout, const reduce_split& split) {
-  reduce_root_buffers& b = s.root.reduce;
-  int at = 0;  // at most the planned answers, which lay_out_call checked
-  b.ends.assign(static_cast<std::size_t>(s.size), 0);
-  b.ends[0] = split.first(1);
-  for (int r = 1; r < s.size; ++r) {
-    b.ends[r] = split.first(r + 1);
-    const int answer = wire::status_doubles +
-                       static_cast<int>(layout.block_at(b.ends[r]) - layout.block_at(split.first(r)));
-    s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answer);
-    if (b.via_slots())
-      s.root.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(answer - wire::status_doubles);
-    b.answers.displs[r] = at;
-    b.answers.counts[r] = b.via_slots() ? wire::status_doubles : answer;
-    at += b.answers.counts[r];
-  }
-}
-
-/// When the root's part of a call started and ended: its profile's root_seconds, and its time per slice.
-struct call_clock {
-  std::chrono::steady_clock::time_point own_start;   ///< after the request, the values and the data compare
-  std::chrono::steady_clock::time_point own_done;    ///< the root's own slices done
-  std::chrono::steady_clock::time_point taken_done;  ///< the slices it took over done
-};
-
-/// The root's own slices under claims by message, from the front, answering the workers' asks between batches
-/// (`broker`) and taking batches from their back; stops at a failure, kept in `failure`. Returns where its
-/// own slices end.
-int run_own_slices(cluster_state& s, const reduce_request& req, claims_broker& broker, slice_failure& failure) {
-  unstarted_jobs& own = broker.jobs();
-  reduce_root_buffers& b = s.root.reduce;
-  for (job_range got = own.take_front(s.settings.threads); !got.empty();
-       got = own.take_front(s.settings.threads, broker.least_own_batch())) {
-    const auto start = std::chrono::steady_clock::now();
-    job_error error;
-    const int failed = req.session->run(got.begin, got.end, b.own.data() + req.layout->block_at(got.begin), true, error);
-    if (failed != INT_MAX) {
-      failure.keep(failed, error);
-      own.drop_rest();  // the slices after it cannot fail first
-      broker.note_failure(failed);
-      break;
-    }
-    broker.timed_batch(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), got.size());
-    broker.serve_asks();
-    if (got.begin == 0) broker.hold_for_claims();
-    broker.after_batch(got.end, own.left());
-  }
-  return own.end();
-}
-
-/// Steps 4 and 5 by claims by message (claims_broker over the call's slices): the root's own slices, the
-/// workers' results as they come and the batches it brokers and takes; every block of a worker's range lands
-/// in b.taken at its slice's place. `want`: the workers' data are current, so their slices are worth running.
-/// Past the deadline names the late workers, and aborts.
-void claim_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split, bool want,
-                       root_failure& failure, call_clock& clock) {
-  reduce_root_buffers& b = s.root.reduce;
-  reduce_claimed_slices work(s, req, split, failure);
-  claims_broker broker(s, work);
-  // A functor's messages reach the caller's stream only from the root: with one, its slices stay its own.
-  broker.reset(split.first(1), want && !req.messages);
-  const int own = run_own_slices(s, req, broker, failure);
-  clock.own_done = std::chrono::steady_clock::now();
-  b.claim_ends[0] = own;
-  std::vector<int> late;
-  if (broker.run(want, late) < 0) abort_late(s, reduce_call(req.call_id), late);
-  clock.taken_done = std::chrono::steady_clock::now();
-  s.root.last_profile.root_seconds = std::chrono::duration<double>(clock.taken_done - clock.own_start).count();
-  s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(broker.received());
-  // Every worker answered the root directly: a flat gather in all but name.
-  s.root.last_traffic.collective = plan::gather_name(plan::gather_kind::flat);
-  s.root.last_traffic.gather_peers = s.size - 1;
-  b.ends.assign(static_cast<std::size_t>(s.size), 0);
-  b.ends[0] = own;
-  for (int r = 1; r < s.size; ++r) b.ends[r] = split.first(r);  // fold_in_slice_order reads b.taken
-}
-
-/// Steps 4 and 5 by claims between all ranks of the host: the root's part of the claims, then each worker's
-/// report in host memory (past the deadline the late workers are named, and the job aborted).
-root_failure run_and_await_claims(cluster_state& s, const reduce_request& req, const reduce_split& split,
-                                  call_clock& clock, bool want, std::chrono::steady_clock::time_point deadline) {
-  root_failure failure = run_reduce_claims(s, req, split, want);
-  clock.own_done = clock.taken_done = std::chrono::steady_clock::now();
-  s.root.last_profile.root_seconds = std::chrono::duration<double>(clock.taken_done - clock.own_start).count();
-  await_reports(s, req.call_id, deadline);
-  note_reduce_claims(s, *req.layout, split);
-  s.host.slots.sync();
-  return failure;
-}
-
-/// Steps 4 and 5 on the root: its own slices, those it claims (`want`: the workers' data are current, so
-/// their slices are worth running), then every worker's answer. Returns the first failing slice the root ran
-/// (its own come first; it claims nothing after a failure).
-root_failure run_and_collect(cluster_state& s, const reduce_request& req, const reduce_split& split,
-                             call_clock& clock, bool want) {
-  reduce_root_buffers& b = s.root.reduce;
-  clock.own_start = std::chrono::steady_clock::now();
-  const auto deadline = start_deadline(s);
-  if (b.route == wire::call_route::memory) return run_and_await_claims(s, req, split, clock, want, deadline);
-  root_failure failure;
-  if (claims_by_message(s.settings, s.size, b.route)) {
-    claim_and_collect(s, req, split, want, failure, clock);
-    return failure;
-  }
-  failure.slice = req.session->run(0, split.first(1), b.own.data(), true, failure.error);
-  clock.own_done = std::chrono::steady_clock::now();
-  clock.taken_done = std::chrono::steady_clock::now();
-  s.root.last_profile.root_seconds = std::chrono::duration<double>(clock.taken_done - clock.own_start).count();
-  lay_out_answers(s, *req.layout, split);
-  gather_answers(s, req.call_id, deadline);
-  if (b.via_slots()) s.host.slots.sync();
-  return failure;
-}
-
-/// After a call that shipped a payload (its answers in hand, by message): the host slots grow to what each
-/// worker's values and answer need for the next calls (each worker asks for its own). Collective; growing
-/// moves the claim words, which the next request resets.
-void grow_slots(cluster_state& s, const reduce_layout& layout, const reduce_split& split) {
-  const reduce_root_buffers& b = s.root.reduce;
-  const long long own = claims_between_all(s) ? b.values.counts[0] + wire::status_doubles +
-                                                    static_cast<long long>(layout.block_at(split.first(1)))
-                                              : 0;
-  s.host.reserve(own, s.comm);
-}
-
 /// Throws the error of worker r, which ran slice `slice` and failed there first, fetched from it.
 [[noreturn]] void throw_worker_failure(cluster_state& s, const reduce_request& req, int r, int slice) {
   job_error e;
@@ -304,7 +120,7 @@ void grow_slots(cluster_state& s, const reduce_layout& layout, const reduce_spli
     wire::request h;
     h.cmd = wire::command::fetch_error;
     h.arg = r;
-    send_request(s, h, nullptr);
+    send_reduce_request(s, h, nullptr);
     exchange_error(s.ends(), r, e);
   });
   throw_slice_error(e, req.call_id, req.layout->plan(), slice, r);
@@ -315,8 +131,8 @@ bool failed_on(const cluster_state& s, int r) {
   return static_cast<wire::status>(static_cast<int>(answer_of(s, r)[0])) == wire::status::failed;
 }
 
-/// Step 6 under claims: whoever ran them, the lowest failing slice decides (each rank reports its lowest).
-void throw_first_claimed_failure(cluster_state& s, const reduce_request& req, const root_failure& root) {
+/// Under claims: whoever ran them, the lowest failing slice decides (each rank reports its lowest).
+void throw_first_claimed_failure(cluster_state& s, const reduce_request& req, const slice_failure& root) {
   int slice = root.slice, rank = 0;
   for (int r = 1; r < s.size; ++r) {
     if (!failed_on(s, r)) continue;
@@ -334,7 +150,7 @@ void throw_first_claimed_failure(cluster_state& s, const reduce_request& req, co
 /// Step 6: throws the first failing slice in slice order, if any: under claims the lowest any rank reported,
 /// else rank by rank (each ran its own range).
 void throw_first_failure(cluster_state& s, const reduce_request& req, const reduce_split& split,
-                         const root_failure& root) {
+                         const slice_failure& root) {
   if (s.settings.balance != balance_mode::static_share)
     return throw_first_claimed_failure(s, req, root);
   // Without claims the root runs only its own range, which comes first.
@@ -400,25 +216,17 @@ void reduce_on_cluster(const reduce_request& req) {
   // When the workers' payload lays the call out as the root does (the same messages on both sides), the
   // call runs at once and the root compares its data with theirs while they run; else a new payload first.
   const bool early = site.lays_out_as(*req.layout);
-  const std::string* payload = early ? nullptr : new_payload(s, req);
-  bool current = true;
-  root_failure failure;
-  call_clock clock;
-  between_collectives(s, req.call_id, [&] {
-    post_call(s, req, payload, moved);
-    if (early) current = req.session->unchanged();
-    failure = run_and_collect(s, req, split, clock, current);
-    if (payload != nullptr || moved) grow_slots(s, *req.layout, split);
-  });
+  reduce_command call(s, req, split, early ? nullptr : new_payload(s, req), moved, early);
+  between_collectives(s, req.call_id, [&] { call.run(); });
+  slice_failure failure = call.failure();
   // The workers ran on data that changed since they got them: their results go, the call runs again with
   // the new payload (unless it writes the same bytes after all).
-  payload = current ? nullptr : new_payload(s, req);
-  if (payload != nullptr)
-    between_collectives(s, req.call_id, [&] {
-      post_call(s, req, payload, false);
-      failure = run_and_collect(s, req, split, clock, true);
-      grow_slots(s, *req.layout, split);
-    });
+  const std::string* payload = call.current() ? nullptr : new_payload(s, req);
+  if (payload != nullptr) {
+    reduce_command again(s, req, split, payload, false, false);
+    between_collectives(s, req.call_id, [&] { again.run(); });
+    failure = again.failure();
+  }
   throw_first_failure(s, req, split, failure);
   fold_in_slice_order(s, req, split);
 }
