@@ -1,6 +1,7 @@
 // maprect bench --model pointwise_regression: each size's backends timed round-robin (the machine's speed
-// drifts, so each round takes one sample of each, and the figures are medians over rounds), then the bytes
-// of one more cluster call against what an eager call must move, K (M + 1) doubles per job.
+// drifts, so each round takes one sample of each, and the figures are medians over rounds), eager and deferred
+// (MAPRECT_REVERSE), then the bytes of one more gradient over the cluster in each mode against what each must
+// move per job: K (M + 1) doubles eager, 2K + M deferred.
 #include "bench_pointwise.hpp"
 
 #include <maprect/maprect.hpp>
@@ -51,6 +52,37 @@ struct pointwise_record {
                                  ///< over (their outputs cross no link)
 };
 
+/// Runs its scope under MAPRECT_REVERSE = `mode`, then puts the setting back.
+class reverse_scope {
+ public:
+  explicit reverse_scope(const char* mode) : saved_(detail::reverse_setting_cache.load()) {
+    detail::set_reverse_mode_for_tests(mode);
+  }
+  ~reverse_scope() { detail::reverse_setting_cache.store(saved_); }
+  reverse_scope(const reverse_scope&) = delete;
+  reverse_scope& operator=(const reverse_scope&) = delete;
+
+ private:
+  int saved_;
+};
+
+/// The root's traffic of one gradient over the cluster: its call's, and a deferred call's reverse pass after it.
+cluster::traffic counted_gradient(const pointwise_size& s, const cluster& c) {
+  recover_memory();
+  const vector_v q = to_var(s.params);
+  const var lp = models::pointwise_regression_log_density(s.data, s.rows, q);
+  cluster::traffic t = c.last_call_traffic();
+  grad(lp);
+  if (detail::reverse_setting() == detail::reverse_mode::deferred) {
+    const cluster::traffic reverse = c.last_call_traffic();
+    t.sent += reverse.sent;
+    t.received += reverse.received;
+    t.through_memory += reverse.through_memory;
+  }
+  recover_memory();
+  return t;
+}
+
 double map_rect_gradient(const pointwise_size& s, Eigen::VectorXd& g) {
   double lp = 0;
   gradient([&](const vector_v& q) { return models::pointwise_regression_log_density(s.data, s.rows, q); }, s.params,
@@ -72,11 +104,19 @@ std::vector<pointwise_backend> make_backends(const pointwise_size& s, const clus
   out.push_back(backend("analytic", [p](Eigen::VectorXd& g) {
     return models::pointwise_regression_closed_form(p->data, p->params, g);
   }));
-  out.push_back(backend("in_process", [p](Eigen::VectorXd& g) {
-    in_process_scope local;
-    return map_rect_gradient(*p, g);
-  }));
-  if (c.size() > 1) out.push_back(backend("cluster", [p](Eigen::VectorXd& g) { return map_rect_gradient(*p, g); }));
+  for (const char* mode : {"eager", "deferred"}) {
+    const std::string suffix = std::string(mode) == "eager" ? "" : "_deferred";
+    out.push_back(backend("in_process" + suffix, [p, mode](Eigen::VectorXd& g) {
+      in_process_scope local;
+      const reverse_scope reverse(mode);
+      return map_rect_gradient(*p, g);
+    }));
+    if (c.size() > 1)
+      out.push_back(backend("cluster" + suffix, [p, mode](Eigen::VectorXd& g) {
+        const reverse_scope reverse(mode);
+        return map_rect_gradient(*p, g);
+      }));
+  }
   return out;
 }
 
@@ -119,10 +159,9 @@ std::vector<pointwise_record> bench_size(int G, int K, int C, int repeat, const 
     r.t = summarise_samples(b.us);
     r.log_density = b.log_density;
     r.max_abs_diff_vs_analytic = (b.g - bs[0].g).cwiseAbs().maxCoeff();
-    if (b.name == "cluster") {
-      Eigen::VectorXd g;
-      b.gradient(g);  // the counted call: the last one over the cluster
-      const cluster::traffic traffic = c.last_call_traffic();
+    if (b.name.rfind("cluster", 0) == 0) {
+      const reverse_scope reverse(b.name == "cluster" ? "eager" : "deferred");
+      const cluster::traffic traffic = counted_gradient(s, c);
       r.bytes_sent = traffic.sent;
       r.bytes_received = traffic.received;
       r.bytes_through_memory = traffic.through_memory;
@@ -130,6 +169,7 @@ std::vector<pointwise_record> bench_size(int G, int K, int C, int repeat, const 
       // By claims other ranks may have run part of the root's share: the call's report says what it ran.
       const detail::balance_report claims = detail::last_call_balance();
       r.root_jobs = claims.ends.empty() ? profile.root_jobs + profile.taken_jobs : claims.ends[0] + claims.taken[0];
+      if (b.name != "cluster") r.root_jobs = profile.root_jobs;  // deferred: the site's static plan, no claims
     }
     out.push_back(r);
   }
@@ -149,36 +189,39 @@ std::string us_cell(const pointwise_record* r) {
   return text;
 }
 
-/// One row per size: times, the cluster call's bytes, its received bytes per job against K (M + 1) doubles.
+/// The bytes the root received per job another rank ran, in one gradient of record `r` ("-" without).
+std::string bytes_per_worker_job(const pointwise_record* r, int G) {
+  if (!r || !r->bytes_received) return "-";
+  // The jobs the root ran (its own, and those it took over) send nothing: the bytes are the other ranks' jobs'.
+  const int worker_jobs = G - r->root_jobs.value_or(0);
+  return worker_jobs > 0 ? std::to_string(*r->bytes_received / static_cast<unsigned long long>(worker_jobs)) : "-";
+}
+
+/// One row per size: times eager and deferred, and per job another rank ran, the bytes the root received in one
+/// gradient against what each mode must move: K (M + 1) doubles eager, 2K + M deferred (whose K adjoints the root
+/// sends, so they count in the received bytes' stead).
 void print_table(const std::vector<pointwise_record>& rs, const std::vector<std::pair<int, int>>& sizes, int C,
                  int ranks) {
   const int M = C + 2;
   std::printf("\nmedian time per gradient in us (%d rank%s), C = %d covariates, M = %d parameters per job; "
-              "bytes of one cluster call\n",
+              "bytes of one gradient over the cluster\n",
               ranks, ranks == 1 ? "" : "s", C, M);
-  std::printf("%-10s %8s %10s %10s %10s | %22s %12s %12s | %9s\n", "GxK", "outputs", "analytic", "in_proc",
-              "cluster", "bytes sent/recv", "B/wkr job", "K(M+1)8 B", "max|dg|");
+  std::printf("%-10s %8s %9s %9s %9s %9s %9s | %10s %10s %10s %10s | %9s\n", "GxK", "outputs", "analytic",
+              "in_proc", "in_p_def", "cluster", "clu_def", "B/job eag", "K(M+1)8", "B/job def", "(K+M)8", "max|dg|");
   for (const auto& [G, K] : sizes) {
-    const pointwise_record* remote = find(rs, G, K, "cluster");
-    const pointwise_record* local = find(rs, G, K, "in_process");
-    std::string bytes = "-", per_job = "-";
-    if (remote && remote->bytes_sent) {
-      bytes = std::to_string(*remote->bytes_sent) + "/" + std::to_string(*remote->bytes_received);
-      // The jobs the root ran (its own, and those it took over) send nothing: the bytes are the other ranks' jobs'.
-      const int worker_jobs = G - remote->root_jobs.value_or(0);
-      if (worker_jobs > 0)
-        per_job = std::to_string(*remote->bytes_received / static_cast<unsigned long long>(worker_jobs));
-    }
+    double worst = 0;
+    for (const auto& r : rs)
+      if (r.groups == G && r.points == K && r.backend != "analytic") worst = std::max(worst, r.max_abs_diff_vs_analytic);
     const std::string size = std::to_string(G) + "x" + std::to_string(K);
-    const double eager = 8.0 * K * (M + 1);
-    std::printf("%-10s %8lld %10s %10s %10s | %22s %12s %12.0f | %9.2e\n", size.c_str(),
-                static_cast<long long>(G) * K, us_cell(find(rs, G, K, "analytic")).c_str(), us_cell(local).c_str(),
-                us_cell(remote).c_str(), bytes.c_str(), per_job.c_str(), eager,
-                std::max(local ? local->max_abs_diff_vs_analytic : 0.0,
-                         remote ? remote->max_abs_diff_vs_analytic : 0.0));
+    std::printf("%-10s %8lld %9s %9s %9s %9s %9s | %10s %10.0f %10s %10.0f | %9.2e\n", size.c_str(),
+                static_cast<long long>(G) * K, us_cell(find(rs, G, K, "analytic")).c_str(),
+                us_cell(find(rs, G, K, "in_process")).c_str(), us_cell(find(rs, G, K, "in_process_deferred")).c_str(),
+                us_cell(find(rs, G, K, "cluster")).c_str(), us_cell(find(rs, G, K, "cluster_deferred")).c_str(),
+                bytes_per_worker_job(find(rs, G, K, "cluster"), G).c_str(), 8.0 * K * (M + 1),
+                bytes_per_worker_job(find(rs, G, K, "cluster_deferred"), G).c_str(), 8.0 * (K + M), worst);
   }
-  std::printf("every call is eager: each job's K outputs come back with the M partials of each; B/wkr job: the "
-              "received bytes per job run on another rank\n");
+  std::printf("B/job: the bytes the root received per job run on another rank in one gradient; deferred receives "
+              "K values and M adjoints per job, and sends the K outputs' adjoints\n");
 }
 
 json record_json(const pointwise_record& r) {
@@ -188,6 +231,7 @@ json record_json(const pointwise_record& r) {
           {"outputs", static_cast<long long>(r.groups) * r.points},
           {"parameters_per_job", r.covariates + 2},
           {"backend", r.backend},
+          {"reverse", r.backend.find("deferred") != std::string::npos ? "deferred" : "eager"},
           {"median_us", r.t.median_us},
           {"min_us", r.t.min_us},
           {"mean_us", r.t.mean_us},
@@ -224,8 +268,7 @@ void bench_pointwise(const std::vector<std::pair<int, int>>& sizes, int covariat
                          {"date", utc_timestamp()},
                          {"unit", "microseconds per gradient"},
                          {"method", "backends timed round-robin, one sample each per round"},
-                         {"model", "pointwise_regression (src/models/pointwise_regression.hpp)"},
-                         {"reverse", "eager"}};
+                         {"model", "pointwise_regression (src/models/pointwise_regression.hpp)"}};
   write_json_document(*out, document);
 }
 

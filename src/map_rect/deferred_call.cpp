@@ -46,7 +46,10 @@ call_result root_deferred_call(const call_request& req, deferred_call& keep) {
   keep.call_id = req.call_id;
   keep.kinds = static_cast<int>(req.kinds);
   try {
-    return deferred_forward(s, site, req, row_real, row_int, root_jobs, !current || site.next_root_jobs >= 0, keep);
+    const bool rows_follow = !current || site.next_root_jobs >= 0;
+    const call_result result = deferred_forward(s, site, req, row_real, row_int, root_jobs, rows_follow, keep);
+    s.root.last_profile.root_jobs = keep.root_jobs;
+    return result;
   } catch (const std::exception& e) {
     if (s.root.mid_call) abort_mid_call(s, name_of(req), e.what());
     throw;

@@ -10,6 +10,8 @@
 //   worker-hang     the target worker never returns from a functor (run with MAPRECT_TIMEOUT)
 //   worker-hang-first  the same in the call site's first call
 //   reduce-hang     the target worker never returns from a reduce_sum slice (run with MAPRECT_TIMEOUT)
+//   reverse-hang    a deferred call's reverse pass never returns on the target worker (run with
+//                   MAPRECT_TIMEOUT and MAPRECT_REVERSE=deferred)
 //   reduce-hang-steady  the same in a steady call (the call number in the sliced vars, the data unchanged),
 //                   which on one host with take-over waits for the workers' statuses in host memory
 //   thief-hang      under claims by message, the target worker never returns from a job of the root's it
@@ -105,6 +107,15 @@ void hold_root(int call) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
+/// A node whose reverse step never returns (reverse-hang).
+class hanging_vari final : public maprect::vari {
+ public:
+  hanging_vari() : maprect::vari(1.0) {}
+  void chain() override {
+    while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+};
+
 /// One output per job, sum(phi) * sum(theta) + x_r[0]. phi(1) is the call number: from call
 /// first_failing_call() on, the target rank fails as the case says.
 struct fault_job {
@@ -120,6 +131,9 @@ struct fault_job {
     if (this_rank == 0 && fault == "worker-hang") hold_root(static_cast<int>(maprect::value_of(phi(1))));
     Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> out(1);
     out(0) = phi.sum() * theta.sum() + x_r[0];
+    if constexpr (maprect::is_var_v<maprect::return_type_t<T1, T2>>)
+      if (fault == "reverse-hang" && this_rank == target && maprect::value_of(phi(1)) >= first_failing_call())
+        out(0) = out(0) * maprect::var(new hanging_vari());
     return out;
   }
 };
@@ -156,6 +170,7 @@ struct steady_fault_partial {
 
 MAPRECT_REGISTER(1, fault_job);
 MAPRECT_REGISTER(2, fault_job);
+MAPRECT_REGISTER(5, fault_job);
 MAPRECT_REGISTER_REDUCE(3, fault_partial);
 MAPRECT_REGISTER_REDUCE(4, steady_fault_partial);
 
@@ -199,6 +214,16 @@ int main(int argc, char** argv) {
     for (int k = 0; k < kCallsBeforeFault + 2; ++k) {
       const std::vector<maprect::var> terms(8, maprect::var(k));
       maprect::grad(maprect::reduce_sum<4, steady_fault_partial>(terms, 1, nullptr));
+      maprect::recover_memory();
+    }
+  if (fault == "reverse-hang")
+    for (int k = 0; k < kCallsBeforeFault + 2; ++k) {
+      maprect::vector_v phi(2);
+      phi << 0.5, k;
+      const std::vector<maprect::vector_v> theta(8, maprect::vector_v::Constant(2, 0.25));
+      const std::vector<std::vector<double>> x_r(8, std::vector<double>{1.0});
+      const std::vector<std::vector<int>> x_i(8, std::vector<int>{0});
+      maprect::grad(maprect::map_rect<5, fault_job>(phi, theta, x_r, x_i).sum());
       maprect::recover_memory();
     }
   if (fault == "root-throw") throw std::runtime_error("fault_case: the root gives up");
