@@ -34,6 +34,9 @@
 #                                                           model as reduce_sum over its groups (logreg only)
 #   scripts/netns-hosts.sh --uniform "64x100"               the same for the standard model with jobs alike at
 #                                                           each JxN (with --skewed: after its runs)
+#   scripts/netns-hosts.sh --pointwise "64x1000"            then `maprect bench --model pointwise_regression` on 2
+#                                                           hosts, one rank each: eager against deferred at each
+#                                                           GxK, with POINTWISE_COVARIATES covariates (default 98)
 # Delays are written 0, 20us, 0.2ms or 20 (microseconds). At each delay d the one-way time of 8-byte MPI round
 # trips between h1 and h2 (maprect-pingpong: 10th percentile of 1000, best of 3 runs) must exceed the switch's
 # own at delay 0 by at least 0.8 d, else FAIL. Delays always go through the switch, never `tc netem`: many
@@ -52,12 +55,14 @@ PLAN_DELAYS=""
 SKEWED=""
 SKEWED_BENCH=${SKEWED_BENCH:-maprect-skewed-bench}
 UNIFORM=""
+POINTWISE=""
 while [ $# -gt 0 ]; do
   case $1 in
     --delay) DELAY=$2; shift 2 ;;
     --plan-validate) PLAN_DELAYS=$2; shift 2 ;;
     --skewed) SKEWED=$2; shift 2 ;;
     --uniform) UNIFORM=$2; shift 2 ;;
+    --pointwise) POINTWISE=$2; shift 2 ;;
     *) echo "netns-hosts.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -65,7 +70,7 @@ SUBNET=10.211.0
 SW_SUBNET=10.212.0
 NET2=10.213.0
 PREFIX=mr$$
-MPI_TESTS=(test_mpi_map_rect test_mpi_errors test_mpi_subcomm)
+MPI_TESTS=(test_mpi_map_rect test_mpi_errors test_mpi_subcomm test_mpi_deferred)
 DUMP=$MAPRECT_BUILD_DIR/test/multihost/maprect-results-dump
 SWITCH=$MAPRECT_BUILD_DIR/test/multihost/maprect-delay-switch
 PINGPONG=$MAPRECT_BUILD_DIR/test/multihost/maprect-pingpong
@@ -453,6 +458,20 @@ if [ -n "$SKEWED$UNIFORM" ]; then
       fi
     done
   done
+fi
+
+if [ -n "$POINTWISE" ]; then
+  [ -x "$MAPRECT_BUILD_DIR/bin/maprect" ] || cmake --build "$MAPRECT_BUILD_DIR" -j2 --target maprect-cli
+  cores=$(nproc)
+  pin='exec taskset -c $((OMPI_COMM_WORLD_RANK % '"$cores"')) "$0" "$@"'
+  if "$WORK/mpirun-$LINK" -np 2 sh -c "$pin" "$MAPRECT_BUILD_DIR/bin/maprect" bench --model pointwise_regression \
+    --sizes "${POINTWISE// /,}" --covariates "${POINTWISE_COVARIATES:-98}" --repeat 6 >"$WORK/pointwise.log" 2>&1; then
+    sed -n '/^median time/,$p' "$WORK/pointwise.log"
+    pass "maprect bench --model pointwise_regression ${POINTWISE} across 2 hosts over TCP"
+  else
+    cat "$WORK/pointwise.log"
+    fail "maprect bench --model pointwise_regression ${POINTWISE} across 2 hosts"
+  fi
 fi
 
 stop_switch

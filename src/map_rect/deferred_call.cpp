@@ -33,12 +33,8 @@ call_result root_deferred_call(const call_request& req, deferred_call& keep) {
   s.root.last_traffic = {};
   s.root.last_profile = {};
   root_site& site = s.root.site(req.call_id);
-  const long long n_real = static_cast<long long>((*req.x_r)[0].size()) * req.n_jobs;
-  const long long n_int = static_cast<long long>((*req.x_i)[0].size()) * req.n_jobs;
-  if (!fits_one_message(n_real)) throw_too_large_for_message(n_real, "x_r of call id " + std::to_string(req.call_id));
-  if (!fits_one_message(n_int)) throw_too_large_for_message(n_int, "x_i of call id " + std::to_string(req.call_id));
-  const int row_real = static_cast<int>((*req.x_r)[0].size());
-  const int row_int = static_cast<int>((*req.x_i)[0].size());
+  const std::pair<int, int> rows = row_sizes(req);
+  const int row_real = rows.first, row_int = rows.second;
   const bool current = rows_current(s, site, req, row_real, row_int);
   int root_jobs = site.plan.root_jobs;
   if (site.next_root_jobs >= 0) root_jobs = std::min(site.next_root_jobs, req.n_jobs);

@@ -19,12 +19,8 @@ namespace {
 call_result plan_or_call(cluster_state& s, const call_request& req) {
   s.root.last_traffic = {};
   root_site& site = s.root.site(req.call_id);
-  const long long n_real = static_cast<long long>((*req.x_r)[0].size()) * req.n_jobs;
-  const long long n_int = static_cast<long long>((*req.x_i)[0].size()) * req.n_jobs;
-  if (!fits_one_message(n_real)) throw_too_large_for_message(n_real, "x_r of call id " + std::to_string(req.call_id));
-  if (!fits_one_message(n_int)) throw_too_large_for_message(n_int, "x_i of call id " + std::to_string(req.call_id));
-  const int row_real = static_cast<int>((*req.x_r)[0].size());
-  const int row_int = static_cast<int>((*req.x_i)[0].size());
+  const std::pair<int, int> rows = row_sizes(req);
+  const int row_real = rows.first, row_int = rows.second;
   // A new plan: on the first call, for new sizes or data, or for changed output counts.
   auto plan_anew = [&](int root_jobs) {
     s.root.last_profile = {};
@@ -43,6 +39,14 @@ call_result plan_or_call(cluster_state& s, const call_request& req) {
 }
 
 }  // namespace
+
+std::pair<int, int> row_sizes(const call_request& req) {
+  const long long n_real = static_cast<long long>((*req.x_r)[0].size()) * req.n_jobs;
+  const long long n_int = static_cast<long long>((*req.x_i)[0].size()) * req.n_jobs;
+  if (!fits_one_message(n_real)) throw_too_large_for_message(n_real, "x_r of call id " + std::to_string(req.call_id));
+  if (!fits_one_message(n_int)) throw_too_large_for_message(n_int, "x_i of call id " + std::to_string(req.call_id));
+  return {static_cast<int>((*req.x_r)[0].size()), static_cast<int>((*req.x_i)[0].size())};
+}
 
 call_result root_call(const call_request& req) {
   cluster_state& s = *live_root;

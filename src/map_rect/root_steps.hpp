@@ -9,6 +9,7 @@
 #include <maprect/detail/job_error.hpp>
 #include <maprect/detail/job_runner.hpp>
 #include <maprect/detail/message_limits.hpp>
+#include <utility>
 #include <vector>
 
 #include "src/balance/claims_broker.hpp"
@@ -250,6 +251,9 @@ call_result deferred_forward(cluster_state& s, root_site& site, const call_reque
 /// Numbers the deferred call `keep` (its remote_id) as the next the root sends, and returns how many older
 /// ones the root still keeps: the workers drop what they keep of the rest.
 int kept_calls_back(cluster_state& s, deferred_call& keep);
+
+/// The lengths of call `req`'s x_r and x_i rows; throws when all rows of either would not fit one message.
+std::pair<int, int> row_sizes(const call_request& req);
 
 /// The root's deferred backend while its cluster serves (remote_deferred_backend).
 call_result root_deferred_call(const call_request& req, deferred_call& keep);

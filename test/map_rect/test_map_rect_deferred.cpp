@@ -9,9 +9,14 @@
 #include <cstdlib>
 #include <optional>
 
+#include "map_rect/deferred_problem.hpp"
 #include "map_rect/functors.hpp"
 
 using namespace maprect;
+using test::check_close;
+using test::reverse_mode_scope;
+using test::weight;
+using test::wide_problem;
 
 MAPRECT_REGISTER(400, maprect::test::wide_job);
 MAPRECT_REGISTER(401, maprect::test::ragged_outputs_job);
@@ -23,44 +28,8 @@ MAPRECT_REGISTER(406, maprect::test::inner_sweep_job);
 
 namespace {
 
-/// Runs its scope with MAPRECT_REVERSE as `value` (null: as the environment says), then restores the setting.
-struct reverse_mode_scope {
-  explicit reverse_mode_scope(const char* value) : saved(detail::reverse_setting_cache.load()) {
-    detail::set_reverse_mode_for_tests(value);
-  }
-  ~reverse_mode_scope() { detail::reverse_setting_cache.store(saved); }
-  int saved;
-  reverse_mode_scope(const reverse_mode_scope&) = delete;
-  reverse_mode_scope& operator=(const reverse_mode_scope&) = delete;
-};
-
-/// J jobs of wide_job: S = 2 shared parameters, P job parameters, counts[j] outputs for job j.
-struct wide_problem {
-  Eigen::VectorXd phi{2};
-  std::vector<Eigen::VectorXd> theta;
-  std::vector<std::vector<double>> x_r;
-  std::vector<std::vector<int>> x_i;
-
-  wide_problem(const std::vector<int>& counts, int P) {
-    phi << 0.7, -0.3;
-    const int K_max = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());  // rows of one size
-    for (std::size_t j = 0; j < counts.size(); ++j) {
-      Eigen::VectorXd t(P);
-      for (int p = 0; p < P; ++p) t(p) = 0.1 * std::sin(1.0 + p + 3.0 * j);
-      theta.push_back(t);
-      std::vector<double> row(static_cast<std::size_t>(K_max * P));
-      for (std::size_t i = 0; i < row.size(); ++i) row[i] = std::cos(0.37 * i + j);
-      x_r.push_back(row);
-      x_i.push_back({counts[j]});
-    }
-  }
-};
-
 /// Uniform: K outputs for each of J jobs.
 std::vector<int> same_counts(int J, int K) { return std::vector<int>(static_cast<std::size_t>(J), K); }
-
-/// The weight of output k in the scalar the tests differentiate.
-double weight(Eigen::Index k) { return 0.5 + static_cast<double>(k % 7); }
 
 /// Values and gradient (phi's, then every theta's) of sum_k weight(k) y_k.
 struct outcome {
@@ -111,15 +80,6 @@ std::vector<double> closed_form(const wide_problem& p) {
     g.insert(g.end(), own.begin(), own.end());
   }
   return g;
-}
-
-/// Checks that a and b agree within `relative` of the larger magnitude, entry by entry.
-void check_close(const std::vector<double>& a, const std::vector<double>& b, double relative) {
-  REQUIRE(a.size() == b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    INFO("entry " << i);
-    CHECK(std::abs(a[i] - b[i]) <= relative * std::max({std::abs(a[i]), std::abs(b[i]), 1e-300}));
-  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "map_rect/deferred_problem.hpp"
 #include "map_rect/functors.hpp"
 #include "mpi/compare.hpp"
 #include "support/matchers.hpp"
@@ -16,6 +17,10 @@
 
 using namespace maprect;
 using test::bit_equal;
+using test::check_close;
+using test::reverse_mode_scope;
+using test::weight;
+using test::wide_problem;
 
 MAPRECT_REGISTER(500, maprect::test::wide_job);
 MAPRECT_REGISTER(501, maprect::test::wide_job);
@@ -24,42 +29,6 @@ MAPRECT_REGISTER(503, maprect::test::reverse_throwing_job);
 MAPRECT_REGISTER(504, maprect::test::throwing_job);
 
 namespace {
-
-/// Runs its scope with MAPRECT_REVERSE as `value`, then restores the setting.
-struct reverse_mode_scope {
-  explicit reverse_mode_scope(const char* value) : saved(detail::reverse_setting_cache.load()) {
-    detail::set_reverse_mode_for_tests(value);
-  }
-  ~reverse_mode_scope() { detail::reverse_setting_cache.store(saved); }
-  int saved;
-  reverse_mode_scope(const reverse_mode_scope&) = delete;
-  reverse_mode_scope& operator=(const reverse_mode_scope&) = delete;
-};
-
-/// J jobs of wide_job: 2 shared parameters, P job parameters, counts[j] outputs for job j.
-struct wide_problem {
-  Eigen::VectorXd phi{2};
-  std::vector<Eigen::VectorXd> theta;
-  std::vector<std::vector<double>> x_r;
-  std::vector<std::vector<int>> x_i;
-
-  wide_problem(const std::vector<int>& counts, int P) {
-    phi << 0.7, -0.3;
-    const int K_max = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
-    for (std::size_t j = 0; j < counts.size(); ++j) {
-      Eigen::VectorXd t(P);
-      for (int p = 0; p < P; ++p) t(p) = 0.1 * std::sin(1.0 + p + 3.0 * j);
-      theta.push_back(t);
-      std::vector<double> row(static_cast<std::size_t>(std::max(1, K_max * P)));
-      for (std::size_t i = 0; i < row.size(); ++i) row[i] = std::cos(0.37 * i + j);
-      x_r.push_back(row);
-      x_i.push_back({counts[j]});
-    }
-  }
-};
-
-/// The weight of output k in the scalar the tests differentiate.
-double weight(Eigen::Index k) { return 0.5 + static_cast<double>(k % 7); }
 
 /// The values, then the gradient (shared first, then each job's) of sum_k weight(k) y_k, with y from map_rect
 /// call site Id under MAPRECT_REVERSE = mode and the given parameter kinds.
@@ -92,15 +61,6 @@ bool all_bit_equal(const std::vector<double>& a, const std::vector<double>& b) {
   for (std::size_t k = 0; k < a.size(); ++k)
     if (!bit_equal(a[k], b[k])) return false;
   return true;
-}
-
-/// Checks that a and b agree within `relative` of the larger magnitude, entry by entry.
-void check_close(const std::vector<double>& a, const std::vector<double>& b, double relative) {
-  REQUIRE(a.size() == b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    INFO("entry " << i);
-    CHECK(std::abs(a[i] - b[i]) <= relative * std::max({std::abs(a[i]), std::abs(b[i]), 1e-300}));
-  }
 }
 
 }  // namespace
