@@ -94,10 +94,10 @@ void steal_part(cluster_state& s, const root_site& site, const call_request& req
 
 /// The root's part of step 4 of a steady call by `route`. Through host memory with output nodes made in place
 /// (`during`), the other ranks' output nodes are made as their blocks come, between the root's jobs and after.
-root_part run_root_part(cluster_state& s, root_site& site, const call_request& req, double* buffer,
-                        wire::call_route route, bool during) {
+/// Fills `part`, fresh: built in place, the call moves none of its strings.
+void run_root_part(cluster_state& s, root_site& site, const call_request& req, double* buffer, root_part& part,
+                   wire::call_route route, bool during) {
   using clock = std::chrono::steady_clock;
-  root_part part;
   // The workers run from their copies of the data; meanwhile the root checks that those still equal the
   // caller's rows (unless they are a job_data's). If not, their answers are gathered (every rank joins every
   // collective) and dropped.
@@ -111,7 +111,7 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
     if (claims_this_call(s, site)) steal_part(s, site, req, buffer, part);
     else run_root_claims(s, site, req, part, during);
     part.taken_done = clock::now();
-    return part;
+    return;
   }
   if (part.data_unchanged) {
     part.status = run_own_chunk(s, req, site.plan.root_jobs, wire::status_doubles, part.error, nullptr);
@@ -121,7 +121,6 @@ root_part run_root_part(cluster_state& s, root_site& site, const call_request& r
   }
   part.own_done = clock::now();
   part.taken_done = clock::now();
-  return part;
 }
 
 /// Step 5 of a steady call on the root, by its route: each worker's answer ends where the root's claims on
@@ -305,7 +304,7 @@ void steady_call_command::jobs() {
     const int last = s_.size - 1;
     s_.call.answers.resize(static_cast<std::size_t>(site.results.displs[last] + site.results.counts[last]));
     const bool during = route_ == wire::call_route::memory && req_->session != nullptr;
-    part_ = run_root_part(s_, *root_, *req_, s_.call.answers.data(), route_, during);
+    run_root_part(s_, *root_, *req_, s_.call.answers.data(), part_, route_, during);
     return;
   }
   worker_site& site = *worker_;
