@@ -77,6 +77,7 @@ struct root_state {
   remote_deferred_call previous_deferred = nullptr;      ///< its deferred backend before, put back at stop
   void (*previous_sweep)(deferred_call&) = nullptr;      ///< its deferred sweep before, put back at stop
   std::uint64_t deferred_calls = 0;  ///< deferred calls sent: the number of the newest (deferred_call::remote_id)
+  std::uint64_t serial = 0;          ///< this cluster's number among the process's, for its deferred calls
   std::vector<MPI_Request> done;  ///< with a timeout: per worker, the receive of its "done" message
   cluster::traffic last_traffic;
   cluster::profile last_profile;

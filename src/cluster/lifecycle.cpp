@@ -88,6 +88,8 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   if (s.rank == 0 && s.size > 1) {
     if (s.settings.timeout > 0) s.root.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
     s.root.serving = true;
+    static std::atomic<std::uint64_t> clusters_made{0};
+    s.root.serial = ++clusters_made;
     s.root.previous_backend = remote_backend;
     s.root.previous_deferred = remote_deferred_backend;
     s.root.previous_sweep = remote_deferred_sweep;

@@ -24,7 +24,8 @@ bool rows_current(cluster_state& s, const root_site& site, const call_request& r
 
 int kept_calls_back(cluster_state& s, deferred_call& keep) {
   keep.remote_id = ++s.root.deferred_calls;
-  const std::uint64_t oldest = kept_calls::of_thread().oldest_remote_id(keep.remote_id);
+  keep.cluster = s.root.serial;
+  const std::uint64_t oldest = kept_calls::of_thread().oldest_remote_id(keep.remote_id, keep.cluster);
   return static_cast<int>(std::min<std::uint64_t>(keep.remote_id - oldest, INT_MAX));
 }
 

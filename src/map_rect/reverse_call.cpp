@@ -174,7 +174,7 @@ void reverse_command::finish() {
 
 void sweep_on_cluster(deferred_call& call) {
   cluster_state* s = live_root;
-  if (s == nullptr || call.remote_id == 0 || call.remote_id > s->root.deferred_calls)
+  if (s == nullptr || call.cluster != s->root.serial)
     throw std::logic_error("map_rect: call id " + std::to_string(call.call_id) +
                            ": grad() reached a deferred call whose cluster has stopped");
   reverse_command command(*s, call);

@@ -1,5 +1,5 @@
 // The cluster's life: calls before and after stop(), stop() twice, a second cluster on the same
-// communicator, and every rank leaving with exit code 0.
+// communicator, a deferred call's grad() once its cluster has gone, and every rank leaving with exit code 0.
 #include <catch2/catch.hpp>
 #include <mpi.h>
 
@@ -15,6 +15,28 @@ namespace {
 double standard_lp() {
   maprect::test::benchmark_data d(12, 5);
   return maprect::map_rect<231, maprect::test::logistic_job>(d.phi, d.theta, d.x_r, d.x_i).sum();
+}
+
+/// sum(map_rect) of the standard model at 12 x 5 as a deferred call: its grad() runs on the cluster that made it.
+maprect::var deferred_lp() {
+  maprect::detail::set_reverse_mode_for_tests("deferred");
+  maprect::test::benchmark_data d(12, 5);
+  const maprect::vector_v phi = maprect::to_var(d.phi);
+  std::vector<maprect::vector_v> theta;
+  for (const auto& t : d.theta) theta.push_back(maprect::to_var(t));
+  const maprect::var lp = maprect::map_rect<231, maprect::test::logistic_job>(phi, theta, d.x_r, d.x_i).sum();
+  maprect::detail::set_reverse_mode_for_tests(nullptr);
+  return lp;
+}
+
+/// Whether grad(lp) throws std::logic_error.
+bool grad_refused(const maprect::var& lp) {
+  try {
+    maprect::grad(lp);
+  } catch (const std::logic_error&) {
+    return true;
+  }
+  return false;
 }
 
 double closed_form_lp() {
@@ -34,6 +56,7 @@ int main(int argc, char** argv) {
       ++failures;
     }
   };
+  maprect::var made_by_first;  // a deferred call of the first cluster, swept on the second
   for (int life = 0; life < 2; ++life) {  // two clusters, one after the other, on the same ranks
     maprect::cluster c(argc, argv);
     if (!c.is_root()) {
@@ -42,10 +65,17 @@ int main(int argc, char** argv) {
     }
     expect(standard_lp() == Approx(closed_form_lp()).epsilon(1e-13), "call on the live cluster");
     expect(c.size() == 1 || c.last_call_traffic().received > 0, "the call crossed ranks");
+    if (life == 0) made_by_first = deferred_lp();
+    if (life == 1 && c.size() > 1) {
+      // This cluster numbers its deferred calls from 1 too: the first cluster's call must not sweep its tapes.
+      const maprect::var made_here = deferred_lp();
+      expect(grad_refused(made_by_first), "a deferred call of a stopped cluster");
+    }
     c.stop();
     c.stop();  // idempotent
     expect(standard_lp() == Approx(closed_form_lp()).epsilon(1e-13), "call after stop() runs in process");
   }
+  maprect::recover_memory();
   int finalized = 0;
   MPI_Finalized(&finalized);
   expect(finalized == 0, "MPI is still usable after clusters that did not initialise it");

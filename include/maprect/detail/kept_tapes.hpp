@@ -61,6 +61,7 @@ struct deferred_call {
   std::uint64_t id = 0;                      ///< serial number, as in its node
   // Over a cluster (jobs holds the root's own jobs; the workers keep theirs under the same id):
   std::uint64_t remote_id = 0;               ///< its number among the root's deferred calls over the cluster
+  std::uint64_t cluster = 0;                 ///< the cluster that keeps its other jobs (cluster_state::serial)
   int call_id = 0;                           ///< the call site
   int kinds = 0;                             ///< param_kinds of the call
   int n_jobs = 0;                            ///< J, every rank's jobs (0: a call in process)
@@ -83,6 +84,7 @@ struct deferred_call {
     counts.clear();
     n_jobs = 0;
     remote_id = 0;
+    cluster = 0;
     caller_shared.clear();
     caller_job_params.clear();
     owner = nullptr;
@@ -147,11 +149,11 @@ class kept_calls {
     }
   }
 
-  /// The number (remote_id) of the oldest call over a cluster whose node may still be swept, or `newest`
-  /// when there is none older: the workers drop what they keep of calls before it.
-  std::uint64_t oldest_remote_id(std::uint64_t newest) const {
+  /// The number (remote_id) of the oldest call over cluster `cluster` whose node may still be swept, or
+  /// `newest` when there is none older: the workers drop what they keep of calls before it.
+  std::uint64_t oldest_remote_id(std::uint64_t newest, std::uint64_t cluster) const {
     for (const auto& call : live_)
-      if (call->remote_id != 0) newest = std::min(newest, call->remote_id);
+      if (call->cluster == cluster && call->remote_id != 0) newest = std::min(newest, call->remote_id);
     return newest;
   }
 
