@@ -48,9 +48,19 @@ bool taking_over() {
   return v == nullptr || v[0] == '\0' || std::strcmp(v, "auto") == 0;
 }
 
+/// Whether worker 1 holds its jobs after its first batch until another rank claimed some
+/// (MAPRECT_TEST_HOLD_RANK=1) and the ranks claim in host memory: then the root, which has none of its own,
+/// takes some in every steady call. By message a worker grants only what the root's round trip, measured at
+/// start-up, leaves worth sending, so even a held worker may grant nothing on a loaded machine.
+bool worker_held() {
+  const char* v = std::getenv("MAPRECT_TEST_HOLD_RANK");
+  return v != nullptr && std::strcmp(v, "1") == 0 && test::through_host_memory();
+}
+
 /// Runs `calls` calls of call site Id with the root running none of its own jobs, each bit-equal to in
 /// process, and more (up to `most_calls`) until the root has claimed a job; returns the jobs the root took
-/// over in the steady ones, checking each one's traffic against what the root reports it took.
+/// over in the steady ones, checking each one's traffic against what the root reports it took (and, with
+/// worker 1 held, that it took some).
 template <int Id, class T_shared, class T_job>
 int taken_over_in(const slow_data& d, int calls, int most_calls) {
   const int J = static_cast<int>(d.x_r.size()), R = test::the_cluster->size();
@@ -72,6 +82,7 @@ int taken_over_in(const slow_data& d, int calls, int most_calls) {
     CHECK(p.root_jobs == 0);
     CHECK(p.taken_jobs >= 0);
     CHECK(p.taken_jobs <= J);
+    if (worker_held() && taking_over()) CHECK(p.taken_jobs > 0);
     // Every worker sent its status and the blocks of the jobs it ran, and of no other.
     CHECK(test::the_cluster->last_call_traffic().received ==
           8u * (static_cast<unsigned>(rows * outputs_per_job * (J - p.taken_jobs)) + 5u * (R - 1)));
@@ -84,12 +95,12 @@ int taken_over_in(const slow_data& d, int calls, int most_calls) {
 
 TEST_CASE("the root claims a worker's jobs and gets the in-process bits") {
   // 48 jobs of 200 us and none of them the root's: it runs some of the workers' while they run theirs. How
-  // many is the schedule's; that it took some is summed over the calls, 12 at most where a loaded machine
-  // starts the root late time after time.
+  // many is the schedule's. With worker 1 held in host memory it took some in every steady call; by message,
+  // that it took some is summed over the calls, 40 at most.
   const slow_data d(48, 200);
   const int R = test::the_cluster->size();
-  const int vv = taken_over_in<231, var, var>(d, 5, 12);
-  const int dd = taken_over_in<232, double, double>(d, 5, 12);
+  const int vv = taken_over_in<231, var, var>(d, 5, 40);
+  const int dd = taken_over_in<232, double, double>(d, 5, 40);
   if (R > 1 && taking_over()) {
     CHECK(vv > 0);
     CHECK(dd > 0);
