@@ -52,20 +52,6 @@ struct pointwise_record {
                                  ///< over (their outputs cross no link)
 };
 
-/// Runs its scope under MAPRECT_REVERSE = `mode`, then puts the setting back.
-class reverse_scope {
- public:
-  explicit reverse_scope(const char* mode) : saved_(detail::reverse_setting_cache.load()) {
-    detail::set_reverse_mode_for_tests(mode);
-  }
-  ~reverse_scope() { detail::reverse_setting_cache.store(saved_); }
-  reverse_scope(const reverse_scope&) = delete;
-  reverse_scope& operator=(const reverse_scope&) = delete;
-
- private:
-  int saved_;
-};
-
 /// The root's traffic of one gradient over the cluster: its call's, and a deferred call's reverse pass after it.
 cluster::traffic counted_gradient(const pointwise_size& s, const cluster& c) {
   recover_memory();
@@ -108,12 +94,12 @@ std::vector<pointwise_backend> make_backends(const pointwise_size& s, const clus
     const std::string suffix = std::string(mode) == "eager" ? "" : "_deferred";
     out.push_back(backend("in_process" + suffix, [p, mode](Eigen::VectorXd& g) {
       in_process_scope local;
-      const reverse_scope reverse(mode);
+      const detail::reverse_mode_scope reverse(mode);
       return map_rect_gradient(*p, g);
     }));
     if (c.size() > 1)
       out.push_back(backend("cluster" + suffix, [p, mode](Eigen::VectorXd& g) {
-        const reverse_scope reverse(mode);
+        const detail::reverse_mode_scope reverse(mode);
         return map_rect_gradient(*p, g);
       }));
   }
@@ -160,7 +146,7 @@ std::vector<pointwise_record> bench_size(int G, int K, int C, int repeat, const 
     r.log_density = b.log_density;
     r.max_abs_diff_vs_analytic = (b.g - bs[0].g).cwiseAbs().maxCoeff();
     if (b.name.rfind("cluster", 0) == 0) {
-      const reverse_scope reverse(b.name == "cluster" ? "eager" : "deferred");
+      const detail::reverse_mode_scope reverse(b.name == "cluster" ? "eager" : "deferred");
       const cluster::traffic traffic = counted_gradient(s, c);
       r.bytes_sent = traffic.sent;
       r.bytes_received = traffic.received;

@@ -11,16 +11,8 @@
 
 namespace maprect::test {
 
-/// Runs its scope with MAPRECT_REVERSE as `value` (null: as the environment says), then restores the setting.
-struct reverse_mode_scope {
-  explicit reverse_mode_scope(const char* value) : saved(detail::reverse_setting_cache.load()) {
-    detail::set_reverse_mode_for_tests(value);
-  }
-  ~reverse_mode_scope() { detail::reverse_setting_cache.store(saved); }
-  int saved;
-  reverse_mode_scope(const reverse_mode_scope&) = delete;
-  reverse_mode_scope& operator=(const reverse_mode_scope&) = delete;
-};
+/// Runs its scope with MAPRECT_REVERSE as `value`, then restores the setting.
+using detail::reverse_mode_scope;
 
 /// J jobs of wide_job: S = 2 shared parameters, P job parameters, counts[j] outputs for job j.
 struct wide_problem {

@@ -19,13 +19,12 @@ double standard_lp() {
 
 /// sum(map_rect) of the standard model at 12 x 5 as a deferred call: its grad() runs on the cluster that made it.
 maprect::var deferred_lp() {
-  maprect::detail::set_reverse_mode_for_tests("deferred");
+  const maprect::detail::reverse_mode_scope deferred("deferred");
   maprect::test::benchmark_data d(12, 5);
   const maprect::vector_v phi = maprect::to_var(d.phi);
   std::vector<maprect::vector_v> theta;
   for (const auto& t : d.theta) theta.push_back(maprect::to_var(t));
   const maprect::var lp = maprect::map_rect<231, maprect::test::logistic_job>(phi, theta, d.x_r, d.x_i).sum();
-  maprect::detail::set_reverse_mode_for_tests(nullptr);
   return lp;
 }
 

@@ -51,6 +51,21 @@ inline void set_reverse_mode_for_tests(const char* value) {
   reverse_setting_cache.store(mode, std::memory_order_relaxed);
 }
 
+/// Tests and benchmarks only: runs its scope as if MAPRECT_REVERSE were `value` (set_reverse_mode_for_tests), then
+/// puts back the setting as it was.
+class reverse_mode_scope {
+ public:
+  explicit reverse_mode_scope(const char* value) : saved_(reverse_setting_cache.load(std::memory_order_relaxed)) {
+    set_reverse_mode_for_tests(value);
+  }
+  ~reverse_mode_scope() { reverse_setting_cache.store(saved_, std::memory_order_relaxed); }
+  reverse_mode_scope(const reverse_mode_scope&) = delete;
+  reverse_mode_scope& operator=(const reverse_mode_scope&) = delete;
+
+ private:
+  int saved_;
+};
+
 /// Whether deferred would pay for a call of `n_outputs` outputs over `n_jobs` jobs with `n_var_params` var
 /// parameters per job (M, shared ones included): per job, eager moves K(M+1) doubles (each output's value and
 /// partials) and deferred 2K + M (values forward, adjoints back, the parameters' adjoints), plus one more pass
