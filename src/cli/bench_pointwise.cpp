@@ -197,7 +197,8 @@ void print_table(const std::vector<pointwise_record>& rs, const std::vector<std:
   for (const auto& [G, K] : sizes) {
     double worst = 0;
     for (const auto& r : rs)
-      if (r.groups == G && r.points == K && r.backend != "analytic") worst = std::max(worst, r.max_abs_diff_vs_analytic);
+      if (r.groups == G && r.points == K && r.backend != "analytic")
+        worst = std::max(worst, r.max_abs_diff_vs_analytic);
     const std::string size = std::to_string(G) + "x" + std::to_string(K);
     std::printf("%-10s %8lld %9s %9s %9s %9s %9s | %10s %10.0f %10s %10.0f | %9.2e\n", size.c_str(),
                 static_cast<long long>(G) * K, us_cell(find(rs, G, K, "analytic")).c_str(),
