@@ -36,7 +36,9 @@
 #                                                           each JxN (with --skewed: after its runs)
 #   scripts/netns-hosts.sh --pointwise "64x1000"            then `maprect bench --model pointwise_regression` on 2
 #                                                           hosts, one rank each: eager against deferred at each
-#                                                           GxK, with POINTWISE_COVARIATES covariates (default 98)
+#                                                           GxK, with POINTWISE_COVARIATES covariates (default 98),
+#                                                           POINTWISE_REPEAT rounds (6) and the records in
+#                                                           POINTWISE_JSON when set
 # Delays are written 0, 20us, 0.2ms or 20 (microseconds). At each delay d the one-way time of 8-byte MPI round
 # trips between h1 and h2 (maprect-pingpong: 10th percentile of 1000, best of 3 runs) must exceed the switch's
 # own at delay 0 by at least 0.8 d, else FAIL. Delays always go through the switch, never `tc netem`: many
@@ -465,7 +467,8 @@ if [ -n "$POINTWISE" ]; then
   cores=$(nproc)
   pin='exec taskset -c $((OMPI_COMM_WORLD_RANK % '"$cores"')) "$0" "$@"'
   if "$WORK/mpirun-$LINK" -np 2 sh -c "$pin" "$MAPRECT_BUILD_DIR/bin/maprect" bench --model pointwise_regression \
-    --sizes "${POINTWISE// /,}" --covariates "${POINTWISE_COVARIATES:-98}" --repeat 6 >"$WORK/pointwise.log" 2>&1; then
+    --sizes "${POINTWISE// /,}" --covariates "${POINTWISE_COVARIATES:-98}" --repeat "${POINTWISE_REPEAT:-6}" \
+    ${POINTWISE_JSON:+--json "$POINTWISE_JSON"} >"$WORK/pointwise.log" 2>&1; then
     sed -n '/^median time/,$p' "$WORK/pointwise.log"
     pass "maprect bench --model pointwise_regression ${POINTWISE} across 2 hosts over TCP"
   else

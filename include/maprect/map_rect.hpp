@@ -156,17 +156,33 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_eager_in_pr
   }
 }
 
-/// Runs the whole call in this process: eager (run_eager_in_process) unless MAPRECT_REVERSE=deferred makes a call
-/// with var arguments deferred (run_deferred). `auto` runs eager as long as calls over a cluster do, so that one
-/// process and any ranks give the same bits. Calls inside a job run eager. The eager path pays one cached load.
+/// M of a call: its var parameters per job, the shared ones included.
+template <class T_shared, class T_job>
+long long var_params_per_job(const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+                             const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params) {
+  return (std::is_same_v<T_shared, var> ? shared_params.size() : 0) +
+         (std::is_same_v<T_job, var> ? job_params[0].size() : 0);
+}
+
+/// Runs the whole call in this process: a call with var arguments deferred (run_deferred) when `site` says so
+/// (MAPRECT_REVERSE, or auto's record of the site's last call, which this call updates), eager
+/// (run_eager_in_process) otherwise. Calls inside a job run eager.
 template <class F, class T_shared, class T_job>
 Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> run_in_process(
-    int call_id, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    int call_id, reverse_site& site, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
     const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
     const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs) {
   if constexpr (kinds_of<T_shared, T_job>() != param_kinds::dd) {
-    if (reverse_setting() == reverse_mode::deferred && functor_depth == 0)
-      return run_deferred<F>(call_id, shared_params, job_params, x_r, x_i, msgs);
+    if (functor_depth == 0) {
+      const int J = static_cast<int>(job_params.size());
+      const long long M = var_params_per_job(shared_params, job_params);
+      const reverse_mode mode = site.mode(J, M);
+      auto out = mode == reverse_mode::deferred
+                     ? run_deferred<F>(call_id, shared_params, job_params, x_r, x_i, msgs)
+                     : run_eager_in_process<F>(call_id, shared_params, job_params, x_r, x_i, msgs);
+      site.record(J, M, mode, out.size());
+      return out;
+    }
   }
   return run_eager_in_process<F>(call_id, shared_params, job_params, x_r, x_i, msgs);
 }
@@ -213,10 +229,11 @@ __attribute__((noinline)) Eigen::Matrix<var, Eigen::Dynamic, 1> run_deferred_on_
 
 /// The body of map_rect, for a call site whose functor entry was checked. It does not depend on the call
 /// id, so a program with many call sites of one functor compiles it once. `data_id` is the job_data the
-/// rows belong to, 0 for rows the caller may change (see call_request::data_id).
+/// rows belong to, 0 for rows the caller may change (see call_request::data_id). `site` is auto's record of the
+/// call site (reverse_site_of).
 template <class F, class T_shared, class T_job>
 Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
-    int call_id, const functor_entry& functor, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    int call_id, const functor_entry& functor, reverse_site& site, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
     const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
     const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs,
     std::uint64_t data_id = 0) {
@@ -226,7 +243,7 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
   if (J == 0) return Eigen::Matrix<R, Eigen::Dynamic, 1>(0);
 
   if (remote_backend == nullptr || functor_depth > 0)
-    return run_in_process<F>(call_id, shared_params, job_params, x_r, x_i, msgs);
+    return run_in_process<F>(call_id, site, shared_params, job_params, x_r, x_i, msgs);
 
   // Over the cluster: the parameters travel as packed values.
   constexpr param_kinds kinds = kinds_of<T_shared, T_job>();
@@ -246,15 +263,21 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
   if constexpr (kinds == param_kinds::dd) {
     return values_of(remote_backend(request(nullptr)));
   } else {
-    if (reverse_setting() == reverse_mode::deferred)
-      return run_deferred_on_cluster(request(nullptr), shared_params, job_params);
+    const long long M = var_params_per_job(shared_params, job_params);
+    if (site.mode(J, M) == reverse_mode::deferred) {
+      auto out = run_deferred_on_cluster(request(nullptr), shared_params, job_params);
+      site.record(J, M, reverse_mode::deferred, out.size());
+      return out;
+    }
     tape& t = tape::current();
     const tape_mark start = t.mark();
     node_sink<T_shared, T_job> sink(t, shared_params, job_params);
     const caller_jobs<T_shared, T_job> in(shared_params, job_params, x_r, x_i, msgs);
     cluster_session<F, T_shared, T_job> session(in, sink, t, b.later);
     try {
-      return session.finish(remote_backend(request(&session)));
+      auto out = session.finish(remote_backend(request(&session)));
+      site.record(J, M, reverse_mode::eager, out.size());
+      return out;
     } catch (...) {
       t.rewind(start);  // the root's own outputs, made before the call failed
       throw;
@@ -277,8 +300,8 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect(
     std::ostream* msgs = nullptr) {
   static_assert(std::is_same_v<T_shared, double> || std::is_same_v<T_shared, var>, "shared_params: double or var");
   static_assert(std::is_same_v<T_job, double> || std::is_same_v<T_job, var>, "job_params: double or var");
-  return detail::map_rect_call<F>(CallId, detail::checked_functor_entry<CallId, F>(), shared_params, job_params, x_r,
-                                  x_i, msgs);
+  return detail::map_rect_call<F>(CallId, detail::checked_functor_entry<CallId, F>(), detail::reverse_site_of<CallId>,
+                                  shared_params, job_params, x_r, x_i, msgs);
 }
 
 /// map_rect with the jobs' rows in a job_data: the same results, bit for bit, as with its x_r() and x_i().
@@ -291,8 +314,8 @@ Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect(
     std::ostream* msgs = nullptr) {
   static_assert(std::is_same_v<T_shared, double> || std::is_same_v<T_shared, var>, "shared_params: double or var");
   static_assert(std::is_same_v<T_job, double> || std::is_same_v<T_job, var>, "job_params: double or var");
-  return detail::map_rect_call<F>(CallId, detail::checked_functor_entry<CallId, F>(), shared_params, job_params,
-                                  data.x_r(), data.x_i(), msgs, data.id());
+  return detail::map_rect_call<F>(CallId, detail::checked_functor_entry<CallId, F>(), detail::reverse_site_of<CallId>,
+                                  shared_params, job_params, data.x_r(), data.x_i(), msgs, data.id());
 }
 
 }  // namespace maprect

@@ -34,7 +34,8 @@ struct pointwise_size {
 
 /// One backend of a size: how it computes a gradient, and what it measured.
 struct pointwise_backend {
-  std::string name;  ///< analytic | in_process | cluster
+  std::string name;  ///< analytic | in_process | cluster, with _deferred or _auto for MAPRECT_REVERSE
+  const char* reverse = "eager";  ///< its MAPRECT_REVERSE
   std::function<double(Eigen::VectorXd&)> gradient;
   std::vector<double> us;
   double log_density = 0;
@@ -45,6 +46,7 @@ struct pointwise_backend {
 struct pointwise_record {
   int groups = 0, points = 0, covariates = 0;
   std::string backend;
+  std::string reverse;  ///< the mode its calls ran in (auto's choice for the _auto backends)
   timing t{};
   double log_density = 0, max_abs_diff_vs_analytic = 0;
   std::optional<unsigned long long> bytes_sent, bytes_received, bytes_through_memory;
@@ -59,7 +61,7 @@ cluster::traffic counted_gradient(const pointwise_size& s, const cluster& c) {
   const var lp = models::pointwise_regression_log_density(s.data, s.rows, q);
   cluster::traffic t = c.last_call_traffic();
   grad(lp);
-  if (detail::reverse_setting() == detail::reverse_mode::deferred) {
+  if (detail::reverse_site_of<models::pointwise_regression_call_id>.last_ran_deferred()) {
     const cluster::traffic reverse = c.last_call_traffic();
     t.sent += reverse.sent;
     t.received += reverse.received;
@@ -76,10 +78,11 @@ double map_rect_gradient(const pointwise_size& s, Eigen::VectorXd& g) {
   return lp;
 }
 
-/// A backend named `name` computing its gradient with `f`.
-pointwise_backend backend(const std::string& name, std::function<double(Eigen::VectorXd&)> f) {
+/// A backend named `name` computing its gradient with `f` under MAPRECT_REVERSE = `reverse`.
+pointwise_backend backend(const std::string& name, const char* reverse, std::function<double(Eigen::VectorXd&)> f) {
   pointwise_backend b;
   b.name = name;
+  b.reverse = reverse;
   b.gradient = std::move(f);
   return b;
 }
@@ -87,18 +90,18 @@ pointwise_backend backend(const std::string& name, std::function<double(Eigen::V
 std::vector<pointwise_backend> make_backends(const pointwise_size& s, const cluster& c) {
   std::vector<pointwise_backend> out;
   const pointwise_size* p = &s;
-  out.push_back(backend("analytic", [p](Eigen::VectorXd& g) {
+  out.push_back(backend("analytic", "eager", [p](Eigen::VectorXd& g) {
     return models::pointwise_regression_closed_form(p->data, p->params, g);
   }));
-  for (const char* mode : {"eager", "deferred"}) {
-    const std::string suffix = std::string(mode) == "eager" ? "" : "_deferred";
-    out.push_back(backend("in_process" + suffix, [p, mode](Eigen::VectorXd& g) {
+  for (const char* mode : {"eager", "deferred", "auto"}) {
+    const std::string suffix = std::string(mode) == "eager" ? "" : "_" + std::string(mode);
+    out.push_back(backend("in_process" + suffix, mode, [p, mode](Eigen::VectorXd& g) {
       in_process_scope local;
       const detail::reverse_mode_scope reverse(mode);
       return map_rect_gradient(*p, g);
     }));
     if (c.size() > 1)
-      out.push_back(backend("cluster" + suffix, [p, mode](Eigen::VectorXd& g) {
+      out.push_back(backend("cluster" + suffix, mode, [p, mode](Eigen::VectorXd& g) {
         const detail::reverse_mode_scope reverse(mode);
         return map_rect_gradient(*p, g);
       }));
@@ -126,6 +129,29 @@ void time_round_robin(std::vector<pointwise_backend>& bs, int repeat) {
     }
 }
 
+/// Runs one more gradient of backend `b` and records the mode its call ran in and, over the cluster, the
+/// root's bytes and jobs.
+void count_gradient(pointwise_record& r, const pointwise_backend& b, const pointwise_size& s, const cluster& c) {
+  const bool in_process = b.name.rfind("in_process", 0) == 0;
+  const detail::reverse_mode_scope reverse(b.reverse);
+  std::optional<in_process_scope> local;
+  if (in_process) local.emplace();
+  const cluster::traffic traffic = counted_gradient(s, c);
+  const bool deferred = detail::reverse_site_of<models::pointwise_regression_call_id>.last_ran_deferred();
+  r.reverse = deferred ? "deferred" : "eager";
+  if (in_process) return;
+  r.bytes_sent = traffic.sent;
+  r.bytes_received = traffic.received;
+  r.bytes_through_memory = traffic.through_memory;
+  const cluster::profile profile = c.last_call_profile();
+  // By claims other ranks may have run part of the root's share: the call's report says what it ran. A
+  // deferred call runs the site's static plan, with no claims.
+  const detail::balance_report claims = detail::last_call_balance();
+  r.root_jobs = deferred               ? profile.root_jobs
+                : claims.ends.empty() ? profile.root_jobs + profile.taken_jobs
+                                      : claims.ends[0] + claims.taken[0];
+}
+
 std::vector<pointwise_record> bench_size(int G, int K, int C, int repeat, const cluster& c) {
   std::printf("size %dx%d ...\n", G, K);
   std::fflush(stdout);
@@ -142,21 +168,11 @@ std::vector<pointwise_record> bench_size(int G, int K, int C, int repeat, const 
     pointwise_record r;
     r.groups = G, r.points = K, r.covariates = C;
     r.backend = b.name;
+    r.reverse = b.reverse;
     r.t = summarise_samples(b.us);
     r.log_density = b.log_density;
     r.max_abs_diff_vs_analytic = (b.g - bs[0].g).cwiseAbs().maxCoeff();
-    if (b.name.rfind("cluster", 0) == 0) {
-      const detail::reverse_mode_scope reverse(b.name == "cluster" ? "eager" : "deferred");
-      const cluster::traffic traffic = counted_gradient(s, c);
-      r.bytes_sent = traffic.sent;
-      r.bytes_received = traffic.received;
-      r.bytes_through_memory = traffic.through_memory;
-      const cluster::profile profile = c.last_call_profile();
-      // By claims other ranks may have run part of the root's share: the call's report says what it ran.
-      const detail::balance_report claims = detail::last_call_balance();
-      r.root_jobs = claims.ends.empty() ? profile.root_jobs + profile.taken_jobs : claims.ends[0] + claims.taken[0];
-      if (b.name != "cluster") r.root_jobs = profile.root_jobs;  // deferred: the site's static plan, no claims
-    }
+    if (b.name != "analytic") count_gradient(r, b, s, c);
     out.push_back(r);
   }
   return out;
@@ -173,6 +189,12 @@ std::string us_cell(const pointwise_record* r) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f", r->t.median_us);
   return text;
+}
+
+/// An auto backend's time and the mode it chose: "d" deferred, "e" eager.
+std::string auto_cell(const pointwise_record* r) {
+  if (!r) return "-";
+  return us_cell(r) + (r->reverse == "deferred" ? " d" : " e");
 }
 
 /// The bytes the root received per job another rank ran, in one gradient of record `r` ("-" without).
@@ -192,21 +214,24 @@ void print_table(const std::vector<pointwise_record>& rs, const std::vector<std:
   std::printf("\nmedian time per gradient in us (%d rank%s), C = %d covariates, M = %d parameters per job; "
               "bytes of one gradient over the cluster\n",
               ranks, ranks == 1 ? "" : "s", C, M);
-  std::printf("%-10s %8s %9s %9s %9s %9s %9s | %10s %10s %10s %10s | %9s\n", "GxK", "outputs", "analytic",
-              "in_proc", "in_p_def", "cluster", "clu_def", "B/job eag", "K(M+1)8", "B/job def", "(K+M)8", "max|dg|");
+  std::printf("%-10s %8s %9s %9s %9s %11s %9s %9s %11s | %10s %10s %10s %10s | %9s\n", "GxK", "outputs",
+              "analytic", "in_proc", "in_p_def", "in_p_auto", "cluster", "clu_def", "clu_auto", "B/job eag", "K(M+1)8",
+              "B/job def", "(K+M)8", "max|dg|");
   for (const auto& [G, K] : sizes) {
     double worst = 0;
     for (const auto& r : rs)
       if (r.groups == G && r.points == K && r.backend != "analytic")
         worst = std::max(worst, r.max_abs_diff_vs_analytic);
     const std::string size = std::to_string(G) + "x" + std::to_string(K);
-    std::printf("%-10s %8lld %9s %9s %9s %9s %9s | %10s %10.0f %10s %10.0f | %9.2e\n", size.c_str(),
+    std::printf("%-10s %8lld %9s %9s %9s %11s %9s %9s %11s | %10s %10.0f %10s %10.0f | %9.2e\n", size.c_str(),
                 static_cast<long long>(G) * K, us_cell(find(rs, G, K, "analytic")).c_str(),
                 us_cell(find(rs, G, K, "in_process")).c_str(), us_cell(find(rs, G, K, "in_process_deferred")).c_str(),
-                us_cell(find(rs, G, K, "cluster")).c_str(), us_cell(find(rs, G, K, "cluster_deferred")).c_str(),
+                auto_cell(find(rs, G, K, "in_process_auto")).c_str(), us_cell(find(rs, G, K, "cluster")).c_str(),
+                us_cell(find(rs, G, K, "cluster_deferred")).c_str(), auto_cell(find(rs, G, K, "cluster_auto")).c_str(),
                 bytes_per_worker_job(find(rs, G, K, "cluster"), G).c_str(), 8.0 * K * (M + 1),
                 bytes_per_worker_job(find(rs, G, K, "cluster_deferred"), G).c_str(), 8.0 * (K + M), worst);
   }
+  std::printf("auto: the time, and the mode the call site chose (d deferred, e eager)\n");
   std::printf("B/job: the bytes the root received per job run on another rank in one gradient; deferred receives "
               "K values and M adjoints per job, and sends the K outputs' adjoints\n");
 }
@@ -218,7 +243,7 @@ json record_json(const pointwise_record& r) {
           {"outputs", static_cast<long long>(r.groups) * r.points},
           {"parameters_per_job", r.covariates + 2},
           {"backend", r.backend},
-          {"reverse", r.backend.find("deferred") != std::string::npos ? "deferred" : "eager"},
+          {"reverse", r.reverse},
           {"median_us", r.t.median_us},
           {"min_us", r.t.min_us},
           {"mean_us", r.t.mean_us},

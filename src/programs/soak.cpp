@@ -2,6 +2,9 @@
 // kernel) over the cluster. Every result (log density and full gradient) must equal the first bit for bit, and
 // the resident memory (VmRSS) of every rank must grow by less than 1% from the end of the warm-up (N/10 cycles)
 // to the end. Exits non-zero otherwise. Usage: mpirun -np 3 maprect-soak [N] (default 100000).
+// Under MAPRECT_REVERSE=deferred every call keeps its jobs' tapes on the ranks that ran them, and every fourth
+// cycle recovers memory without grad(), so that its kept tapes are dropped unswept; only its log density is
+// compared.
 //
 // Every rank's RSS is sampled by a probe call site: a map_rect call with one job per rank (contiguous chunks,
 // so job r runs on rank r) whose functor reads /proc/self/status on the rank that runs it. The samples are thus
@@ -104,8 +107,9 @@ std::vector<rss_sample> sample_rss(int ranks) {
   return {};
 }
 
-/// One evaluate-grad-recover cycle; writes (log density, gradient in the packed order) into result.
-void cycle(const maprect::models::logreg_standard_problem& p, std::vector<double>& result) {
+/// One evaluate-grad-recover cycle; writes (log density, gradient in the packed order) into result. Without
+/// `sweep`, evaluate-recover: the log density alone.
+void cycle(const maprect::models::logreg_standard_problem& p, std::vector<double>& result, bool sweep) {
   using maprect::var;
   const maprect::vector_v phi = maprect::to_var(Eigen::VectorXd(p.params.head(2)));
   std::vector<maprect::vector_v> theta;
@@ -113,6 +117,11 @@ void cycle(const maprect::models::logreg_standard_problem& p, std::vector<double
   for (int j = 0; j < kJobs; ++j) theta.push_back(maprect::to_var(Eigen::VectorXd(p.params.segment(2 + 2 * j, 2))));
   const var lp =
       maprect::map_rect<kSoakCallId, maprect::models::logreg_standard_scalar_job>(phi, theta, p.x_r, p.x_i).sum();
+  if (!sweep) {
+    result.assign(1, lp.val());
+    maprect::recover_memory();
+    return;
+  }
   maprect::grad(lp);
   result.resize(1 + 2 + 2 * kJobs);
   result[0] = lp.val();
@@ -156,16 +165,16 @@ soak_outcome soak(long n, int ranks) {
   o.warmup = n / 10;
   o.ranks = ranks;
   const auto problem = maprect::models::make_logreg_standard_problem(kJobs, kPoints);
-  cycle(problem, o.first);
+  cycle(problem, o.first, true);
   o.max_diff = difference_from_closed_form(problem, o.first);
   std::vector<double> result;
   sample_rss(ranks);  // the probe call site's first call ships its data: before the warm-up sample
   const auto t0 = std::chrono::steady_clock::now();
+  const bool deferred = maprect::detail::reverse_setting() == maprect::detail::reverse_mode::deferred;
   for (long i = 1; i < n; ++i) {
     if (i == o.warmup) o.rss_warm = sample_rss(ranks);
-    cycle(problem, result);
-    if (result.size() != o.first.size() ||
-        std::memcmp(result.data(), o.first.data(), sizeof(double) * o.first.size()) != 0) {
+    cycle(problem, result, !deferred || i % 4 != 3);
+    if (std::memcmp(result.data(), o.first.data(), sizeof(double) * result.size()) != 0) {
       if (o.first_mismatch < 0) o.first_mismatch = i;
       ++o.mismatches;
     }
@@ -199,8 +208,10 @@ bool report_rss(const soak_outcome& o) {
 /// Prints the outcome; true if the first result matched the closed form, every result the first, and no
 /// rank's RSS grew by 1% or more.
 bool report(const soak_outcome& o) {
-  std::printf("maprect-soak: standard model J=%d x N=%d, var/var, %d rank(s), %ld cycles (warm-up %ld), %.1f s, "
-              "%.1f us per cycle\n", kJobs, kPoints, o.ranks, o.n, o.warmup, o.seconds,
+  const bool deferred = maprect::detail::reverse_setting() == maprect::detail::reverse_mode::deferred;
+  std::printf("maprect-soak: standard model J=%d x N=%d, var/var, %s, %d rank(s), %ld cycles (warm-up %ld), %.1f s, "
+              "%.1f us per cycle\n", kJobs, kPoints, deferred ? "deferred, every 4th call unswept" : "eager",
+              o.ranks, o.n, o.warmup, o.seconds,
               1e6 * o.seconds / static_cast<double>(o.n - 1));
   std::printf("log density %a, %zu gradient entries, max |diff| from the closed form %.3g (limit %g)\n", o.first[0],
               o.first.size() - 1, o.max_diff, kTolerance);

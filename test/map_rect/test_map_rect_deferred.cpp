@@ -306,14 +306,16 @@ TEST_CASE("MAPRECT_REVERSE: a bad value names the variable and the value") {
   recover_memory();
 }
 
-TEST_CASE("MAPRECT_REVERSE=auto runs eager, as calls over a cluster do; the rule it will choose by") {
+TEST_CASE("MAPRECT_REVERSE=auto: the rule, and each call site choosing by its last call's shape") {
   CHECK_FALSE(detail::deferred_pays(64, 64, 4));     // K = 1, M = 4: 5 against 12
   CHECK_FALSE(detail::deferred_pays(64 * 7, 64, 3));  // no K pays below M = 4
   CHECK(detail::deferred_pays(50 * 64, 64, 20));      // K = 50, M = 20: 1050 against 240
+  CHECK(detail::deferred_pays(1LL << 22, 1, 31));     // eager's partials: 1 GiB, the most auto keeps
+  CHECK_FALSE(detail::deferred_pays((1LL << 22) + 1, 1, 31));
   const test::benchmark_data d(16, 10);
   const auto made = [] { return detail::kept_tapes_of_thread().calls_made; };
   const std::uint64_t before = made();
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 3; ++i) {  // the standard model: K = 1, eager call after call
     recover_memory();
     const reverse_mode_scope reverse("auto");
     vector_v phi = to_var(d.phi);
@@ -322,13 +324,24 @@ TEST_CASE("MAPRECT_REVERSE=auto runs eager, as calls over a cluster do; the rule
     map_rect<404, test::logistic_job>(phi, theta, d.x_r, d.x_i);
   }
   CHECK(made() == before);
-  // Wide jobs, where deferred would pay, run eager too: the same bits as eager, and no kept tape.
-  const wide_problem p(same_counts(4, 50), 18);  // M = 2 + 18
-  const outcome automatic = evaluate<405, test::wide_job>(p, "auto");
+  const wide_problem p(same_counts(4, 50), 18);  // M = 2 + 18, K = 50 per job: deferred pays
   const outcome eager = evaluate<405, test::wide_job>(p, "eager");
-  CHECK(made() == before);
-  CHECK(automatic.gradient == eager.gradient);
   const outcome deferred = evaluate<405, test::wide_job>(p, "deferred");
-  CHECK(made() == before + 1);
   check_close(deferred.gradient, eager.gradient, 1e-12);
+  const wide_problem q(same_counts(5, 50), 18);  // another J: a shape the site has not seen
+  CHECK(evaluate<405, test::wide_job>(q, "eager").gradient.size() == 2 + 5 * 18);
+  const std::uint64_t kept = made();
+  const outcome first = evaluate<405, test::wide_job>(p, "auto");  // outputs not known yet: eager
+  CHECK(made() == kept);
+  CHECK(first.gradient == eager.gradient);
+  const outcome second = evaluate<405, test::wide_job>(p, "auto");  // the first call's outputs chose deferred
+  CHECK(made() == kept + 1);
+  CHECK(second.gradient == deferred.gradient);
+  CHECK(detail::reverse_site_of<405>.last_ran_deferred());
+  const wide_problem narrow(same_counts(4, 1), 18);  // the same J and M, one output per job: back to eager
+  evaluate<405, test::wide_job>(narrow, "auto");
+  CHECK(made() == kept + 2);  // chosen by the previous call's 50 outputs per job
+  evaluate<405, test::wide_job>(narrow, "auto");
+  CHECK(made() == kept + 2);
+  CHECK_FALSE(detail::reverse_site_of<405>.last_ran_deferred());
 }

@@ -48,21 +48,29 @@ TEST_CASE("pointwise_regression's value, gradient and log_lik over the cluster e
     out.insert(out.end(), g.data(), g.data() + g.size());
     return out;
   };
-  const std::vector<double> local = test::in_process(evaluate);
+  // Call by call from a site that forgot its calls: under auto the first runs eager, the others deferred.
+  detail::forget_reverse_choices_for_tests();
+  const auto locals =
+      test::in_process([&] { return std::vector<std::vector<double>>{evaluate(), evaluate(), evaluate()}; });
+  detail::forget_reverse_choices_for_tests();
   for (int repeat = 0; repeat < 3; ++repeat) {  // the first call ships the rows; later ones are steady
     const std::vector<double> remote = evaluate();
+    const std::vector<double>& local = locals[static_cast<std::size_t>(repeat)];
     REQUIRE(remote.size() == local.size());
     for (std::size_t k = 0; k < local.size(); ++k) {
       INFO("entry " << k << " repeat " << repeat << ": " << remote[k] << " vs " << local[k]);
       CHECK(test::bit_equal(remote[k], local[k]));
     }
   }
+  CHECK(detail::reverse_site_of<models::pointwise_regression_call_id>.last_ran_deferred());
   // The same through the registered model (its data as JSON), whose gradient the sampler takes.
   const auto m = find_model("pointwise_regression").make(
       model_data(find_model("pointwise_regression").embedded_data(6, 10), "embedded"));
   const Eigen::VectorXd u = Eigen::VectorXd::LinSpaced(m->size(), -0.5, 0.5);
   Eigen::VectorXd g_local, g_remote;
+  detail::forget_reverse_choices_for_tests();
   const double lp_local = test::in_process([&] { return m->log_density(u, g_local, true); });
+  detail::forget_reverse_choices_for_tests();
   const double lp_remote = m->log_density(u, g_remote, true);
   CHECK(test::bit_equal(lp_local, lp_remote));
   REQUIRE(g_local.size() == g_remote.size());

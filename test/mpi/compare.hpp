@@ -66,11 +66,22 @@ std::vector<double> evaluate(const Eigen::VectorXd& phi_d, const std::vector<Eig
 template <int Id, class F, class T_shared, class T_job>
 void check_bit_equal(const Eigen::VectorXd& phi, const std::vector<Eigen::VectorXd>& theta,
                      const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i) {
-  tape_added serial_tape, distributed_tape;
-  const auto serial =
-      in_process([&] { return evaluate<Id, F, T_shared, T_job>(phi, theta, x_r, x_i, &serial_tape); });
+  // Call by call, from a site that has forgotten its calls on both sides: MAPRECT_REVERSE=auto chooses each
+  // call's mode by the site's last call.
+  std::vector<tape_added> serial_tapes(3);
+  detail::forget_reverse_choices_for_tests();
+  const auto serials = in_process([&] {
+    std::vector<std::vector<double>> out;
+    for (int repeat = 0; repeat < 3; ++repeat)
+      out.push_back(evaluate<Id, F, T_shared, T_job>(phi, theta, x_r, x_i, &serial_tapes[repeat]));
+    return out;
+  });
+  detail::forget_reverse_choices_for_tests();
+  tape_added distributed_tape;
   for (int repeat = 0; repeat < 3; ++repeat) {  // first call ships data; later ones are steady state
     const auto distributed = evaluate<Id, F, T_shared, T_job>(phi, theta, x_r, x_i, &distributed_tape);
+    const std::vector<double>& serial = serials[repeat];
+    const tape_added& serial_tape = serial_tapes[repeat];
     INFO("repeat " << repeat);
     // The root's tape holds the same nodes and bytes as in process: one node per output, nothing more.
     CHECK(distributed_tape.nodes == serial_tape.nodes);

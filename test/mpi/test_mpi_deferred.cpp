@@ -27,6 +27,7 @@ MAPRECT_REGISTER(501, maprect::test::wide_job);
 MAPRECT_REGISTER(502, maprect::test::ragged_outputs_job);
 MAPRECT_REGISTER(503, maprect::test::reverse_throwing_job);
 MAPRECT_REGISTER(504, maprect::test::throwing_job);
+MAPRECT_REGISTER(505, maprect::test::wide_job);
 
 namespace {
 
@@ -82,6 +83,32 @@ TEST_CASE("deferred over the cluster: the bits of deferred in process, eager's g
     CHECK(all_bit_equal(evaluate<500, test::wide_job>(p, "deferred"), serial));  // after eager re-planned
     CHECK(detail::kept_tapes_of_thread().live_calls == 0);
   }
+}
+
+TEST_CASE("auto over the cluster: call after call, the modes and the bits of the same calls in process") {
+  // A new shape runs eager; the same J and M again runs as its last call's outputs chose: K = 50, M = 20 and
+  // K = 20, M = 7 pay, K = 3, M = 3 does not, and few ragged outputs of the same J and M turn the site back.
+  std::vector<int> few;
+  for (int j = 0; j < 64; ++j) few.push_back(j % 4 == 1 ? 2 : j % 2);
+  const wide_problem wide(std::vector<int>(7, 50), 18), narrow(std::vector<int>(13, 3), 1);
+  const wide_problem many(std::vector<int>(64, 20), 5), ragged(few, 5);
+  const std::vector<wide_problem> calls{wide, wide, wide, narrow, narrow, many, many, ragged, many, many};
+  const std::vector<bool> deferred{false, true, true, false, false, false, true, true, false, true};
+  const auto run_all = [&] {
+    std::vector<std::vector<double>> out;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      out.push_back(evaluate<505, test::wide_job>(calls[i], "auto"));
+      CHECK(detail::reverse_site_of<505>.last_ran_deferred() == deferred[i]);
+    }
+    return out;
+  };
+  const auto serial = test::in_process(run_all);
+  const auto cluster = run_all();
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    INFO("call " << i << (deferred[i] ? ", deferred" : ", eager"));
+    CHECK(all_bit_equal(cluster[i], serial[i]));
+  }
+  CHECK(detail::kept_tapes_of_thread().live_calls == 0);
 }
 
 TEST_CASE("deferred over the cluster: one kind of parameters var, and rows changed in place") {

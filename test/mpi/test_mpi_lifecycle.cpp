@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     if (life == 0) made_by_first = deferred_lp();
     if (life == 1 && c.size() > 1) {
       // This cluster numbers its deferred calls from 1 too: the first cluster's call must not sweep its tapes.
-      const maprect::var made_here = deferred_lp();
+      [[maybe_unused]] const maprect::var made_here = deferred_lp();
       expect(grad_refused(made_by_first), "a deferred call of a stopped cluster");
     }
     c.stop();

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -14,7 +15,7 @@ namespace maprect::detail {
 
 /// How a call's reverse pass runs.
 enum class reverse_mode : int {
-  automatic = 0,  ///< eager for now: one process and any ranks give the same bits (see deferred_pays)
+  automatic = 0,  ///< per call site, from the shape of its last call (reverse_site, deferred_pays)
   eager = 1,      ///< every job's forward and reverse at call time; outputs carry precomputed partials
   deferred = 2    ///< forward only at call time; the jobs' kept tapes are swept when grad() reaches the call
 };
@@ -66,14 +67,66 @@ class reverse_mode_scope {
   int saved_;
 };
 
+/// The most a deferred call may keep on its ranks' tapes under `auto`, estimated as its eager partials: above it
+/// the call runs eager, whose job tapes are rewound job by job.
+constexpr long long auto_kept_bytes_max = 1LL << 30;
+
 /// Whether deferred would pay for a call of `n_outputs` outputs over `n_jobs` jobs with `n_var_params` var
 /// parameters per job (M, shared ones included): per job, eager moves K(M+1) doubles (each output's value and
-/// partials) and deferred 2K + M (values forward, adjoints back, the parameters' adjoints), plus one more pass
-/// over the jobs. It pays when eager costs at least twice as much: K(M+1) >= 2(2K + M), which no K meets below
-/// M = 4, and which keeps the standard model (K = 1, M = 4: 5 against 12) eager. `auto` will choose by it once
-/// calls over a cluster run deferred; until then it runs eager, so that every way of running gives one answer.
+/// partials) and sweeps the job's tape K times, deferred moves 2K + M (values forward, adjoints back, the
+/// parameters' adjoints) and sweeps it once, plus one more pass over the ranks. It pays when eager moves at least
+/// twice as much, K(M+1) >= 2(2K + M), which no K meets below M = 4 and which keeps the standard model (K = 1,
+/// M = 4: 5 against 12) eager, and while the partials it stands for fit in auto_kept_bytes_max.
 constexpr bool deferred_pays(long long n_outputs, long long n_jobs, long long n_var_params) {
-  return n_outputs * (n_var_params + 1) >= 2 * (2 * n_outputs + n_var_params * n_jobs);
+  return n_outputs * (n_var_params + 1) >= 2 * (2 * n_outputs + n_var_params * n_jobs) &&
+         n_outputs * (n_var_params + 1) * 8 <= auto_kept_bytes_max;
 }
+
+/// Bumped by forget_reverse_choices_for_tests: every site's record names an older count, so it matches no call.
+inline std::atomic<std::uint64_t> reverse_choice_epoch{0};
+
+/// What `auto` knows of one call site: the jobs J and var parameters M of its last call with var arguments,
+/// whether that call ran deferred, and whether its outputs made deferred pay. A call of the same J and M runs as
+/// the last one chose; a new shape runs eager, since its outputs are not known before it runs. It depends on the
+/// sequence of the site's calls only, so that one run of a program chooses alike in process and on any ranks and
+/// threads. One word, so that a thread never reads half of another's record.
+class reverse_site {
+ public:
+  /// The mode a call of J jobs with M var parameters per job runs in: MAPRECT_REVERSE's, or under `auto` the
+  /// site's choice.
+  reverse_mode mode(int n_jobs, long long n_var_params) const {
+    const reverse_mode set = reverse_setting();
+    if (__builtin_expect(set != reverse_mode::automatic, 0)) return set;
+    const std::uint64_t last = word_.load(std::memory_order_relaxed);
+    if ((last >> 2) != key(n_jobs, n_var_params)) return reverse_mode::eager;
+    return (last & 1) != 0 ? reverse_mode::deferred : reverse_mode::eager;
+  }
+  /// Records a call of J jobs with M var parameters per job that ran in `ran` and returned `n_outputs` outputs.
+  void record(int n_jobs, long long n_var_params, reverse_mode ran, long long n_outputs) {
+    const std::uint64_t word = key(n_jobs, n_var_params) << 2 | (ran == reverse_mode::deferred ? 2u : 0u) |
+                               (deferred_pays(n_outputs, n_jobs, n_var_params) ? 1u : 0u);
+    if (word_.load(std::memory_order_relaxed) != word) word_.store(word, std::memory_order_relaxed);
+  }
+  /// Whether the site's last recorded call ran deferred, so that its reverse pass runs when grad() reaches it.
+  bool last_ran_deferred() const { return (word_.load(std::memory_order_relaxed) & 2) != 0; }
+
+ private:
+  /// J, M and the epoch mixed into 62 bits, never zero, so that no shape matches a site never called.
+  static std::uint64_t key(int n_jobs, long long n_var_params) {
+    std::uint64_t h = static_cast<std::uint64_t>(n_jobs) << 40 ^ static_cast<std::uint64_t>(n_var_params) ^
+                      reverse_choice_epoch.load(std::memory_order_relaxed) * 0x9e3779b97f4a7c15ULL;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;  // splitmix64's finaliser
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    return (h ^ (h >> 31)) >> 2 | 1;
+  }
+  std::atomic<std::uint64_t> word_{0};
+};
+
+/// Tests only: every call site forgets its last call, so that its next call runs as a site never called.
+inline void forget_reverse_choices_for_tests() { reverse_choice_epoch.fetch_add(1, std::memory_order_relaxed); }
+
+/// The `auto` record of call site CallId, shared by every argument kind and every thread that calls it.
+template <int CallId>
+inline reverse_site reverse_site_of;
 
 }  // namespace maprect::detail
