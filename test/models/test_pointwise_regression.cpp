@@ -198,3 +198,36 @@ TEST_CASE("pointwise_regression: NUTS's posterior means match the exact Gaussian
     CHECK(r.rhat < 1.02);
   }
 }
+
+TEST_CASE("pointwise_regression: a restored chain continues with the uninterrupted chain's bits under auto",
+          "[pointwise_regression][sample]") {
+  // K = 30 outputs and M = 5 parameters per job: auto runs the site's first call eager and deferred after it.
+  const auto d = models::simulate_pointwise_regression(6, 30, 3);
+  const job_data rows = models::pointwise_regression_job_data(d);
+  const log_density_function f =
+      var_log_density([&](const vector_v& q) { return models::pointwise_regression_log_density(d, rows, q); });
+  const int dim = models::pointwise_regression_size(d);
+  const detail::reverse_mode_scope reverse("auto");
+  sample_options o;
+  o.seed = 5;
+  o.warmup = 60;
+  o.samples = 40;
+  detail::forget_reverse_choices_for_tests();  // every chain starts as in a process of its own
+  nuts_chain straight(f, dim, o);
+  straight.initialize();
+  std::vector<Eigen::VectorXd> expected;
+  while (!straight.done()) expected.push_back(straight.step().q);
+  CHECK(detail::reverse_site_of<models::pointwise_regression_call_id>.last_ran_deferred());
+  detail::forget_reverse_choices_for_tests();
+  nuts_chain first(f, dim, o);
+  first.initialize();
+  for (int i = 0; i < 50; ++i) first.step();
+  const chain_state saved = first.state();
+  detail::forget_reverse_choices_for_tests();
+  nuts_chain second(f, dim, o);
+  second.restore(saved);
+  for (int i = 50; i < 100; ++i) {
+    INFO("iteration " << i);
+    REQUIRE(second.step().q == expected[static_cast<std::size_t>(i)]);  // bit-identical
+  }
+}

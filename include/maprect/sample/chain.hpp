@@ -322,6 +322,9 @@ inline void nuts_chain::restore(const chain_state& s) {
   step_adapt_ = s.step_adapt;
   metric_adapt_ = s.metric_adapt;
   iteration_ = s.iteration;
+  // Twice: a map_rect call site under MAPRECT_REVERSE=auto chooses its mode by its last call, so the second
+  // gradient runs in the mode the uninterrupted chain's did, and the resumed draws are its bits.
+  evaluate_start(s.q);
   const std::string why = evaluate_start(s.q);
   if (!why.empty())
     throw std::domain_error("chain " + std::to_string(options_.chain) + ": at the saved position " + why);
