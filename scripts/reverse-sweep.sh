@@ -32,7 +32,7 @@ for c in "${covariates[@]}"; do
     json="$OUT/$setting-c$c.json"
     log "reverse-sweep: $setting, C = $c, sizes $sizes, $ROUNDS rounds"
     case "$setting" in
-      threads) MAPRECT_THREADS=2 mpirun -np 1 "$cli" bench --model pointwise_regression --sizes "$sizes" \
+      threads) MAPRECT_THREADS=2 mpirun -np 1 --bind-to none "$cli" bench --model pointwise_regression --sizes "$sizes" \
         --covariates "$c" --repeat "$ROUNDS" --json "$json" >"$OUT/$setting-c$c.log" ;;
       ranks) OMPI_MCA_btl=self,vader mpirun -np 2 "$cli" bench --model pointwise_regression --sizes "$sizes" \
         --covariates "$c" --repeat "$ROUNDS" --json "$json" >"$OUT/$setting-c$c.log" ;;

@@ -308,7 +308,11 @@ TEST_CASE("MAPRECT_REVERSE: a bad value names the variable and the value") {
 
 TEST_CASE("MAPRECT_REVERSE=auto: the rule, and each call site choosing by its last call's shape") {
   CHECK_FALSE(detail::deferred_pays(64, 64, 4));     // K = 1, M = 4: 5 against 12
-  CHECK_FALSE(detail::deferred_pays(64 * 7, 64, 3));  // no K pays below M = 4
+  CHECK_FALSE(detail::deferred_pays(64 * 7, 64, 3));  // K/J = 7, M = 3: neither bytes nor sweeps pay
+  CHECK_FALSE(detail::deferred_pays(16 * 10, 16, 3));  // 1,440 node visits saved, below a round trip's 16,384
+  CHECK(detail::deferred_pays(16 * 100, 16, 3));       // 158,400 saved
+  CHECK(detail::deferred_pays(2 * 92, 2, 1));          // the least K at J = 2, M = 1: 184 x 91 >= 16,384
+  CHECK_FALSE(detail::deferred_pays(2 * 91, 2, 1));    // 182 x 90 = 16,380
   CHECK(detail::deferred_pays(50 * 64, 64, 20));      // K = 50, M = 20: 1050 against 240
   CHECK(detail::deferred_pays(1LL << 22, 1, 31));     // eager's partials: 1 GiB, the most auto keeps
   CHECK_FALSE(detail::deferred_pays((1LL << 22) + 1, 1, 31));

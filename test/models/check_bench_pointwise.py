@@ -14,7 +14,9 @@ sizes = {(r["jobs"], r["points"]) for r in doc["records"]}
 
 def deferred_pays(outputs, jobs, m):
     """detail::deferred_pays (include/maprect/detail/reverse_mode.hpp)."""
-    return outputs * (m + 1) >= 2 * (2 * outputs + m * jobs) and outputs * (m + 1) * 8 <= 1 << 30
+    bytes = outputs * (m + 1) >= 2 * (2 * outputs + m * jobs)
+    sweeps = outputs * (outputs / jobs - 1) >= 1 << 14
+    return (bytes or sweeps) and outputs * (m + 1) * 8 <= 1 << 30
 
 
 def check_bytes(G, K, r):

@@ -71,15 +71,21 @@ class reverse_mode_scope {
 /// the call runs eager, whose job tapes are rewound job by job.
 constexpr long long auto_kept_bytes_max = 1LL << 30;
 
-/// Whether deferred would pay for a call of `n_outputs` outputs over `n_jobs` jobs with `n_var_params` var
-/// parameters per job (M, shared ones included): per job, eager moves K(M+1) doubles (each output's value and
-/// partials) and sweeps the job's tape K times, deferred moves 2K + M (values forward, adjoints back, the
-/// parameters' adjoints) and sweeps it once, plus one more pass over the ranks. It pays when eager moves at least
-/// twice as much, K(M+1) >= 2(2K + M), which no K meets below M = 4 and which keeps the standard model (K = 1,
-/// M = 4: 5 against 12) eager, and while the partials it stands for fit in auto_kept_bytes_max.
+/// The node visits one more round trip costs, for deferred_pays: about 50 us, a round trip between hosts over TCP.
+constexpr double auto_round_trip_visits = 1 << 14;
+
+/// Whether deferred would pay for a call of `n_outputs` outputs K over `n_jobs` jobs J with `n_var_params` var
+/// parameters per job (M, shared ones included). Eager moves K(M+1) doubles (each output's value and partials)
+/// and sweeps each job's graph once per output; deferred moves 2K + M per job (values forward, adjoints back, the
+/// parameters' adjoints), sweeps each graph once, and costs one more round trip. It pays when eager moves at least
+/// twice as much, K(M+1) >= 2(2K + MJ), or when the sweeps it saves, at least K(K/J - 1) node visits (a job's
+/// graph holds at least its K/J outputs), outweigh a round trip; and while the partials it stands for fit in
+/// auto_kept_bytes_max. The standard model (K/J = 1, M = 4: 5 against 12 doubles, no sweep saved) stays eager.
 constexpr bool deferred_pays(long long n_outputs, long long n_jobs, long long n_var_params) {
-  return n_outputs * (n_var_params + 1) >= 2 * (2 * n_outputs + n_var_params * n_jobs) &&
-         n_outputs * (n_var_params + 1) * 8 <= auto_kept_bytes_max;
+  const double k = static_cast<double>(n_outputs), j = static_cast<double>(n_jobs);
+  const bool bytes = n_outputs * (n_var_params + 1) >= 2 * (2 * n_outputs + n_var_params * n_jobs);
+  const bool sweeps = n_jobs > 0 && k * (k / j - 1) >= auto_round_trip_visits;
+  return (bytes || sweeps) && k * static_cast<double>(n_var_params + 1) * 8 <= static_cast<double>(auto_kept_bytes_max);
 }
 
 /// Bumped by forget_reverse_choices_for_tests: every site's record names an older count, so it matches no call.
