@@ -188,8 +188,9 @@ void print_reverse(const plan::cost_inputs& in, const std::vector<plan::predicti
                 1e6 * d.forward_messages_s, 1e6 * d.reverse_messages_s, 1e6 * d.compute_forward_s,
                 1e6 * d.compute_sweep_s);
   }
-  std::printf("(eager us, claims us: eager as us/gradient and claims us above; deferred us: MAPRECT_REVERSE=deferred, "
-              "the static split,\n flat collectives, one more round trip; def/eag: deferred over claims us)\n");
+  std::printf("(eager us, claims us: eager as us/gradient and claims us above; deferred us: "
+              "MAPRECT_REVERSE=deferred,\n the static split, flat collectives, one more round trip; def/eag: deferred "
+              "over claims us)\n");
 }
 
 json link_json(const plan::link_figures& l, const std::string& source) {

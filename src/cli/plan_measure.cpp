@@ -181,7 +181,8 @@ plan_call_site make_site(const plan_site& s) {
   }
   if (s.model == "pointwise_regression") {
     const int G = s.jobs > 0 ? s.jobs : 16, K = s.points > 0 ? s.points : 100;
-    if (s.covariates < 1) throw std::invalid_argument("--covariates: " + std::to_string(s.covariates) + ", must be >= 1");
+    if (s.covariates < 1)
+      throw std::invalid_argument("--covariates: " + std::to_string(s.covariates) + ", must be >= 1");
     const std::string what = "pointwise_regression " + std::to_string(G) + "x" + std::to_string(K) + ", " +
                              std::to_string(s.covariates) + " covariates";
     return call_site<308, models::pointwise_regression_job>(pointwise_site(G, K, s.covariates), s.repeat, what);
@@ -215,8 +216,9 @@ int run_plan(const plan_options& o, const std::string& invocation) {
     throw std::invalid_argument("--skew: " + std::to_string(o.skew) + " applies to --model logreg only");
   // Linux lets a sleep overrun by the timer slack (50 us by default); maprect-bench-unequal sets 1 ns too.
   if (o.model == "sleep" || o.slow_rank >= 0) prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  return run_plan_with(o, invocation,
-                       [&] { return make_site({o.model, o.kernel, o.jobs, o.points, o.skew, o.job_ms, o.repeat, o.covariates}); });
+  return run_plan_with(o, invocation, [&] {
+    return make_site({o.model, o.kernel, o.jobs, o.points, o.skew, o.job_ms, o.repeat, o.covariates});
+  });
 }
 
 }  // namespace maprect::cli
