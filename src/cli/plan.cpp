@@ -19,6 +19,7 @@
 #include <maprect/detail/wire.hpp>
 
 #include "src/plan/cost_model.hpp"
+#include "src/plan/deferred_model.hpp"
 
 namespace maprect::cli {
 
@@ -94,6 +95,21 @@ plan::cost_inputs make_inputs(const site_figures& f, const chosen_links& l, cons
   return in;
 }
 
+plan::deferred_inputs make_deferred_inputs(const site_figures& f) {
+  plan::deferred_inputs d;
+  d.forward_job_s = f.forward_job_s;
+  d.sweep_job_s = f.sweep_job_s;
+  d.root_output_s = f.root_deferred_output_s;
+  d.root_call_s = f.root_deferred_call_s;
+  return d;
+}
+
+/// Doubles a job moves per gradient: eager K (M + 1), deferred 2K + M (as detail::deferred_pays counts them).
+std::pair<long long, long long> doubles_per_job(const plan::cost_inputs& in) {
+  const long long K = in.outputs_per_job, M = static_cast<long long>(in.shared_params) + in.job_params;
+  return {K * (M + 1), 2 * K + M};
+}
+
 void print_link(const char* what, const plan::link_figures& l, const std::string& source) {
   std::printf("  %-7s alpha %.2f us, beta %.3g GB/s, root per message %.2f us   [%s]\n", what, 1e6 * l.alpha_s,
               1e-9 * l.beta_bytes_per_s, 1e6 * l.overhead_s, source.c_str());
@@ -123,7 +139,11 @@ void print_inputs(const site_figures& f, const chosen_links& l, const link_repor
               1e6 * f.job_s, 1e6 * f.job_spread_s, f.outputs_per_job, f.shared_params, f.job_params);
   std::printf("  root    %.3f us per output, %.2f us per call, data check %.4f us per worker job\n",
               1e6 * f.root_output_s, 1e6 * f.root_call_s, 1e6 * f.root_check_s_per_job);
-  std::printf("  in process: %.1f us per gradient (measured)\n", 1e6 * f.in_process_s);
+  std::printf("  deferred %.3f us forward, %.3f us sweep per job; root %.4f us per output, %.2f us per call\n",
+              1e6 * f.forward_job_s, 1e6 * f.sweep_job_s, 1e6 * f.root_deferred_output_s,
+              1e6 * f.root_deferred_call_s);
+  std::printf("  in process: %.1f us per gradient eager, %.1f us deferred (measured)\n", 1e6 * f.in_process_s,
+              1e6 * f.in_process_deferred_s);
   print_speeds(speeds, f.jobs);
   print_link("local", l.local, l.local_source);
   print_link("remote", l.remote, l.remote_source);
@@ -147,6 +167,30 @@ void print_table(const std::vector<plan::prediction>& rows, int measured_ranks) 
               " cheapest and with flat collectives; claims us: the claims engine (MAPRECT_BALANCE=auto): flat\n"
               " collectives, its schedule of the jobs at the ranks' speeds, its termination; least us: the least\n"
               " compute any schedule reaches, work / the ranks' summed speeds or the dearest job)\n");
+}
+
+/// Both reverse modes per rank count, and the mode MAPRECT_REVERSE=auto runs the site in.
+void print_reverse(const plan::cost_inputs& in, const std::vector<plan::prediction>& eager,
+                   const std::vector<plan::deferred_prediction>& deferred, int measured_ranks) {
+  const auto [eager_doubles, deferred_doubles] = doubles_per_job(in);
+  std::printf("\nreverse mode: MAPRECT_REVERSE=auto runs this site %s (per job eager moves K(M+1) = %lld doubles, "
+              "deferred 2K+M = %lld)\n",
+              plan::reverse_name(plan::auto_runs_deferred(in)), eager_doubles, deferred_doubles);
+  std::printf("%6s %3s %10s %10s %12s %8s %9s | %9s %11s %11s %11s %9s\n", "ranks", "T", "eager us", "claims us",
+              "deferred us", "def/eag", "faster", "root us", "fwd msg us", "rev msg us", "forward us", "sweep us");
+  for (std::size_t i = 0; i < eager.size(); ++i) {
+    const plan::prediction& e = eager[i];
+    const plan::deferred_prediction& d = deferred[i];
+    std::printf("%5d%s %3d %10.1f %10.1f %12.1f %8.2f %9s | %9.1f %11.1f %11.1f %11.1f %9.1f\n", e.ranks,
+                e.ranks == measured_ranks ? "*" : " ", e.threads, 1e6 * e.total_s, 1e6 * e.total_claims_s,
+                1e6 * d.total_s, d.total_s / e.total_claims_s,
+                plan::reverse_name(d.total_s < std::min(e.total_s, e.total_claims_s)), 1e6 * d.root_s,
+                1e6 * d.forward_messages_s, 1e6 * d.reverse_messages_s, 1e6 * d.compute_forward_s,
+                1e6 * d.compute_sweep_s);
+  }
+  std::printf("(eager us, claims us: eager as us/gradient and claims us above; deferred us: "
+              "MAPRECT_REVERSE=deferred,\n the static split, flat collectives, one more round trip; def/eag: deferred "
+              "over claims us)\n");
 }
 
 json link_json(const plan::link_figures& l, const std::string& source) {
@@ -195,17 +239,41 @@ json plan_json(const site_figures& f, const chosen_links& l, const link_report& 
   return doc;
 }
 
+/// The deferred figures, auto's choice and the deferred prediction per rank count.
+json reverse_json(const site_figures& f, const plan::cost_inputs& in,
+                  const std::vector<plan::deferred_prediction>& rows) {
+  const auto [eager_doubles, deferred_doubles] = doubles_per_job(in);
+  json out = json::array();
+  for (const auto& p : rows)
+    out.push_back({{"ranks", p.ranks}, {"threads", p.threads}, {"hosts", p.hosts},
+                   {"us_per_gradient", 1e6 * p.total_s}, {"root_us", 1e6 * p.root_s},
+                   {"forward_messages_us", 1e6 * p.forward_messages_s},
+                   {"reverse_messages_us", 1e6 * p.reverse_messages_s}, {"messages_us", 1e6 * p.messages_s},
+                   {"compute_forward_us", 1e6 * p.compute_forward_s}, {"compute_sweep_us", 1e6 * p.compute_sweep_s},
+                   {"core_sharing", p.core_sharing}});
+  return {{"auto", plan::reverse_name(plan::auto_runs_deferred(in))},
+          {"eager_doubles_per_job", eager_doubles}, {"deferred_doubles_per_job", deferred_doubles},
+          {"forward_job_us", 1e6 * f.forward_job_s}, {"sweep_job_us", 1e6 * f.sweep_job_s},
+          {"root_output_us", 1e6 * f.root_deferred_output_s}, {"root_call_us", 1e6 * f.root_deferred_call_s},
+          {"in_process_us", 1e6 * f.in_process_deferred_s}, {"predictions", out}};
+}
+
 /// Rank 0's part once the links and speeds are known: measure the call site, predict, report.
 void plan_on_root(const plan_options& o, const link_report& links, const rank_speeds& speeds,
                   const std::string& invocation, std::ofstream& out, const plan_call_site& site) {
   const site_figures f = site.measure();
   const chosen_links l = choose_links(o, links);
   const plan::cost_inputs in = make_inputs(f, l, links, speeds, o.job_data);
-  const auto rows = plan::predict_table(in, plan::rank_counts(o.ranks_max, {links.ranks}), o.threads);
+  const std::vector<int> ranks = plan::rank_counts(o.ranks_max, {links.ranks});
+  const auto rows = plan::predict_table(in, ranks, o.threads);
+  const auto deferred_rows = plan::predict_deferred_table(in, make_deferred_inputs(f), ranks, o.threads);
   print_inputs(f, l, links, speeds);
   print_table(rows, links.ranks);
+  print_reverse(in, rows, deferred_rows, links.ranks);
   if (out.is_open()) {
-    write_json_document(out, plan_json(f, l, links, speeds, in, rows, invocation, o.job_data));
+    json doc = plan_json(f, l, links, speeds, in, rows, invocation, o.job_data);
+    doc["reverse"] = reverse_json(f, in, deferred_rows);
+    write_json_document(out, doc);
     out.close();
     if (!out) throw std::runtime_error(o.json + ": write failed");
     std::printf("wrote %s\n", o.json.c_str());
@@ -242,13 +310,19 @@ void add_machine_options(CLI::App& app, plan_options& o) {
 }  // namespace
 
 void add_plan_options(CLI::App& app, plan_options& o) {
-  app.add_option("--model", o.model, "logreg (the standard model) | pk2cmt | sleep (maprect-bench-unequal's jobs)")
+  app.add_option("--model", o.model,
+                 "logreg (the standard model) | pk2cmt | sleep (maprect-bench-unequal's jobs) | pointwise_regression")
       ->capture_default_str();
   app.add_option("--job-ms", o.job_ms, "sleep: each job's milliseconds")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--kernel", o.kernel, "logreg kernel: scalar | vector")->capture_default_str();
-  app.add_option("--jobs", o.jobs, "J: groups (logreg, default 256), subjects (pk2cmt, default 16), jobs (sleep, 48)")
+  app.add_option("--jobs", o.jobs,
+                 "J: groups (logreg, default 256; pointwise_regression, 16), subjects (pk2cmt, 16), jobs (sleep, 48)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--points", o.points, "logreg points per group (default 1000)")->check(CLI::PositiveNumber);
+  app.add_option("--points", o.points, "points per group: logreg (default 1000), pointwise_regression (K, 100)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--covariates", o.covariates, "pointwise_regression: covariates C (M = C + 2 parameters a job)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--skew", o.skew, "logreg: groups j >= 0.9 J have this many times the points (uneven jobs)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

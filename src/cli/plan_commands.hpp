@@ -9,11 +9,12 @@ namespace maprect::cli {
 
 /// Options of `maprect plan`.
 struct plan_options {
-  std::string model = "logreg";   ///< logreg (standard model) | pk2cmt | sleep; a registered model's name
+  std::string model = "logreg";   ///< logreg | pk2cmt | sleep | pointwise_regression; a registered model's name
   std::string data;               ///< a registered model's CmdStan JSON data; empty: its embedded data
   std::string kernel = "scalar";  ///< logreg kernel: scalar | vector
   int jobs = 0;                   ///< J; 0: the model's default
   int points = 0;                 ///< logreg points per job; 0: default
+  int covariates = 8;             ///< pointwise_regression: covariates C
   int skew = 1;                   ///< logreg: the last tenth of the jobs have skew times the points
   double job_ms = 1;              ///< sleep: each job's milliseconds
   int slow_rank = -1;             ///< the rank whose timed jobs are slowed (-1: none)

@@ -16,12 +16,16 @@
 
 #include "logreg.hpp"
 #include "pk2cmt.hpp"
+#include "pointwise_regression.hpp"
 #include "plan_timing.hpp"
 #include "spmd.hpp"
 
 namespace maprect::cli {
 
 namespace {
+
+/// What --model may name.
+const std::string expected_models = "expected logreg, pk2cmt, sleep or pointwise_regression";
 
 /// The sleep model's job length, milliseconds (set from --job-ms before any job runs).
 double sleep_job_ms = 1;
@@ -53,6 +57,7 @@ MAPRECT_REGISTER(305, maprect::models::logreg_functor<maprect::models::logreg_ke
                                                       maprect::models::logreg_layout::ragged>);
 MAPRECT_REGISTER(306, maprect::models::logreg_job);
 MAPRECT_REGISTER(307, maprect::cli::sleep_job);
+MAPRECT_REGISTER(308, maprect::models::pointwise_regression_job);
 
 namespace maprect::cli {
 
@@ -99,20 +104,41 @@ site_data sleep_site(int J) {
   return d;
 }
 
+/// pointwise_regression's site as maprect bench times it: G groups of K observations, C covariates, at its
+/// parameter values off the truth.
+site_data pointwise_site(int G, int K, int C) {
+  const models::pointwise_regression_data p = models::simulate_pointwise_regression(G, K, C);
+  Eigen::VectorXd params = p.true_parameters;
+  for (Eigen::Index i = 0; i < params.size(); ++i) params(i) += 0.01 * std::sin(1.0 + i);
+  site_data d{models::pointwise_regression_rows(p), std::vector<std::vector<int>>(static_cast<std::size_t>(G)),
+              params.head(1 + C), {}};
+  for (int g = 0; g < G; ++g) d.theta.push_back(params.segment(1 + C + g, 1));
+  return d;
+}
+
 /// The figures of functor F at call site Site on `d`.
 template <int Site, class F>
 site_figures measure_figures(const site_data& d, int repeat) {
   const int J = d.jobs();
   site_figures f;
   f.jobs = J;
-  f.outputs_per_job = 1;
   f.shared_params = static_cast<int>(d.phi.size());
   f.job_params = static_cast<int>(d.theta[0].size());
   chunk_timer chunks(d, &detail::run_chunk<F, detail::param_kinds::vv>);
-  const call_and_jobs model = time_call_and_jobs([&] { in_process_gradient<Site, F>(d, J); },
-                                                 [&] { chunks.run(0, J); }, repeat);
-  f.in_process_s = model.call_s;
-  f.job_s = model.jobs_s / J;
+  {
+    const detail::reverse_mode_scope eager("eager");
+    const call_and_jobs model = time_call_and_jobs([&] { in_process_gradient<Site, F>(d, J); },
+                                                   [&] { chunks.run(0, J); }, repeat);
+    f.in_process_s = model.call_s;
+    f.job_s = model.jobs_s / J;
+  }
+  f.outputs_per_job = outputs_per_job(chunks, J);
+  kept_timer kept(d, &detail::run_kept_chunk<F, detail::param_kinds::vv>);
+  measure_kept_jobs(kept, J, repeat, f);
+  {
+    const detail::reverse_mode_scope deferred("deferred");
+    f.in_process_deferred_s = median_call_seconds([&] { in_process_gradient<Site, F>(d, J); }, repeat);
+  }
   measure_root_costs(d, repeat, f);
   f.job_times_s = job_times(chunks, J);
   f.job_spread_s = spread_of(f.job_times_s);
@@ -153,7 +179,15 @@ plan_call_site make_site(const plan_site& s) {
     std::snprintf(what, sizeof what, "sleep, %d jobs of %g ms (maprect-bench-unequal's)", J, s.job_ms);
     return call_site<307, sleep_job>(sleep_site(J), s.repeat, what);
   }
-  if (s.model != "logreg") throw std::invalid_argument("--model: '" + s.model + "', expected logreg, pk2cmt or sleep");
+  if (s.model == "pointwise_regression") {
+    const int G = s.jobs > 0 ? s.jobs : 16, K = s.points > 0 ? s.points : 100;
+    if (s.covariates < 1)
+      throw std::invalid_argument("--covariates: " + std::to_string(s.covariates) + ", must be >= 1");
+    const std::string what = "pointwise_regression " + std::to_string(G) + "x" + std::to_string(K) + ", " +
+                             std::to_string(s.covariates) + " covariates";
+    return call_site<308, models::pointwise_regression_job>(pointwise_site(G, K, s.covariates), s.repeat, what);
+  }
+  if (s.model != "logreg") throw std::invalid_argument("--model: '" + s.model + "', " + expected_models);
   const int J = s.jobs > 0 ? s.jobs : 256, N = s.points > 0 ? s.points : 1000;
   if (s.kernel != "scalar" && s.kernel != "vector")
     throw std::invalid_argument("--kernel: '" + s.kernel + "', expected scalar or vector");
@@ -174,16 +208,17 @@ plan_call_site make_site(const plan_site& s) {
 }
 
 int run_plan(const plan_options& o, const std::string& invocation) {
-  if (o.model != "logreg" && o.model != "pk2cmt" && o.model != "sleep")
-    throw std::invalid_argument("--model: '" + o.model + "', expected logreg, pk2cmt or sleep");
+  if (o.model != "logreg" && o.model != "pk2cmt" && o.model != "sleep" && o.model != "pointwise_regression")
+    throw std::invalid_argument("--model: '" + o.model + "', " + expected_models);
   if (o.kernel != "scalar" && o.kernel != "vector")
     throw std::invalid_argument("--kernel: '" + o.kernel + "', expected scalar or vector");
   if (o.skew != 1 && o.model != "logreg")
     throw std::invalid_argument("--skew: " + std::to_string(o.skew) + " applies to --model logreg only");
   // Linux lets a sleep overrun by the timer slack (50 us by default); maprect-bench-unequal sets 1 ns too.
   if (o.model == "sleep" || o.slow_rank >= 0) prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  return run_plan_with(o, invocation,
-                       [&] { return make_site({o.model, o.kernel, o.jobs, o.points, o.skew, o.job_ms, o.repeat}); });
+  return run_plan_with(o, invocation, [&] {
+    return make_site({o.model, o.kernel, o.jobs, o.points, o.skew, o.job_ms, o.repeat, o.covariates});
+  });
 }
 
 }  // namespace maprect::cli

@@ -14,13 +14,14 @@ namespace maprect::cli {
 
 /// The call site to measure: a registered model at a size.
 struct plan_site {
-  std::string model = "logreg";   ///< logreg (standard model) | pk2cmt
+  std::string model = "logreg";   ///< logreg (standard model) | pk2cmt | sleep | pointwise_regression
   std::string kernel = "scalar";  ///< logreg kernel: scalar | vector
   int jobs = 0;                   ///< J; 0: the model's default
   int points = 0;                 ///< logreg points per job; 0: the default
   int skew = 1;                   ///< logreg: jobs j >= 0.9 J have skew times the points (rows padded)
   double job_ms = 1;              ///< sleep: each job's milliseconds
   int repeat = 20;                ///< timed rounds (medians over them)
+  int covariates = 8;             ///< pointwise_regression: covariates C
 };
 
 /// A call site's figures, measured in process (seconds).
@@ -30,7 +31,11 @@ struct site_figures {
   std::vector<double> job_times_s;              ///< each job alone (the fastest of 5 runs), in job order
   double root_output_s = 0, root_call_s = 0;    ///< the in-process gradient minus its jobs, at J and at 1 job
   double root_check_s_per_job = 0;              ///< comparing one job's rows with a copy (the data check)
-  double in_process_s = 0;                      ///< one in-process gradient at J (median)
+  double in_process_s = 0;                      ///< one in-process gradient at J (median), eager
+  double forward_job_s = 0, sweep_job_s = 0;    ///< per job deferred: its forward onto a kept tape, one sweep
+  double root_deferred_output_s = 0;            ///< the root's per output and per call, deferred
+  double root_deferred_call_s = 0;
+  double in_process_deferred_s = 0;             ///< one in-process gradient at J (median), deferred
   std::string description;                      ///< what was measured, for the report
 };
 

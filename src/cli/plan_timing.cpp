@@ -1,7 +1,13 @@
 // plan's timings of one map_rect call site in process (see plan_timing.hpp).
 #include "plan_timing.hpp"
 
+#include <maprect/detail/deferred_reverse.hpp>
+
+#include <atomic>
+#include <functional>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include "spmd.hpp"
 #include "src/map_rect/data_check.hpp"
@@ -10,16 +16,23 @@ namespace maprect::cli {
 
 namespace {
 
-/// A job that costs next to nothing and has the site's shape (one output depending on every parameter, so
-/// M partials): a call of it is almost only the root's work, which is what it measures.
+/// Outputs of each shape-only job: the site's K, set before its calls are timed.
+std::atomic<int> shape_outputs{1};
+
+/// A job that costs next to nothing and has the site's shape: K outputs, each one of its var parameters' leaves
+/// (so its tape is empty, and a call of it is almost only the root's work, which is what it measures), with M
+/// partials or adjoints per output as the real job's.
 struct shape_only_job {
   template <class T1, class T2>
   Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
                                                                      const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
                                                                      const std::vector<double>&,
                                                                      const std::vector<int>&, std::ostream*) const {
-    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(1);
-    out(0) = phi.sum() + theta.sum();
+    using R = return_type_t<T1, T2>;
+    Eigen::Matrix<R, Eigen::Dynamic, 1> out(shape_outputs.load(std::memory_order_relaxed));
+    if (phi.size() > 0 && (is_var_v<T1> || theta.size() == 0)) out.fill(R(phi(0)));
+    else if (theta.size() > 0) out.fill(R(theta(0)));
+    else out.fill(R(0.0));
     return out;
   }
 };
@@ -33,10 +46,6 @@ MAPRECT_REGISTER(303, maprect::cli::shape_only_job);
 MAPRECT_REGISTER(304, maprect::cli::shape_only_job);
 
 namespace maprect::cli {
-
-namespace {
-
-}  // namespace
 
 double plan_median(std::vector<double> xs) {
   std::sort(xs.begin(), xs.end());
@@ -57,6 +66,12 @@ void chunk_timer::run(int first, int n) {
   out_.resize(0);
   int cursor = 0;
   runner_(in, out_, counts_.data() + first, cursor);
+}
+
+int outputs_per_job(const chunk_timer& chunks, int jobs) {
+  long long outputs = 0;
+  for (int k : chunks.counts()) outputs += k;
+  return std::max(1, static_cast<int>(std::lround(static_cast<double>(outputs) / std::max(1, jobs))));
 }
 
 std::vector<double> job_times(chunk_timer& chunks, int jobs) {
@@ -101,17 +116,71 @@ double check_seconds_per_job(const site_data& d, int repeat) {
   return plan_median(ts) / d.jobs();
 }
 
-void measure_root_costs(const site_data& d, int repeat, site_figures& f) {
+kept_timer::kept_timer(const site_data& data, detail::kept_chunk_runner runner) : d_(data), runner_(runner) {
+  for (const auto& t : d_.theta) job_params_.insert(job_params_.end(), t.data(), t.data() + t.size());
+}
+
+void kept_timer::forward(int first, int n) {
+  const int n_job_params = d_.theta.empty() ? 0 : static_cast<int>(d_.theta[0].size());
+  const detail::chunk_input in{d_.phi.data(), static_cast<int>(d_.phi.size()),
+                               job_params_.data() + static_cast<std::size_t>(first) * n_job_params, n_job_params,
+                               d_.x_r.data() + first, d_.x_i.data() + first, n, nullptr};
+  call_.clear();
+  detail::job_error error;
+  if (runner_(in, call_, nullptr, error) >= 0) throw std::runtime_error("plan: a job's forward pass: " + error.message);
+  std::size_t outputs = 0;
+  for (const detail::deferred_job& job : call_.jobs) outputs += static_cast<std::size_t>(job.count);
+  seeds_.assign(outputs, 1.0);
+}
+
+void kept_timer::sweep() {
+  detail::job_error error;
+  if (detail::sweep_kept_jobs(call_, seeds_.data(), nullptr, error) >= 0)
+    throw std::runtime_error("plan: a job's sweep: " + error.message);
+}
+
+namespace {
+
+/// The root's per-call and per-output costs (a call minus its jobs, at J jobs and at one) under `mode`; `jobs`
+/// runs the first n shape-only jobs as a rank does in that mode.
+std::pair<double, double> root_costs(const site_data& d, int K, int repeat, const char* mode,
+                                     const std::function<void(int n)>& jobs) {
+  const detail::reverse_mode_scope reverse(mode);
   const int J = d.jobs();
-  chunk_timer cheap(d, &detail::run_chunk<shape_only_job, detail::param_kinds::vv>);
   const double all = std::max(0.0, time_call_and_jobs([&] { in_process_gradient<303, shape_only_job>(d, J); },
-                                                      [&] { cheap.run(0, J); }, repeat).overhead_s);
+                                                      [&] { jobs(J); }, repeat).overhead_s);
   const double one = std::max(0.0, time_call_and_jobs([&] { in_process_gradient<304, shape_only_job>(d, 1); },
-                                                      [&] { cheap.run(0, 1); }, repeat).overhead_s);
-  // The shape-only job has one output: what a call costs beyond one job is per output.
-  f.root_output_s = J > 1 ? std::max(0.0, (all - one) / (J - 1.0)) : 0.0;
-  f.root_call_s = std::max(0.0, all - J * f.root_output_s);
+                                                      [&] { jobs(1); }, repeat).overhead_s);
+  // What a call costs beyond one job is per output.
+  const double per_output = J > 1 ? std::max(0.0, (all - one) / ((J - 1.0) * K)) : 0.0;
+  return {std::max(0.0, all - static_cast<double>(J) * K * per_output), per_output};
+}
+
+}  // namespace
+
+void measure_root_costs(const site_data& d, int repeat, site_figures& f) {
+  const int K = std::max(1, f.outputs_per_job);
+  shape_outputs.store(K, std::memory_order_relaxed);
+  chunk_timer cheap(d, &detail::run_chunk<shape_only_job, detail::param_kinds::vv>);
+  std::tie(f.root_call_s, f.root_output_s) = root_costs(d, K, repeat, "eager", [&](int n) { cheap.run(0, n); });
+  kept_timer kept(d, &detail::run_kept_chunk<shape_only_job, detail::param_kinds::vv>);
+  std::tie(f.root_deferred_call_s, f.root_deferred_output_s) = root_costs(d, K, repeat, "deferred", [&](int n) {
+    kept.forward(0, n);
+    kept.sweep();
+  });
   f.root_check_s_per_job = check_seconds_per_job(d, repeat);
+}
+
+void measure_kept_jobs(kept_timer& kept, int J, int repeat, site_figures& f) {
+  const int batch = batch_for([&] { kept.forward(0, J); });
+  std::vector<double> forward, sweep;
+  for (int r = 0; r < repeat; ++r) {
+    forward.push_back(seconds_per_run([&] { kept.forward(0, J); }, batch));
+    kept.forward(0, J);
+    sweep.push_back(seconds_per_run([&] { kept.sweep(); }, batch));
+  }
+  f.forward_job_s = plan_median(forward) / J;
+  f.sweep_job_s = plan_median(sweep) / J;
 }
 
 }  // namespace maprect::cli

@@ -5,6 +5,7 @@
 // the contenders of one figure are timed back to back, so that the drift of a shared machine cancels in their
 // differences.
 #include <maprect/maprect.hpp>
+#include <maprect/detail/kept_tapes.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -86,6 +87,15 @@ call_and_jobs time_call_and_jobs(C&& call, R&& jobs, int repeat) {
   return {plan_median(calls), plan_median(alone), plan_median(overhead)};
 }
 
+/// The median over `repeat` rounds of one run of `call`, each round a batch of at least ~1 ms.
+template <class C>
+double median_call_seconds(C&& call, int repeat) {
+  const int batch = batch_for(call);
+  std::vector<double> ts;
+  for (int r = 0; r < repeat; ++r) ts.push_back(seconds_per_run(call, batch));
+  return plan_median(ts);
+}
+
 /// A chunk runner over jobs [first, first + n) of a site: what a rank does with its share, nothing else.
 class chunk_timer {
  public:
@@ -104,6 +114,27 @@ class chunk_timer {
   std::vector<int> counts_;
 };
 
+/// A site's jobs as a deferred call runs them on a rank: forward onto a kept tape, then one sweep of each.
+class kept_timer {
+ public:
+  /// The site's jobs through `runner` (a registered functor's kept chunk runner for the site's parameter kinds).
+  kept_timer(const site_data& data, detail::kept_chunk_runner runner);
+  /// Runs jobs [first, first + n) forward onto the kept tape, dropping what the last forward kept.
+  void forward(int first, int n);
+  /// Sweeps every job of the last forward once, from unit adjoints of its outputs.
+  void sweep();
+
+ private:
+  const site_data& d_;
+  detail::kept_chunk_runner runner_;
+  std::vector<double> job_params_;
+  detail::deferred_call call_;
+  std::vector<double> seeds_;
+};
+
+/// The outputs per job of the chunk runner's last run over all `jobs` jobs, rounded, at least 1.
+int outputs_per_job(const chunk_timer& chunks, int jobs);
+
 /// Each job alone, the fastest of 5 runs (a busy machine only ever adds time, and a spread made of that
 /// noise would be charged as imbalance), in job order.
 std::vector<double> job_times(chunk_timer& chunks, int jobs);
@@ -111,8 +142,11 @@ std::vector<double> job_times(chunk_timer& chunks, int jobs);
 double spread_of(const std::vector<double>& per_job);
 /// The data check's work per job: every row compared with a flat copy, as the root does per call.
 double check_seconds_per_job(const site_data& d, int repeat);
-/// The root's costs of a site of d's sizes (per call, per output with `outputs_per_job` outputs a job), from a
-/// job that costs next to nothing (call sites 303 and 304): a call minus its jobs, at J jobs and at one.
+/// The root's costs of a site of d's sizes (per call, per output with f.outputs_per_job outputs a job), eager
+/// and deferred, from a job that costs next to nothing (call sites 303 and 304): a call minus its jobs, at J
+/// jobs and at one.
 void measure_root_costs(const site_data& d, int repeat, site_figures& f);
+/// Every job's forward pass onto a kept tape and its sweep, per job (medians over `repeat` rounds).
+void measure_kept_jobs(kept_timer& kept, int jobs, int repeat, site_figures& f);
 
 }  // namespace maprect::cli

@@ -85,13 +85,21 @@ double tree_seconds(const cost_inputs& in, int ranks, double bytes_per_job) {
          ceil_log2(hosts) * in.remote.alpha_s + chunk * (ranks - on_root_host) / in.remote.beta_bytes_per_s;
 }
 
-double broadcast_seconds(const cost_inputs& in, int ranks) {
-  if (ranks == 1) return 0;
+/// The request's broadcast: its header and the shared parameters' values.
+double request_seconds(const cost_inputs& in, int ranks) {
+  return broadcast_seconds(in, ranks, in.request_bytes + bytes_per_double * in.shared_params);
+}
+
+}  // namespace
+
+double broadcast_seconds(const cost_inputs& in, int ranks, double bytes) {
+  if (ranks <= 1) return 0;
   const auto [on_root_host, hosts] = host_split(in, ranks);
-  const double bytes = in.request_bytes + bytes_per_double * in.shared_params;
   return ceil_log2(hosts) * (in.remote.alpha_s + bytes / in.remote.beta_bytes_per_s) +
          ceil_log2(on_root_host) * (in.local.alpha_s + bytes / in.local.beta_bytes_per_s);
 }
+
+namespace {
 
 /// The job times the model uses: the measured ones, or J of the mean time.
 double job_time_sum(const cost_inputs& in, int begin, int end) {
@@ -206,7 +214,7 @@ prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
   const double worker_jobs = in.jobs * (ranks - 1.0) / ranks;
   p.root_s = in.root_call_s + static_cast<double>(in.jobs) * in.outputs_per_job * in.root_output_s +
              worker_jobs * in.root_check_s_per_job;
-  p.broadcast_s = broadcast_seconds(in, ranks);
+  p.broadcast_s = request_seconds(in, ranks);
   if (ranks > 1) {
     const double out = scatter_bytes_per_job(in), back = gather_bytes_per_job(in);
     p.flat_s = flat_seconds(in, ranks, out) + flat_seconds(in, ranks, back);

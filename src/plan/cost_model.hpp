@@ -96,6 +96,9 @@ double gather_bytes_per_job(const cost_inputs& in);
 /// and the other P - 1 ranks, by `kind` (docs/cost-model.md).
 double collective_seconds(const cost_inputs& in, int ranks, double bytes_per_job, gather_kind kind);
 
+/// A binomial-tree broadcast of `bytes` from the root to `ranks` ranks: between hosts first, then within them.
+double broadcast_seconds(const cost_inputs& in, int ranks, double bytes);
+
 /// The latency a scatter saves by following the request's broadcast on the same path at `ranks`: its first
 /// message waits behind the request instead of a latency of its own, so it costs alpha - o of the link to the
 /// farthest ranks (between hosts where there are several), and nothing when o >= alpha or on one rank.

@@ -1,0 +1,113 @@
+// The deferred reverse mode's arithmetic (see deferred_model.hpp and docs/cost-model.md).
+#include "deferred_model.hpp"
+
+#include <maprect/detail/reverse_mode.hpp>
+
+#include <sstream>
+#include <stdexcept>
+
+namespace maprect::plan {
+
+namespace {
+
+constexpr double bytes_per_double = 8;
+/// An output count in the forward command's reports (an int per job).
+constexpr double bytes_per_count = 4;
+/// The forward command's go-ahead for the values' gather: one value from the root.
+constexpr double go_bytes = 8;
+
+void require_at_least_zero(const char* name, double value) {
+  if (!(value >= 0)) {
+    std::ostringstream msg;
+    msg << "cost model: " << name << " = " << value << ", must be >= 0";
+    throw std::invalid_argument(msg.str());
+  }
+}
+
+/// The site with every job's time scaled so that their mean is `job_s`: the forward passes' or the sweeps'.
+cost_inputs with_job_time(const cost_inputs& in, double job_s) {
+  cost_inputs out = in;
+  const double scale = in.job_s > 0 ? job_s / in.job_s : 0;
+  out.job_s = job_s;
+  out.job_spread_s = in.job_spread_s * scale;
+  for (double& t : out.job_times_s) t = in.job_s > 0 ? t * scale : job_s;
+  return out;
+}
+
+/// A flat scatter following a request on the same path: its first message waits behind the request's.
+double scatter_after_request(const cost_inputs& in, int ranks, double bytes_per_job) {
+  return collective_seconds(in, ranks, bytes_per_job, gather_kind::flat) - scatter_overlap_seconds(in, ranks);
+}
+
+double forward_messages(const cost_inputs& in, int ranks) {
+  if (ranks == 1) return 0;
+  const double request = broadcast_seconds(in, ranks, in.request_bytes + bytes_per_double * in.shared_params);
+  return request + scatter_after_request(in, ranks, scatter_bytes_per_job(in)) +
+         collective_seconds(in, ranks, bytes_per_count, gather_kind::flat) + broadcast_seconds(in, ranks, go_bytes) +
+         collective_seconds(in, ranks, deferred_values_bytes_per_job(in), gather_kind::flat);
+}
+
+double reverse_messages(const cost_inputs& in, int ranks) {
+  if (ranks == 1) return 0;
+  return broadcast_seconds(in, ranks, in.request_bytes) +
+         scatter_after_request(in, ranks, deferred_seed_bytes_per_job(in)) +
+         collective_seconds(in, ranks, deferred_adjoint_bytes_per_job(in), gather_kind::flat);
+}
+
+}  // namespace
+
+void validate(const deferred_inputs& d) {
+  require_at_least_zero("forward_job_s", d.forward_job_s);
+  require_at_least_zero("sweep_job_s", d.sweep_job_s);
+  require_at_least_zero("deferred root_output_s", d.root_output_s);
+  require_at_least_zero("deferred root_call_s", d.root_call_s);
+}
+
+double deferred_values_bytes_per_job(const cost_inputs& in) { return bytes_per_double * in.outputs_per_job; }
+
+double deferred_seed_bytes_per_job(const cost_inputs& in) { return bytes_per_double * in.outputs_per_job; }
+
+double deferred_adjoint_bytes_per_job(const cost_inputs& in) {
+  return bytes_per_double * (in.shared_params + in.job_params);
+}
+
+bool auto_runs_deferred(const cost_inputs& in) {
+  validate(in);
+  return detail::deferred_pays(static_cast<long long>(in.outputs_per_job) * in.jobs, in.jobs,
+                               static_cast<long long>(in.shared_params) + in.job_params);
+}
+
+const char* reverse_name(bool deferred) { return deferred ? "deferred" : "eager"; }
+
+deferred_prediction predict_deferred(const cost_inputs& in, const deferred_inputs& d, int ranks, int threads) {
+  validate(in);
+  validate(d);
+  // predict() checks ranks and threads, and gives each pass's compute with the eager split's imbalance.
+  const prediction forward = predict(with_job_time(in, d.forward_job_s), ranks, threads);
+  const prediction sweep = predict(with_job_time(in, d.sweep_job_s), ranks, threads);
+  deferred_prediction p;
+  p.ranks = ranks;
+  p.threads = threads;
+  p.hosts = forward.hosts;
+  p.core_sharing = forward.core_sharing;
+  p.compute_forward_s = forward.compute_s;
+  p.compute_sweep_s = sweep.compute_s;
+  const double worker_jobs = in.jobs * (ranks - 1.0) / ranks;
+  p.root_s = d.root_call_s + static_cast<double>(in.jobs) * in.outputs_per_job * d.root_output_s +
+             worker_jobs * in.root_check_s_per_job;
+  p.forward_messages_s = forward_messages(in, ranks);
+  p.reverse_messages_s = reverse_messages(in, ranks);
+  p.messages_s = p.forward_messages_s + p.reverse_messages_s;
+  p.total_s = p.root_s + p.messages_s + p.compute_forward_s + p.compute_sweep_s;
+  return p;
+}
+
+std::vector<deferred_prediction> predict_deferred_table(const cost_inputs& in, const deferred_inputs& d,
+                                                        const std::vector<int>& ranks, int threads) {
+  std::vector<deferred_prediction> out;
+  out.reserve(ranks.size());
+  for (int p : ranks) out.push_back(predict_deferred(in, d, p, threads));
+  return out;
+}
+
+}  // namespace maprect::plan
