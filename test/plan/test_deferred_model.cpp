@@ -101,8 +101,9 @@ TEST_CASE("deferred model: auto's choice is deferred_pays on the site's shape", 
   cost_inputs standard = free_site(256, 1);
   standard.job_params = 2;
   CHECK_FALSE(auto_runs_deferred(standard));
-  // M = 3 never pays: 4K >= 4K + 6J fails.
-  CHECK_FALSE(auto_runs_deferred(free_site(1, 100000)));
+  // M = 3: the bytes never pay (4K >= 4K + 6J fails); the sweeps do when K (K/J - 1) >= 2^14 node visits.
+  CHECK_FALSE(auto_runs_deferred(free_site(16, 10)));  // 160 x 9 = 1,440
+  CHECK(auto_runs_deferred(free_site(1, 100000)));
   // 1000 jobs of 1000 outputs, M = 200: 1.6 GB of partials, above auto's 1 GiB.
   cost_inputs big = free_site(1000, 1000);
   big.job_params = 198;
