@@ -85,8 +85,11 @@ void worker_claims::hold_for_claims() {
 
 void worker_claims::serve_asks() {
   // Only the root asks a worker for its jobs, on behalf of a rank out of them.
+  // A held rank (a test's pin) grants whatever is worth it to nobody else, so that some claim ends its hold
+  // however long the root's round trip was at start-up.
   answer_asks(s_.comm, [this](int root, const ask_message& ask) {
-    const job_range g = ask.want != 0 ? jobs_.grant_back(ask.held(job_seconds_), ask.least(job_seconds_)) : job_range{};
+    const int least = hold_ ? 1 : ask.least(job_seconds_);
+    const job_range g = ask.want != 0 ? jobs_.grant_back(ask.held(job_seconds_), least) : job_range{};
     answered_none_ = answered_none_ || (!is_later(g) && g.empty());
     send_grant(s_.comm, root, s_.rank, g);
   });
