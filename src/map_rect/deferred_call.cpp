@@ -42,18 +42,12 @@ call_result root_deferred_call(const call_request& req, deferred_call& keep) {
   else if (!current && site.plan.n_jobs != req.n_jobs) root_jobs = chunk_plan::even(req.n_jobs, s.size).root_jobs;
   keep.call_id = req.call_id;
   keep.kinds = static_cast<int>(req.kinds);
-  try {
-    const bool rows_follow = !current || site.next_root_jobs >= 0;
+  const bool rows_follow = !current || site.next_root_jobs >= 0;
+  return run_root_call(s, req, [&] {
     const call_result result = deferred_forward(s, site, req, row_real, row_int, root_jobs, rows_follow, keep);
     s.root.last_profile.root_jobs = keep.root_jobs;
     return result;
-  } catch (const std::exception& e) {
-    if (s.root.mid_call) abort_mid_call(s, name_of(req), e.what());
-    throw;
-  } catch (...) {
-    if (s.root.mid_call) abort_mid_call(s, name_of(req), "unknown exception");
-    throw;
-  }
+  });
 }
 
 }  // namespace maprect::detail

@@ -219,13 +219,7 @@ void first_call_command::rows() {
 
 void first_call_command::parameters() {
   if (!on_root()) return receive_job_parameters(s_, *worker_, header_);
-  const call_request& req = *req_;
-  if (static_cast<long long>(req.n_job_params) * req.n_jobs == 0) return;
-  const rank_layout& layout = root_->param_layout;
-  post_parameters(s_.ends(), named_collective(header_, header_.chunk_out), req.job_params, layout, nullptr, 0);
-  count(sizeof(double) * static_cast<std::uint64_t>(static_cast<long long>(req.n_job_params) * req.n_jobs -
-                                                    layout.counts[0]),
-        0);
+  count(post_worker_parameters(s_, named_collective(header_, header_.chunk_out), *req_, root_->param_layout), 0);
 }
 
 void first_call_command::kept_jobs() {

@@ -52,17 +52,7 @@ call_result root_call(const call_request& req) {
   cluster_state& s = *live_root;
   s.chunks.reset_busy();
   // A steady call writes the whole profile when it ends; a first call, or one that fails, leaves it zero.
-  try {
-    return plan_or_call(s, req);
-  } catch (const std::exception& e) {
-    if (s.root.mid_call) abort_mid_call(s, name_of(req), e.what());
-    s.root.last_profile = {};
-    throw;
-  } catch (...) {
-    if (s.root.mid_call) abort_mid_call(s, name_of(req), "unknown exception");
-    s.root.last_profile = {};
-    throw;
-  }
+  return run_root_call(s, req, [&] { return plan_or_call(s, req); });
 }
 
 void plan_root_share(int call_id, int root_jobs) {

@@ -78,11 +78,16 @@ void collect_reports(cluster_state& s, const call_request& req, double* buffer, 
   }
 }
 
+std::uint64_t post_worker_parameters(const cluster_state& s, const collective& how, const call_request& req,
+                                     const rank_layout& layout) {
+  const long long all = static_cast<long long>(req.n_job_params) * req.n_jobs;
+  if (all == 0) return 0;
+  post_parameters(s.ends(), how, req.job_params, layout, nullptr, 0);
+  return sizeof(double) * static_cast<std::uint64_t>(all - layout.counts[0]);
+}
+
 void scatter_own(cluster_state& s, const root_site& site, const call_request& req) {
-  if (static_cast<long long>(req.n_job_params) * req.n_jobs == 0) return;
-  post_parameters(s.ends(), {site.collective, site.chunk_out}, req.job_params, site.param_layout, nullptr, 0);
-  s.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(static_cast<long long>(req.n_job_params) * req.n_jobs -
-                                                                     site.param_layout.counts[0]);
+  s.root.last_traffic.sent += post_worker_parameters(s, {site.collective, site.chunk_out}, req, site.param_layout);
 }
 
 [[noreturn]] void throw_remote_error(cluster_state& s, int rank, int job) {

@@ -93,6 +93,24 @@ inline double seconds_between(std::chrono::steady_clock::time_point a, std::chro
 /// Call `req` as an abort's message names it.
 inline call_name name_of(const call_request& req) { return {"", req.call_id}; }
 
+/// Runs `body`, the root's part of call `req`. A failure that leaves the workers inside the call aborts the MPI
+/// job (abort_mid_call): no later call could find them in step. Any other failure clears the call's profile
+/// and propagates.
+template <class Body>
+call_result run_root_call(cluster_state& s, const call_request& req, Body&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    if (s.root.mid_call) abort_mid_call(s, name_of(req), e.what());
+    s.root.last_profile = {};
+    throw;
+  } catch (...) {
+    if (s.root.mid_call) abort_mid_call(s, name_of(req), "unknown exception");
+    s.root.last_profile = {};
+    throw;
+  }
+}
+
 /// The leading jobs whose outputs the front door made itself: the root's own, when it runs them in place.
 inline int jobs_made(const call_request& req, const root_site& site) {
   return req.session != nullptr ? site.plan.root_jobs : 0;
@@ -137,6 +155,10 @@ void place_own(cluster_state& s, const root_site& site, const call_request& req)
 
 /// Step 3 of a call by messages: each worker's job parameters, scattered.
 void scatter_own(cluster_state& s, const root_site& site, const call_request& req);
+/// Root, every call that scatters: posts the job parameters of every worker's jobs (`layout`'s, rank 0's
+/// staying) by `how`; returns the bytes it sent.
+std::uint64_t post_worker_parameters(const cluster_state& s, const collective& how, const call_request& req,
+                                     const rank_layout& layout);
 
 /// The gather of a call whose blocks wait in the host slots, behind each worker's parameters: only the
 /// workers' status doubles come by message, into `buffer`. The blocks stay in the slots until the next call.
