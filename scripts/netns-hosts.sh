@@ -24,6 +24,8 @@
 #
 #   scripts/netns-hosts.sh --delay 200us                    the same through the switch with a one-way delay
 #   scripts/netns-hosts.sh --plan-validate "0 20us 200us"   then `maprect plan` vs `maprect bench` at np 2 and 3
+#                                                           (PLAN_SCRIPT=scripts/plan-deferred.sh: both reverse
+#                                                           modes; PLAN_SIZES, PLAN_REPEAT: their sizes, repeat)
 #                                                           across the hosts (scripts/plan-validate.sh): over
 #                                                           the bridge, then through the switch at each delay
 #   scripts/netns-hosts.sh --skewed "128x1000"              then the skewed standard model at each JxN and pk2cmt
@@ -384,8 +386,9 @@ echo "traffic received over the $LINK ($DEVICE): ${rx[*]}"
 # One block of scripts/plan-validate.sh rows, labelled $1, over launcher $2.
 plan_rows() {
   local start=$SECONDS
-  if MAPRECT_PLAN_MPIRUN=$2 MAPRECT_PLAN_NPS="2 3" MAPRECT_PLAN_SIZES=64x100 MAPRECT_PLAN_REPEAT=50 \
-    MAPRECT_PLAN_LABEL=$1 MAPRECT_PLAN_HEADER=$plan_header scripts/plan-validate.sh; then
+  if MAPRECT_PLAN_MPIRUN=$2 MAPRECT_PLAN_NPS="2 3" MAPRECT_PLAN_SIZES=${PLAN_SIZES:-64x100} \
+    MAPRECT_PLAN_REPEAT=${PLAN_REPEAT:-50} MAPRECT_PLAN_LABEL=$1 MAPRECT_PLAN_HEADER=$plan_header \
+    "${PLAN_SCRIPT:-scripts/plan-validate.sh}"; then
     plan_header=0
     log "multihost: plan vs bench, $1, in $((SECONDS - start)) s"
   else
