@@ -32,8 +32,8 @@ for c in "${covariates[@]}"; do
     json="$OUT/$setting-c$c.json"
     log "reverse-sweep: $setting, C = $c, sizes $sizes, $ROUNDS rounds"
     case "$setting" in
-      threads) MAPRECT_THREADS=2 mpirun -np 1 --bind-to none "$cli" bench --model pointwise_regression --sizes "$sizes" \
-        --covariates "$c" --repeat "$ROUNDS" --json "$json" >"$OUT/$setting-c$c.log" ;;
+      threads) MAPRECT_THREADS=2 mpirun -np 1 --bind-to none "$cli" bench --model pointwise_regression \
+        --sizes "$sizes" --covariates "$c" --repeat "$ROUNDS" --json "$json" >"$OUT/$setting-c$c.log" ;;
       ranks) OMPI_MCA_btl=self,vader mpirun -np 2 "$cli" bench --model pointwise_regression --sizes "$sizes" \
         --covariates "$c" --repeat "$ROUNDS" --json "$json" >"$OUT/$setting-c$c.log" ;;
       hosts) POINTWISE_COVARIATES=$c POINTWISE_REPEAT=$ROUNDS POINTWISE_JSON=$json \
@@ -58,7 +58,8 @@ for setting in settings:
                 rows.append(r)
     keys = sorted({(r["parameters_per_job"], r["points"], r["jobs"]) for r in rows})
     for m, k, j in keys:
-        rs = {r["backend"][len(prefix):]: r for r in rows if (r["parameters_per_job"], r["points"], r["jobs"]) == (m, k, j)}
+        rs = {r["backend"][len(prefix):]: r for r in rows
+              if (r["parameters_per_job"], r["points"], r["jobs"]) == (m, k, j)}
         e, d, a = rs[""]["median_us"], rs["_deferred"]["median_us"], rs["_auto"]["median_us"]
         ratio = a / min(e, d)
         worst[setting] = max(worst.get(setting, 0), ratio)

@@ -233,7 +233,8 @@ __attribute__((noinline)) Eigen::Matrix<var, Eigen::Dynamic, 1> run_deferred_on_
 /// call site (reverse_site_of).
 template <class F, class T_shared, class T_job>
 Eigen::Matrix<return_type_t<T_shared, T_job>, Eigen::Dynamic, 1> map_rect_call(
-    int call_id, const functor_entry& functor, reverse_site& site, const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
+    int call_id, const functor_entry& functor, reverse_site& site,
+    const Eigen::Matrix<T_shared, Eigen::Dynamic, 1>& shared_params,
     const std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>>& job_params,
     const std::vector<std::vector<double>>& x_r, const std::vector<std::vector<int>>& x_i, std::ostream* msgs,
     std::uint64_t data_id = 0) {
