@@ -157,9 +157,7 @@ std::vector<pointwise_record> bench_size(int G, int K, int C, int repeat, const 
   std::fflush(stdout);
   models::pointwise_regression_data data = models::simulate_pointwise_regression(G, K, C);
   const job_data rows = models::pointwise_regression_job_data(data);
-  // Off the truth, so that no partial is zero by symmetry.
-  Eigen::VectorXd params = data.true_parameters;
-  for (Eigen::Index i = 0; i < params.size(); ++i) params(i) += 0.01 * std::sin(1.0 + i);
+  Eigen::VectorXd params = models::pointwise_regression_bench_point(data);
   const pointwise_size s{std::move(data), rows, std::move(params)};
   std::vector<pointwise_backend> bs = make_backends(s, c);
   time_round_robin(bs, repeat);

@@ -108,8 +108,7 @@ site_data sleep_site(int J) {
 /// parameter values off the truth.
 site_data pointwise_site(int G, int K, int C) {
   const models::pointwise_regression_data p = models::simulate_pointwise_regression(G, K, C);
-  Eigen::VectorXd params = p.true_parameters;
-  for (Eigen::Index i = 0; i < params.size(); ++i) params(i) += 0.01 * std::sin(1.0 + i);
+  const Eigen::VectorXd params = models::pointwise_regression_bench_point(p);
   site_data d{models::pointwise_regression_rows(p), std::vector<std::vector<int>>(static_cast<std::size_t>(G)),
               params.head(1 + C), {}};
   for (int g = 0; g < G; ++g) d.theta.push_back(params.segment(1 + C + g, 1));
@@ -125,20 +124,8 @@ site_figures measure_figures(const site_data& d, int repeat) {
   f.shared_params = static_cast<int>(d.phi.size());
   f.job_params = static_cast<int>(d.theta[0].size());
   chunk_timer chunks(d, &detail::run_chunk<F, detail::param_kinds::vv>);
-  {
-    const detail::reverse_mode_scope eager("eager");
-    const call_and_jobs model = time_call_and_jobs([&] { in_process_gradient<Site, F>(d, J); },
-                                                   [&] { chunks.run(0, J); }, repeat);
-    f.in_process_s = model.call_s;
-    f.job_s = model.jobs_s / J;
-  }
-  f.outputs_per_job = outputs_per_job(chunks, J);
   kept_timer kept(d, &detail::run_kept_chunk<F, detail::param_kinds::vv>);
-  measure_kept_jobs(kept, J, repeat, f);
-  {
-    const detail::reverse_mode_scope deferred("deferred");
-    f.in_process_deferred_s = median_call_seconds([&] { in_process_gradient<Site, F>(d, J); }, repeat);
-  }
+  measure_both_modes([&] { in_process_gradient<Site, F>(d, J); }, chunks, kept, J, repeat, f);
   measure_root_costs(d, repeat, f);
   f.job_times_s = job_times(chunks, J);
   f.job_spread_s = spread_of(f.job_times_s);

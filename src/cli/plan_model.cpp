@@ -105,20 +105,8 @@ site_figures model_figures(const loaded_model& loaded, const Eigen::VectorXd& u,
   f.shared_params = detail::shared_is_var(c.kinds) ? static_cast<int>(d.phi.size()) : 0;
   f.job_params = detail::job_is_var(c.kinds) && J > 0 ? static_cast<int>(d.theta[0].size()) : 0;
   Eigen::VectorXd g;
-  {
-    const detail::reverse_mode_scope eager("eager");
-    const call_and_jobs timed =
-        time_call_and_jobs([&] { m.log_density(u, g, true); }, [&] { chunks.run(0, J); }, repeat);
-    f.in_process_s = timed.call_s;
-    f.job_s = timed.jobs_s / J;
-  }
-  f.outputs_per_job = outputs_per_job(chunks, J);
   kept_timer kept(d, c.functor->run_kept[static_cast<int>(c.kinds)]);
-  measure_kept_jobs(kept, J, repeat, f);
-  {
-    const detail::reverse_mode_scope deferred("deferred");
-    f.in_process_deferred_s = median_call_seconds([&] { m.log_density(u, g, true); }, repeat);
-  }
+  measure_both_modes([&] { m.log_density(u, g, true); }, chunks, kept, J, repeat, f);
   site_data shape = d;  // the root's work scales with the var parameters only
   if (f.shared_params == 0) shape.phi.resize(0);
   if (f.job_params == 0)

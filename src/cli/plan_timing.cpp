@@ -53,25 +53,24 @@ double plan_median(std::vector<double> xs) {
   return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
 }
 
-chunk_timer::chunk_timer(const site_data& data, detail::chunk_runner runner)
-    : d_(data), runner_(runner), counts_(data.x_r.size()) {
+site_jobs::site_jobs(const site_data& data) : d_(data) {
   for (const auto& t : d_.theta) job_params_.insert(job_params_.end(), t.data(), t.data() + t.size());
 }
 
-void chunk_timer::run(int first, int n) {
+detail::chunk_input site_jobs::input(int first, int n) const {
   const int n_job_params = d_.theta.empty() ? 0 : static_cast<int>(d_.theta[0].size());
-  const detail::chunk_input in{d_.phi.data(), static_cast<int>(d_.phi.size()),
-                               job_params_.data() + static_cast<std::size_t>(first) * n_job_params, n_job_params,
-                               d_.x_r.data() + first, d_.x_i.data() + first, n, nullptr};
-  out_.resize(0);
-  int cursor = 0;
-  runner_(in, out_, counts_.data() + first, cursor);
+  const double* params = job_params_.data() + static_cast<std::size_t>(first) * n_job_params;
+  return {d_.phi.data(), static_cast<int>(d_.phi.size()), params, n_job_params, d_.x_r.data() + first,
+          d_.x_i.data() + first, n, nullptr};
 }
 
-int outputs_per_job(const chunk_timer& chunks, int jobs) {
-  long long outputs = 0;
-  for (int k : chunks.counts()) outputs += k;
-  return std::max(1, static_cast<int>(std::lround(static_cast<double>(outputs) / std::max(1, jobs))));
+chunk_timer::chunk_timer(const site_data& data, detail::chunk_runner runner)
+    : jobs_(data), runner_(runner), counts_(data.x_r.size()) {}
+
+void chunk_timer::run(int first, int n) {
+  out_.resize(0);
+  int cursor = 0;
+  runner_(jobs_.input(first, n), out_, counts_.data() + first, cursor);
 }
 
 std::vector<double> job_times(chunk_timer& chunks, int jobs) {
@@ -116,18 +115,13 @@ double check_seconds_per_job(const site_data& d, int repeat) {
   return plan_median(ts) / d.jobs();
 }
 
-kept_timer::kept_timer(const site_data& data, detail::kept_chunk_runner runner) : d_(data), runner_(runner) {
-  for (const auto& t : d_.theta) job_params_.insert(job_params_.end(), t.data(), t.data() + t.size());
-}
+kept_timer::kept_timer(const site_data& data, detail::kept_chunk_runner runner) : jobs_(data), runner_(runner) {}
 
 void kept_timer::forward(int first, int n) {
-  const int n_job_params = d_.theta.empty() ? 0 : static_cast<int>(d_.theta[0].size());
-  const detail::chunk_input in{d_.phi.data(), static_cast<int>(d_.phi.size()),
-                               job_params_.data() + static_cast<std::size_t>(first) * n_job_params, n_job_params,
-                               d_.x_r.data() + first, d_.x_i.data() + first, n, nullptr};
   call_.clear();
   detail::job_error error;
-  if (runner_(in, call_, nullptr, error) >= 0) throw std::runtime_error("plan: a job's forward pass: " + error.message);
+  if (runner_(jobs_.input(first, n), call_, nullptr, error) >= 0)
+    throw std::runtime_error("plan: a job's forward pass: " + error.message);
   std::size_t outputs = 0;
   for (const detail::deferred_job& job : call_.jobs) outputs += static_cast<std::size_t>(job.count);
   seeds_.assign(outputs, 1.0);
@@ -140,6 +134,13 @@ void kept_timer::sweep() {
 }
 
 namespace {
+
+/// The outputs per job of the chunk runner's last run over all `jobs` jobs, rounded, at least 1.
+int outputs_per_job(const chunk_timer& chunks, int jobs) {
+  long long outputs = 0;
+  for (int k : chunks.counts()) outputs += k;
+  return std::max(1, static_cast<int>(std::lround(static_cast<double>(outputs) / std::max(1, jobs))));
+}
 
 /// The root's per-call and per-output costs (a call minus its jobs, at J jobs and at one) under `mode`; `jobs`
 /// runs the first n shape-only jobs as a rank does in that mode.
@@ -171,7 +172,15 @@ void measure_root_costs(const site_data& d, int repeat, site_figures& f) {
   f.root_check_s_per_job = check_seconds_per_job(d, repeat);
 }
 
-void measure_kept_jobs(kept_timer& kept, int J, int repeat, site_figures& f) {
+void measure_both_modes(const std::function<void()>& gradient, chunk_timer& chunks, kept_timer& kept, int J,
+                        int repeat, site_figures& f) {
+  {
+    const detail::reverse_mode_scope eager("eager");
+    const call_and_jobs timed = time_call_and_jobs(gradient, [&] { chunks.run(0, J); }, repeat);
+    f.in_process_s = timed.call_s;
+    f.job_s = timed.jobs_s / J;
+  }
+  f.outputs_per_job = outputs_per_job(chunks, J);
   const int batch = batch_for([&] { kept.forward(0, J); });
   std::vector<double> forward, sweep;
   for (int r = 0; r < repeat; ++r) {
@@ -181,6 +190,8 @@ void measure_kept_jobs(kept_timer& kept, int J, int repeat, site_figures& f) {
   }
   f.forward_job_s = plan_median(forward) / J;
   f.sweep_job_s = plan_median(sweep) / J;
+  const detail::reverse_mode_scope deferred("deferred");
+  f.in_process_deferred_s = median_call_seconds(gradient, repeat);
 }
 
 }  // namespace maprect::cli

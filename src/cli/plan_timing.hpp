@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cmath>
 #include <vector>
 
@@ -96,6 +97,19 @@ double median_call_seconds(C&& call, int repeat) {
   return plan_median(ts);
 }
 
+/// A site's job parameters packed as a rank holds them, and the chunk input of a range of its jobs.
+class site_jobs {
+ public:
+  /// Packs `data`'s job parameters; `data` must outlive this.
+  explicit site_jobs(const site_data& data);
+  /// Jobs [first, first + n), as a chunk runner reads them.
+  detail::chunk_input input(int first, int n) const;
+
+ private:
+  const site_data& d_;
+  std::vector<double> job_params_;
+};
+
 /// A chunk runner over jobs [first, first + n) of a site: what a rank does with its share, nothing else.
 class chunk_timer {
  public:
@@ -107,9 +121,8 @@ class chunk_timer {
   const std::vector<int>& counts() const { return counts_; }
 
  private:
-  const site_data& d_;
+  site_jobs jobs_;
   detail::chunk_runner runner_;
-  std::vector<double> job_params_;
   detail::block_buffer out_;
   std::vector<int> counts_;
 };
@@ -125,15 +138,11 @@ class kept_timer {
   void sweep();
 
  private:
-  const site_data& d_;
+  site_jobs jobs_;
   detail::kept_chunk_runner runner_;
-  std::vector<double> job_params_;
   detail::deferred_call call_;
   std::vector<double> seeds_;
 };
-
-/// The outputs per job of the chunk runner's last run over all `jobs` jobs, rounded, at least 1.
-int outputs_per_job(const chunk_timer& chunks, int jobs);
 
 /// Each job alone, the fastest of 5 runs (a busy machine only ever adds time, and a spread made of that
 /// noise would be charged as imbalance), in job order.
@@ -146,7 +155,10 @@ double check_seconds_per_job(const site_data& d, int repeat);
 /// and deferred, from a job that costs next to nothing (call sites 303 and 304): a call minus its jobs, at J
 /// jobs and at one.
 void measure_root_costs(const site_data& d, int repeat, site_figures& f);
-/// Every job's forward pass onto a kept tape and its sweep, per job (medians over `repeat` rounds).
-void measure_kept_jobs(kept_timer& kept, int jobs, int repeat, site_figures& f);
+/// The site in process in both reverse modes: one `gradient` and the jobs through `chunks` pinned eager
+/// (in_process_s, job_s, outputs_per_job), each job's forward pass onto a kept tape and its sweep through `kept`
+/// (forward_job_s, sweep_job_s), and `gradient` pinned deferred (in_process_deferred_s).
+void measure_both_modes(const std::function<void()>& gradient, chunk_timer& chunks, kept_timer& kept, int jobs,
+                        int repeat, site_figures& f);
 
 }  // namespace maprect::cli

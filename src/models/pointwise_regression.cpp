@@ -87,6 +87,12 @@ std::vector<std::vector<double>> pointwise_regression_rows(const pointwise_regre
   return rows;
 }
 
+Eigen::VectorXd pointwise_regression_bench_point(const pointwise_regression_data& d) {
+  Eigen::VectorXd params = d.true_parameters;
+  for (Eigen::Index i = 0; i < params.size(); ++i) params(i) += 0.01 * std::sin(1.0 + i);
+  return params;
+}
+
 Eigen::VectorXd pointwise_regression_log_lik(const pointwise_regression_data& d, const Eigen::VectorXd& params) {
   check_sizes(d, params);
   const std::vector<std::vector<double>> rows = pointwise_regression_rows(d);

@@ -115,6 +115,10 @@ pointwise_regression_data simulate_pointwise_regression(int G, int K, int C, dou
 /// The map_rect rows x_r of the data, one per group (file comment).
 std::vector<std::vector<double>> pointwise_regression_rows(const pointwise_regression_data& d);
 
+/// The point `maprect bench` and `maprect plan` differentiate at: the truth moved by 0.01 sin(1 + i), so that no
+/// partial is zero by symmetry.
+Eigen::VectorXd pointwise_regression_bench_point(const pointwise_regression_data& d);
+
 /// Packed parameters: 1 + C + G.
 inline int pointwise_regression_size(const pointwise_regression_data& d) { return 1 + d.C + d.G; }
 
