@@ -30,14 +30,7 @@ COVS=${MAPRECT_PLAN_COVS:-8 98}
 ROUNDS=${MAPRECT_PLAN_ROUNDS:-6}
 REPEAT=${MAPRECT_PLAN_REPEAT:-5}
 LABEL=${MAPRECT_PLAN_LABEL:-shm}
-BIN=$MAPRECT_BUILD_DIR/bin/maprect
-[ -x "$BIN" ] || cmake --build "$MAPRECT_BUILD_DIR" -j2 --target maprect-cli
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-if [ -z "${MAPRECT_PLAN_MPIRUN:-}" ]; then
-  MAPRECT_PLAN_MPIRUN="mpirun --mca btl self,vader --mca btl_vader_single_copy_mechanism none"
-fi
-WORK=$(mktemp -d /tmp/maprect-plan-deferred.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+plan_script_setup deferred
 
 for round in $(seq "$ROUNDS"); do
   for size in $SIZES; do

@@ -29,14 +29,7 @@ SIZES=${MAPRECT_PLAN_SIZES:-64x100 256x100}
 KERNELS=${MAPRECT_PLAN_KERNELS:-vector scalar}
 REPEAT=${MAPRECT_PLAN_REPEAT:-20}
 LABEL=${MAPRECT_PLAN_LABEL:-shm}
-BIN=$MAPRECT_BUILD_DIR/bin/maprect
-[ -x "$BIN" ] || cmake --build "$MAPRECT_BUILD_DIR" -j2 --target maprect-cli
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-if [ -z "${MAPRECT_PLAN_MPIRUN:-}" ]; then
-  MAPRECT_PLAN_MPIRUN="mpirun --mca btl self,vader --mca btl_vader_single_copy_mechanism none"
-fi
-WORK=$(mktemp -d /tmp/maprect-plan-validate.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+plan_script_setup validate
 
 # One row: the prediction at P = np with flat collectives (what the runtime does) from plan's JSON, the
 # measurements from bench's (cluster; in process at 1): under MAPRECT_BALANCE=static (the even split the

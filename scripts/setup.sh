@@ -79,6 +79,20 @@ build() {
   cmake --build "$MAPRECT_BUILD_DIR" -j"$MAPRECT_JOBS" ${1:+--target "$@"}
 }
 
+# For the scripts that run `maprect plan` beside `maprect bench` (plan-validate.sh, plan-deferred.sh): BIN
+# (bin/maprect, built if missing), Open MPI's settings for root and more ranks than cores, the launcher
+# MAPRECT_PLAN_MPIRUN (default: mpirun over shared memory), and WORK, a folder removed at exit.
+plan_script_setup() {
+  BIN=$MAPRECT_BUILD_DIR/bin/maprect
+  [ -x "$BIN" ] || cmake --build "$MAPRECT_BUILD_DIR" -j2 --target maprect-cli
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  if [ -z "${MAPRECT_PLAN_MPIRUN:-}" ]; then
+    MAPRECT_PLAN_MPIRUN="mpirun --mca btl self,vader --mca btl_vader_single_copy_mechanism none"
+  fi
+  WORK=$(mktemp -d "/tmp/maprect-plan-$1.XXXXXX")
+  trap 'rm -rf "$WORK"' EXIT
+}
+
 # The packages, then the Release build of every target, or only of the targets given.
 setup() {
   install_packages
