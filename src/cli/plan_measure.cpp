@@ -127,6 +127,7 @@ site_figures measure_figures(const site_data& d, int repeat) {
   kept_timer kept(d, &detail::run_kept_chunk<F, detail::param_kinds::vv>);
   measure_both_modes([&] { in_process_gradient<Site, F>(d, J); }, chunks, kept, J, repeat, f);
   measure_root_costs(d, repeat, f);
+  scale_kept_to_gradient(f);
   f.job_times_s = job_times(chunks, J);
   f.job_spread_s = spread_of(f.job_times_s);
   return f;

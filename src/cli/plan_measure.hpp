@@ -36,6 +36,7 @@ struct site_figures {
   double root_deferred_output_s = 0;            ///< the root's per output and per call, deferred
   double root_deferred_call_s = 0;
   double in_process_deferred_s = 0;             ///< one in-process gradient at J (median), deferred
+  double kept_gradient_scale = 1;               ///< forward_job_s and sweep_job_s over their times alone
   std::string description;                      ///< what was measured, for the report
 };
 

@@ -112,6 +112,7 @@ site_figures model_figures(const loaded_model& loaded, const Eigen::VectorXd& u,
   if (f.job_params == 0)
     for (Eigen::VectorXd& t : shape.theta) t.resize(0);
   measure_root_costs(shape, repeat, f);
+  scale_kept_to_gradient(f);
   f.job_times_s = job_times(chunks, J);
   f.job_spread_s = spread_of(f.job_times_s);
   f.description = loaded.description + "; map_rect call site " + std::to_string(c.call_id) + " (" + c.functor->name +

@@ -160,5 +160,8 @@ void measure_root_costs(const site_data& d, int repeat, site_figures& f);
 /// (forward_job_s, sweep_job_s), and `gradient` pinned deferred (in_process_deferred_s).
 void measure_both_modes(const std::function<void()>& gradient, chunk_timer& chunks, kept_timer& kept, int jobs,
                         int repeat, site_figures& f);
+/// Scales forward_job_s and sweep_job_s (alike, by kept_gradient_scale) to the jobs' share of the in-process
+/// deferred gradient: its time less the root's deferred costs. Leaves them where that share is not positive.
+void scale_kept_to_gradient(site_figures& f);
 
 }  // namespace maprect::cli

@@ -48,6 +48,16 @@ def main():
         check(r["compute_bound_us"] <= r["compute_claims_us"] * (1 + 1e-9), f"P = {r['ranks']} least compute")
         check(r["termination_us"] >= 0 and (r["ranks"] > 1 or r["termination_us"] == 0), f"P = {r['ranks']} end")
         check(r["bound"] in ("compute", "balance", "messages", "root"), f"bound {r['bound']}")
+    # Deferred: the kept forward and sweep fill the in-process deferred gradient beside the root's costs, so at
+    # one rank (at rank 0's speed alone) the prediction is that measurement.
+    rev = doc["reverse"]
+    d1 = rev["predictions"][0]
+    check(d1["ranks"] == 1 and d1["reverse_messages_us"] == 0, "deferred P = 1 row")
+    check(rev["kept_gradient_scale"] > 0, f"kept_gradient_scale {rev['kept_gradient_scale']}")
+    if rev["kept_gradient_scale"] != 1:
+        kept = (d1["compute_forward_us"] + d1["compute_sweep_us"]) / root_scale
+        check(math.isclose(d1["root_us"] + kept, rev["in_process_us"], rel_tol=1e-9),
+              f"deferred P = 1: {d1['root_us']} + {kept} against {rev['in_process_us']} in process")
     local_source = inputs["local"]["source"]
     check(local_source == ("measured" if np_ > 1 else "assumed (no two ranks on one host)"), f"local {local_source}")
     if np_ > 1:
