@@ -5,7 +5,7 @@
 # each, so that the drift of a shared machine falls on all of them alike; the figures are medians over rounds.
 # One row per (label, size, C, np): predicted and measured us per gradient and their ratio, eager (claims us,
 # as MAPRECT_BALANCE=auto runs it; in process at one rank) and deferred (MAPRECT_REVERSE=deferred, and auto's
-# backend, which runs deferred where auto chooses it, in the steady state after deferred calls).
+# backend, which runs deferred where auto chooses it).
 # Printed, not asserted: timings on a shared machine are no test (docs/cost-model.md).
 #
 #   scripts/plan-deferred.sh                     np 1-3 on this host, shared memory
@@ -82,7 +82,7 @@ for size in sizes.split():
                   f"{ep / em:6.2f} | {dp:9.1f} {dm:9.1f} {dp / dm:6.2f} {min(ratios):5.2f} {max(ratios):5.2f} | "
                   f"{am:9.1f} {dp / am:6.2f} | {dm / em:12.3f}")
 print("(medians over rounds; ratio: prediction / measurement of the medians; min, max: of the rounds' own ratios;"
-      "\n eager: plan's claims us against bench's cluster, in process at np 1; deferred: MAPRECT_REVERSE=deferred,"
-      "\n each sample right after the eager backends' calls of the site; auto meas: MAPRECT_REVERSE=auto, deferred"
-      "\n where auto says so, its samples after deferred calls: the steady state the plan predicts)")
+      "\n eager: plan's claims us against bench's cluster, in process at np 1; deferred: MAPRECT_REVERSE=deferred;"
+      "\n auto meas: MAPRECT_REVERSE=auto, deferred where auto says so; bench times each sample after an untimed"
+      "\n gradient of the same backend: the steady state the plan predicts)")
 PY

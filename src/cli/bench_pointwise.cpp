@@ -1,5 +1,6 @@
 // maprect bench --model pointwise_regression: each size's backends timed round-robin (the machine's speed
-// drifts, so each round takes one sample of each, and the figures are medians over rounds), eager and deferred
+// drifts, so each round takes one sample of each, after an untimed gradient of its own, and the figures are
+// medians over rounds), eager and deferred
 // (MAPRECT_REVERSE), then the bytes of one more gradient over the cluster in each mode against what each must
 // move per job: K (M + 1) doubles eager, 2K + M deferred.
 #include "bench_pointwise.hpp"
@@ -109,7 +110,10 @@ std::vector<pointwise_backend> make_backends(const pointwise_size& s, const clus
   return out;
 }
 
-/// Warm-up, then `repeat` rounds in a rotating order; each sample a batch of at least ~100 us.
+/// Warm-up, then `repeat` rounds in a rotating order; each sample a batch of at least ~100 us after one untimed
+/// gradient of its own backend. A sampler's gradients follow each other at one site in one mode; without that
+/// call a sample would pay for the other backends' calls before it (their tapes' memory, the workers' caches,
+/// a mode switch at the site), which a run of one mode pays once.
 void time_round_robin(std::vector<pointwise_backend>& bs, int repeat) {
   double slowest = 0;
   for (auto& b : bs) {
@@ -123,6 +127,7 @@ void time_round_robin(std::vector<pointwise_backend>& bs, int repeat) {
   for (int r = 0; r < repeat; ++r)
     for (std::size_t i = 0; i < bs.size(); ++i) {
       pointwise_backend& b = bs[(i + static_cast<std::size_t>(r)) % bs.size()];
+      b.gradient(g);
       const auto t0 = bench_clock::now();
       for (int k = 0; k < batch; ++k) b.gradient(g);
       b.us.push_back(1e6 * std::chrono::duration<double>(bench_clock::now() - t0).count() / batch);
@@ -277,7 +282,7 @@ void bench_pointwise(const std::vector<std::pair<int, int>>& sizes, int covariat
                          {"hostname", host_name()},
                          {"date", utc_timestamp()},
                          {"unit", "microseconds per gradient"},
-                         {"method", "backends timed round-robin, one sample each per round"},
+                         {"method", "backends timed round-robin, one sample each per round after an untimed gradient of its own"},
                          {"model", "pointwise_regression (src/models/pointwise_regression.hpp)"}};
   write_json_document(*out, document);
 }
