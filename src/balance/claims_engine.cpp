@@ -49,6 +49,27 @@ void send_grant(MPI_Comm comm, int thief, int owner, job_range g) {
   MPI_Send(&m, 3, MPI_INT, thief, claims_tag::grant, comm);
 }
 
+void grant_payloads::post(int thief, int tag, const double* values, int n) {
+  MPI_Isend(values, n, MPI_DOUBLE, thief, tag, comm_, &sent_.emplace_back());
+}
+
+void grant_payloads::post(int thief, int tag, const int* values, int n) {
+  MPI_Isend(values, n, MPI_INT, thief, tag, comm_, &sent_.emplace_back());
+}
+
+void grant_payloads::complete() {
+  MPI_Waitall(static_cast<int>(sent_.size()), sent_.data(), MPI_STATUSES_IGNORE);
+  sent_.clear();
+}
+
+void receive_grant_payload(MPI_Comm comm, int tag, double* values, int n) {
+  MPI_Recv(values, n, MPI_DOUBLE, 0, tag, comm, MPI_STATUS_IGNORE);
+}
+
+void receive_grant_payload(MPI_Comm comm, int tag, int* values, int n) {
+  MPI_Recv(values, n, MPI_INT, 0, tag, comm, MPI_STATUS_IGNORE);
+}
+
 std::chrono::steady_clock::time_point claims_deadline(const cluster_state& s,
                                                       std::chrono::steady_clock::time_point since) {
   if (s.settings.timeout <= 0) return std::chrono::steady_clock::time_point::max();

@@ -19,6 +19,7 @@
 #include <deque>
 #include <maprect/detail/call.hpp>
 #include <maprect/detail/job_error.hpp>
+#include <vector>
 
 #include "src/protocol/chunk_plan.hpp"
 #include "src/cluster/cluster_state.hpp"
@@ -116,6 +117,28 @@ void answer_asks(MPI_Comm comm, Grant&& grant) {
 
 /// Sends `thief` the grant of `owner`'s local jobs `g`.
 void send_grant(MPI_Comm comm, int thief, int owner, job_range g);
+
+/// Root: what worker thieves need beside their grants to run the batches (the data only the root holds), sent
+/// without waiting. A thief receives a payload once it has run the batch it holds, so the root must not block.
+class grant_payloads {
+ public:
+  explicit grant_payloads(MPI_Comm comm) : comm_(comm) {}
+  /// Sends `n` values from `values` to `thief` under `tag`; they must stay in place until complete().
+  void post(int thief, int tag, const double* values, int n);
+  /// Sends `n` ints from `values` to `thief` under `tag`; they must stay in place until complete().
+  void post(int thief, int tag, const int* values, int n);
+  /// Waits for every payload posted: a thief that has heard "none" has received them all.
+  void complete();
+
+ private:
+  MPI_Comm comm_;
+  std::vector<MPI_Request> sent_;
+};
+
+/// Thief: receives the `n` values of a granted batch's payload sent under `tag` into `values`.
+void receive_grant_payload(MPI_Comm comm, int tag, double* values, int n);
+/// Thief: receives the `n` ints of a granted batch's payload sent under `tag` into `values`.
+void receive_grant_payload(MPI_Comm comm, int tag, int* values, int n);
 
 /// What a worker sends the root ahead of the blocks of its own jobs, or of a batch it ran for another rank.
 struct result_head {

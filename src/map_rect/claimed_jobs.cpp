@@ -50,14 +50,12 @@ void rows_to_thieves::send(int thief, int first, job_range g) {
   for (int j = begin; j < end; ++j)
     if (rows.ints[static_cast<std::size_t>(g.size() + j - begin)] != 0)
       rows.ints.insert(rows.ints.end(), rows_.x_i[j].begin(), rows_.x_i[j].end());
-  MPI_Isend(rows.reals.data(), static_cast<int>(rows.reals.size()), MPI_DOUBLE, thief, claims_tag::grant_reals,
-            comm_, &rows.requests[0]);
-  MPI_Isend(rows.ints.data(), static_cast<int>(rows.ints.size()), MPI_INT, thief, claims_tag::grant_ints, comm_,
-            &rows.requests[1]);
+  payloads_.post(thief, claims_tag::grant_reals, rows.reals.data(), static_cast<int>(rows.reals.size()));
+  payloads_.post(thief, claims_tag::grant_ints, rows.ints.data(), static_cast<int>(rows.ints.size()));
 }
 
 void rows_to_thieves::finish() {
-  for (granted_rows& rows : sent_) MPI_Waitall(2, rows.requests, MPI_STATUSES_IGNORE);
+  payloads_.complete();
   sent_.clear();
 }
 
@@ -171,10 +169,8 @@ void map_rect_worker_jobs::receive_batch(const grant_message& got) {
   const int n = got.range().size();
   grant_reals_.resize(static_cast<std::size_t>(n) * (v_.n_job + v_.row_real));
   grant_ints_.resize(static_cast<std::size_t>(n) * (2 + v_.row_int));
-  MPI_Recv(grant_reals_.data(), static_cast<int>(grant_reals_.size()), MPI_DOUBLE, 0, claims_tag::grant_reals,
-           s_.comm, MPI_STATUS_IGNORE);
-  MPI_Recv(grant_ints_.data(), static_cast<int>(grant_ints_.size()), MPI_INT, 0, claims_tag::grant_ints, s_.comm,
-           MPI_STATUS_IGNORE);
+  receive_grant_payload(s_.comm, claims_tag::grant_reals, grant_reals_.data(), static_cast<int>(grant_reals_.size()));
+  receive_grant_payload(s_.comm, claims_tag::grant_ints, grant_ints_.data(), static_cast<int>(grant_ints_.size()));
   // Kept at once, by global job, even for a batch this rank will not run: the root counts them as held here
   // from now on, and the next claims of a job_data's find them.
   batch_first_ = site_.plan.first(got.owner) + got.begin;

@@ -23,25 +23,23 @@ struct owned_rows {
   rows_sent* sent = nullptr;                 ///< which worker holds which rows of the call's job_data
 };
 
-/// The rows of a batch granted to a worker thief, sent without waiting: the thief receives them once it has
-/// run the batch it holds.
+/// The rows of a batch granted to a worker thief, kept until they have gone (grant_payloads).
 struct granted_rows {
   std::vector<double> reals;  ///< the batch's job parameters, then its x_r rows
   std::vector<int> ints;      ///< its planned output counts, whether each job's rows follow, its x_i rows
-  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 };
 
 /// Root: sends worker thieves what they need to run the batches granted to them, from the caller's data.
 class rows_to_thieves {
  public:
-  rows_to_thieves(MPI_Comm comm, owned_rows rows) : comm_(comm), rows_(rows) {}
+  rows_to_thieves(MPI_Comm comm, owned_rows rows) : payloads_(comm), rows_(rows) {}
   /// Sends `thief` the parameters, counts and rows of jobs [first + g.begin, first + g.end).
   void send(int thief, int first, job_range g);
   /// Completes the sends: once a thief has heard "none", it has received all of them.
   void finish();
 
  private:
-  MPI_Comm comm_;
+  grant_payloads payloads_;
   owned_rows rows_;
   std::deque<granted_rows> sent_;  ///< on their way (a deque: their addresses stay)
 };

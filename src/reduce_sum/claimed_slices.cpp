@@ -34,7 +34,7 @@ reduce_balance_report last_reduce_balance() {
 
 reduce_claimed_slices::reduce_claimed_slices(cluster_state& s, const reduce_request& req, const reduce_split& split,
                                              slice_failure& failure)
-    : s_(s), req_(req), split_(split), failure_(failure) {
+    : s_(s), req_(req), split_(split), failure_(failure), payloads_(s.comm) {
   reduce_root_buffers& b = s.root.reduce;
   const auto ranks = static_cast<std::size_t>(s.size);
   b.statuses.assign(ranks * wire::status_doubles, 0.0);
@@ -48,13 +48,12 @@ reduce_claimed_slices::reduce_claimed_slices(cluster_state& s, const reduce_requ
 void reduce_claimed_slices::send_batch(int thief, int owner, job_range g) {
   const value_span v = values_of(*req_.layout, global_job(owner, g.begin), global_job(owner, g.end));
   if (v.count == 0) return;
-  MPI_Isend(req_.sliced + v.at, v.count, MPI_DOUBLE, thief, claims_tag::grant_reals, s_.comm, &sent_.emplace_back());
+  payloads_.post(thief, claims_tag::grant_reals, req_.sliced + v.at, v.count);
   s_.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(v.count);
 }
 
 void reduce_claimed_slices::finish_sends() {
-  for (MPI_Request& r : sent_) MPI_Wait(&r, MPI_STATUS_IGNORE);
-  sent_.clear();
+  payloads_.complete();
 }
 
 wire::status reduce_claimed_slices::run_on_root(int owner, job_range g, int& failed_job) {
@@ -167,8 +166,7 @@ void reduce_worker_slices::receive_batch(const grant_message& got) {
   const value_span v =
       values_of(site_.layout, global_job(got.owner, got.begin), global_job(got.owner, got.end));
   if (v.count > 0)
-    MPI_Recv(site_.sliced.data() + v.at, v.count, MPI_DOUBLE, 0, claims_tag::grant_reals, s_.comm,
-             MPI_STATUS_IGNORE);
+    receive_grant_payload(s_.comm, claims_tag::grant_reals, site_.sliced.data() + v.at, v.count);
 }
 
 }  // namespace

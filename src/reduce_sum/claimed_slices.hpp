@@ -66,7 +66,7 @@ class reduce_claimed_slices final : public root_claimed_work, public own_batch_r
   const reduce_request& req_;
   reduce_split split_;
   slice_failure& failure_;
-  std::deque<MPI_Request> sent_;  ///< values on their way to thieves
+  grant_payloads payloads_;  ///< values on their way to thieves
 };
 
 /// Worker: steps 4 and 5 of a reduce call by claims by message, its own values in site.sliced: runs its
