@@ -14,7 +14,7 @@
 
 #include "src/balance/claims_broker.hpp"
 #include "src/map_rect/claimed_jobs.hpp"
-#include "src/cluster/call_timeout.hpp"
+#include "src/protocol/call_timeout.hpp"
 #include "src/cluster/cluster_state.hpp"
 #include "src/protocol/exchange.hpp"
 

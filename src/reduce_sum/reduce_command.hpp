@@ -7,7 +7,7 @@
 #include <maprect/detail/reduce_call.hpp>
 #include <string>
 
-#include "src/cluster/call_timeout.hpp"
+#include "src/protocol/call_timeout.hpp"
 #include "src/cluster/cluster_state.hpp"
 #include "src/reduce_sum/claimed_slices.hpp"
 

@@ -4,7 +4,7 @@
 // of steps that every rank runs (src/map_rect/first_call.cpp, steady_call.cpp); these are a worker's parts.
 #include <mpi.h>
 
-#include "src/cluster/call_timeout.hpp"
+#include "src/protocol/call_timeout.hpp"
 #include "src/cluster/cluster_state.hpp"
 
 namespace maprect::detail {

@@ -1,5 +1,5 @@
 // A call's timeout and the aborts that end a job with their reason (call_timeout.hpp).
-#include "src/cluster/call_timeout.hpp"
+#include "src/protocol/call_timeout.hpp"
 
 #include <cstdio>
 #include <cstdlib>
