@@ -2,10 +2,10 @@
 // The protocol of a call, as the steps that the root and every worker execute together. Each step is one
 // function that every rank of the cluster calls at the same point of the same request; the rank only picks
 // which buffers it passes (the root's side of a collective, or a worker's). Every collective of a call goes
-// through these steps, with three exceptions: the claims by message (src/balance/claims_*.cpp, with the
-// batches' data in src/map_rect/claimed_jobs.cpp and src/reduce_sum/claimed_slices.cpp) send their asks,
-// grants and results point to point outside them; the workers' "done"
-// messages under a timeout are posted where a call starts and ends; and a call site whose layout grows its
+// through these steps, with three exceptions: the claims by message (src/balance/claims_*, which also carry
+// the batches' data that src/map_rect/claimed_jobs.cpp and src/reduce_sum/claimed_slices.cpp hand them) send
+// their asks, grants and results point to point outside them; the workers' "done" messages under a timeout
+// (call_timeout.hpp) are posted where a call starts and ends; and a call site whose layout grows its
 // host slots joins the window's collective reallocation (src/transport/host_memory.cpp). Start-up (settings,
 // rank facts, host and collectives communicators) runs its own collectives once, before any request.
 //
