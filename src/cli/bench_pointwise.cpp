@@ -282,7 +282,8 @@ void bench_pointwise(const std::vector<std::pair<int, int>>& sizes, int covariat
                          {"hostname", host_name()},
                          {"date", utc_timestamp()},
                          {"unit", "microseconds per gradient"},
-                         {"method", "backends timed round-robin, one sample each per round after an untimed gradient of its own"},
+                         {"method", "backends timed round-robin, one sample each per round, each after an "
+                                    "untimed gradient of its own"},
                          {"model", "pointwise_regression (src/models/pointwise_regression.hpp)"}};
   write_json_document(*out, document);
 }
