@@ -27,7 +27,9 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   victims_[thief].left = 0;
   wants_[thief] = ask.want != 0 ? 1 : 0;
   if (wants_[thief] && !stopping_ && claimable_ && own_.left() > 0) {
-    const job_range g = own_.grant_back(ask.held(job_seconds_), jobs_worth(round_trip(thief), job_seconds_));
+    // A held root (a test's pin) grants whatever is worth it, as a held worker does (serve_asks).
+    const int least = s_.settings.test_held_rank == 0 ? 1 : jobs_worth(round_trip(thief), job_seconds_);
+    const job_range g = own_.grant_back(ask.held(job_seconds_), least);
     refused_ = refused_ || (!is_later(g) && g.empty());
     if (!g.empty()) {
       send_grant(s_.comm, thief, 0, g);

@@ -81,7 +81,7 @@ std::chrono::steady_clock::time_point claims_deadline(const cluster_state& s,
 balance_report last_call_balance() {
   const cluster_state* s = live_cluster_root();
   if (s == nullptr || !s->call.claimed) return {};
-  return {s->call.worker_ends, s->call.worker_taken};
+  return {s->call.worker_ends, s->call.worker_taken, s->call.runners};
 }
 
 }  // namespace maprect::detail

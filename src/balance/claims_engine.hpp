@@ -233,11 +233,12 @@ class worker_claimed_work {
 /// runs no more until the root took some, answered "none", or 20 s passed.
 void serve_claims(cluster_state& s, worker_claimed_work& work, bool hold = false);
 
-/// Who ran which jobs in a steady call by claims (by message, or between all ranks of one host),
+/// Who ran which jobs in a steady or deferred call by claims (by message, or between all ranks of one host),
 /// per rank (index 0: the root).
 struct balance_report {
   std::vector<int> ends;   ///< where its own jobs ended: others ran the rest of its chunk
   std::vector<int> taken;  ///< jobs of other ranks' chunks it ran
+  std::vector<int> runners;  ///< a deferred call: per job, the rank that ran it and keeps its tape (else empty)
 };
 
 /// Root: who ran which jobs in the last steady call, if it went by claims (empty vectors otherwise).

@@ -149,12 +149,9 @@ void count_gradient(pointwise_record& r, const pointwise_backend& b, const point
   r.bytes_received = traffic.received;
   r.bytes_through_memory = traffic.through_memory;
   const cluster::profile profile = c.last_call_profile();
-  // By claims other ranks may have run part of the root's share: the call's report says what it ran. A
-  // deferred call runs the site's static plan, with no claims.
+  // By claims other ranks may have run part of the root's share: the call's report says what it ran.
   const detail::balance_report claims = detail::last_call_balance();
-  r.root_jobs = deferred               ? profile.root_jobs
-                : claims.ends.empty() ? profile.root_jobs + profile.taken_jobs
-                                      : claims.ends[0] + claims.taken[0];
+  r.root_jobs = claims.ends.empty() ? profile.root_jobs + profile.taken_jobs : claims.ends[0] + claims.taken[0];
 }
 
 std::vector<pointwise_record> bench_size(int G, int K, int C, int repeat, const cluster& c) {

@@ -52,6 +52,10 @@ struct root_site {
   int chunk_back = 0;       ///< the largest worker's status and blocks (doubles)
   int next_root_jobs = -1;  ///< a root share to plan at the next call (plan_root_share), or -1
   bool rows_held = false;   ///< the workers hold the rows of `plan` (shipped by a first call or a deferred call)
+  /// Outputs per job of the last deferred call by the static split that succeeded, under `deferred_plan` (each
+  /// worker keeps its chunk's): the sizes a deferred call by claims expects. Empty: its next goes static.
+  std::vector<int> deferred_counts;
+  chunk_plan deferred_plan;
 };
 
 /// Claims by message: the rows of the root's own jobs of one job_data that each worker holds, having
@@ -129,6 +133,7 @@ struct call_scratch {
   std::vector<int> worker_ends;    ///< claims by message: per worker, where its own jobs ended (others ran the rest)
   std::vector<int> worker_taken;   ///< claims by message: per worker, the jobs of other workers it ran
   bool claimed = false;            ///< the last steady call went by claims between any two ranks
+  std::vector<int> runners;        ///< a deferred call by claims: per job, the rank that ran it and keeps its tape
 };
 
 /// What a cluster holds on each rank: its end of the protocol, the settings all ranks agreed on, the memory

@@ -107,6 +107,34 @@ double* map_rect_claimed_jobs::place_result(int from, const result_head& head, i
   return region + wire::status_doubles + at;
 }
 
+int receive_granted_rows(cluster_state& s, const worker_site& site, const wire::request& v, const grant_message& got,
+                         std::vector<double>& reals, std::vector<int>& ints) {
+  // At most every job's rows: those of a job_data sent before do not come again (the messages are shorter).
+  const int n = got.range().size();
+  reals.resize(static_cast<std::size_t>(n) * (v.n_job + v.row_real));
+  ints.resize(static_cast<std::size_t>(n) * (2 + v.row_int));
+  receive_grant_payload(s.comm, claims_tag::grant_reals, reals.data(), static_cast<int>(reals.size()));
+  receive_grant_payload(s.comm, claims_tag::grant_ints, ints.data(), static_cast<int>(ints.size()));
+  // Kept at once, by global job, even for a batch this rank will not run: the root counts them as held here
+  // from now on, and the next claims of a job_data's find them.
+  const int first = site.plan.first(got.owner) + got.begin;
+  root_rows_held& held = s.worker.root_rows[v.call_id];
+  if (static_cast<int>(held.x_r.size()) < first + n) {
+    held.x_r.resize(static_cast<std::size_t>(first + n));
+    held.x_i.resize(static_cast<std::size_t>(first + n));
+  }
+  const double* real_row = reals.data() + static_cast<std::ptrdiff_t>(n) * v.n_job;
+  const int* int_row = ints.data() + 2 * n;
+  for (int k = 0; k < n; ++k) {
+    if (ints[static_cast<std::size_t>(n + k)] == 0) continue;  // sent before, held here
+    held.x_r[first + k].assign(real_row, real_row + v.row_real);
+    held.x_i[first + k].assign(int_row, int_row + v.row_int);
+    real_row += v.row_real;
+    int_row += v.row_int;
+  }
+  return first;
+}
+
 namespace {
 
 /// A worker's map_rect jobs of one steady call under claims by message: its own chunk's, with its job
@@ -165,29 +193,7 @@ wire::status map_rect_worker_jobs::run_own(job_range got, int& failed_job) {
 }
 
 void map_rect_worker_jobs::receive_batch(const grant_message& got) {
-  // At most every job's rows: those of a job_data sent before do not come again (the messages are shorter).
-  const int n = got.range().size();
-  grant_reals_.resize(static_cast<std::size_t>(n) * (v_.n_job + v_.row_real));
-  grant_ints_.resize(static_cast<std::size_t>(n) * (2 + v_.row_int));
-  receive_grant_payload(s_.comm, claims_tag::grant_reals, grant_reals_.data(), static_cast<int>(grant_reals_.size()));
-  receive_grant_payload(s_.comm, claims_tag::grant_ints, grant_ints_.data(), static_cast<int>(grant_ints_.size()));
-  // Kept at once, by global job, even for a batch this rank will not run: the root counts them as held here
-  // from now on, and the next claims of a job_data's find them.
-  batch_first_ = site_.plan.first(got.owner) + got.begin;
-  root_rows_held& held = s_.worker.root_rows[v_.call_id];
-  if (static_cast<int>(held.x_r.size()) < batch_first_ + n) {
-    held.x_r.resize(static_cast<std::size_t>(batch_first_ + n));
-    held.x_i.resize(static_cast<std::size_t>(batch_first_ + n));
-  }
-  const double* real_row = grant_reals_.data() + static_cast<std::ptrdiff_t>(n) * v_.n_job;
-  const int* int_row = grant_ints_.data() + 2 * n;
-  for (int k = 0; k < n; ++k) {
-    if (grant_ints_[static_cast<std::size_t>(n + k)] == 0) continue;  // sent before, held here
-    held.x_r[batch_first_ + k].assign(real_row, real_row + v_.row_real);
-    held.x_i[batch_first_ + k].assign(int_row, int_row + v_.row_int);
-    real_row += v_.row_real;
-    int_row += v_.row_int;
-  }
+  batch_first_ = receive_granted_rows(s_, site_, v_, got, grant_reals_, grant_ints_);
 }
 
 wire::status map_rect_worker_jobs::run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) {

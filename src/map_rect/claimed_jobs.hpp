@@ -88,6 +88,25 @@ class map_rect_claimed_jobs final : public root_claimed_work {
   taken_failure failure_;
 };
 
+/// Worker thief: receives what the root sent with the batch `got` of call `v` (rows_to_thieves): the job
+/// parameters into the front of `reals`, the planned output counts into the front of `ints`, and the rows kept
+/// by job in s.worker.root_rows, where they stay for the next claims of a job_data's. Returns the batch's
+/// first job.
+int receive_granted_rows(cluster_state& s, const worker_site& site, const wire::request& v, const grant_message& got,
+                         std::vector<double>& reals, std::vector<int>& ints);
+
+/// Root: the jobs' step of the deferred call `req` by claims by message (deferred_claims.cpp), once its job
+/// parameters are out: its own jobs from the front and the claims it brokers, each job on the kept tapes of the
+/// rank that runs it (the root's in `keep`, with who keeps which). Throws the lowest failing job's error.
+/// Returns false when a job's output count differs from the site's deferred_counts, else true with every
+/// output's value in `result`.
+bool root_deferred_claims(cluster_state& s, const root_site& site, const call_request& req, deferred_call& keep,
+                          call_result& result);
+
+/// Worker: its side of that step, on its chunk of the site's plan, the jobs it runs kept in `keep`.
+void serve_deferred_claims(cluster_state& s, const worker_site& site, const wire::request& v, const double* shared,
+                           deferred_call& keep);
+
 /// Worker: steps 4 and 5 of a steady call by claims by message, once its job parameters are in
 /// `job_params`: runs its jobs, answering the root's asks, sends their blocks, then runs the batches the
 /// root grants it, sending each one's blocks, until the root answers "none".

@@ -20,6 +20,16 @@ bool rows_current(cluster_state& s, const root_site& site, const call_request& r
   return workers_data_current(s, site, req, checked_rows);
 }
 
+/// Whether deferred call `req` goes by claims by message: under MAPRECT_BALANCE=auto, with the site's rows held
+/// by the workers (`current`) under the plan and the sizes of its last deferred call.
+bool deferred_claims_apply(const cluster_state& s, const root_site& site, const call_request& req, bool current) {
+  const chunk_plan& p = site.plan;
+  const chunk_plan& last = site.deferred_plan;
+  return s.settings.balance == balance_mode::automatic && s.size > 1 && current && site.next_root_jobs < 0 &&
+         static_cast<int>(site.deferred_counts.size()) == req.n_jobs && p.n_jobs == last.n_jobs &&
+         p.ranks == last.ranks && p.root_jobs == last.root_jobs;
+}
+
 }  // namespace
 
 int kept_calls_back(cluster_state& s, deferred_call& keep) {
@@ -43,8 +53,18 @@ call_result root_deferred_call(const call_request& req, deferred_call& keep) {
   keep.call_id = req.call_id;
   keep.kinds = static_cast<int>(req.kinds);
   const bool rows_follow = !current || site.next_root_jobs >= 0;
+  const bool claims = deferred_claims_apply(s, site, req, current);
   return run_root_call(s, req, [&] {
-    const call_result result = deferred_forward(s, site, req, row_real, row_int, root_jobs, rows_follow, keep);
+    call_result result;
+    if (claims && deferred_forward_claimed(s, site, req, keep, result)) {
+      s.root.last_profile.root_jobs = keep.root_jobs;
+      return result;
+    }
+    if (claims) {  // an output count changed: what ran is dropped, and the call runs by the static split
+      keep.clear();
+      s.root.last_traffic = {};
+    }
+    result = deferred_forward(s, site, req, row_real, row_int, root_jobs, rows_follow, keep);
     s.root.last_profile.root_jobs = keep.root_jobs;
     return result;
   });

@@ -5,9 +5,11 @@
 // runs the same steps: its rows only when the workers lack them, its jobs on kept tapes, one value per output
 // for a block, and no layout after.
 #include <algorithm>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
+#include "src/map_rect/claimed_jobs.hpp"
 #include "src/map_rect/deferred_keep.hpp"
 #include "src/map_rect/root_steps.hpp"
 #include "src/worker/worker_steps.hpp"
@@ -77,7 +79,8 @@ std::vector<std::vector<T>>& no_rows() {
 
 /// The argument of a first_call or deferred_call request: whether every worker gets every row, and whether the
 /// rows follow the request at all.
-enum first_call_flags : int { rows_everywhere_flag = 1, rows_follow_flag = 2 };
+/// With claims_flag (a deferred call only), the jobs' step runs by claims by message and is the last.
+enum first_call_flags : int { rows_everywhere_flag = 1, rows_follow_flag = 2, claims_flag = 4 };
 
 /// One first call on one rank. The root plans its site and builds the request; a worker reads it. From then
 /// on both hold the same header and run the same steps (run()).
@@ -85,9 +88,9 @@ class first_call_command {
  public:
   /// The root's side of a first call of `req`, with rows of `row_real` and `row_int` values and `root_jobs`
   /// jobs of its own. With `keep`, the forward pass of a deferred call, its rows shipped only when
-  /// `rows_follow`; the root's own jobs are kept in `keep`.
+  /// `rows_follow`; the root's own jobs are kept in `keep`; with `claims` its jobs go by claims by message.
   first_call_command(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
-                     int root_jobs, deferred_call* keep = nullptr, bool rows_follow = true)
+                     int root_jobs, deferred_call* keep = nullptr, bool rows_follow = true, bool claims = false)
       : s_(s), root_(&site), req_(&req), keep_(keep) {
     // A deferred call runs by the site's plan and moves no blocks: the eager layout stays for eager calls.
     const bool everywhere = keep == nullptr && wants_rows_everywhere(s, req, row_real, row_int);
@@ -95,7 +98,8 @@ class first_call_command {
     plan_ = site.plan;
     header_ = header_of(keep ? command::deferred_call : command::first_call, req, row_real, row_int);
     header_.root_jobs = plan_.root_jobs;
-    header_.arg = (site.rows_everywhere ? rows_everywhere_flag : 0) | (rows_follow ? rows_follow_flag : 0);
+    header_.arg = (site.rows_everywhere ? rows_everywhere_flag : 0) | (rows_follow ? rows_follow_flag : 0) |
+                  (claims ? claims_flag : 0);
     rows_ = keep ? 1 : site.rows;
   }
 
@@ -105,11 +109,12 @@ class first_call_command {
     if (v.cmd == command::deferred_call) keep_ = &s.worker.kept.take_next(v.chunk_back);
   }
 
-  /// Every step, in order; stops after the reports when the root says no-go.
+  /// Every step, in order; stops after the reports when the root says no-go, and after the jobs by claims.
   void run() {
     request();
     if (header_.arg & rows_follow_flag) rows();
     parameters();
+    if (header_.arg & claims_flag) return claimed_jobs();
     jobs();
     if (!reports()) return;
     blocks();
@@ -118,6 +123,12 @@ class first_call_command {
 
   /// The root's result once run() has returned: the first failure thrown, or where every job's blocks are.
   call_result result();
+  /// The root's result of a deferred call by claims once run() has returned: the first failure thrown; false
+  /// when an output count changed, else true with every output's value in `result`.
+  bool claimed_result(call_result& result) const {
+    if (claims_ok_) result = claims_result_;
+    return claims_ok_;
+  }
 
  private:
   bool on_root() const { return root_ != nullptr; }
@@ -125,6 +136,12 @@ class first_call_command {
   void rows();
   /// The jobs' step of a deferred call: forward passes on kept tapes, each output's value for its block.
   void kept_jobs();
+  /// The jobs' step of a deferred call by claims by message (deferred_claims.cpp): each output's value comes
+  /// during it.
+  void claimed_jobs() {
+    if (on_root()) claims_ok_ = root_deferred_claims(s_, *root_, *req_, *keep_, claims_result_);
+    else serve_deferred_claims(s_, *worker_, header_, shared_, *keep_);
+  }
   void parameters();
   void jobs();
   bool reports();
@@ -157,6 +174,8 @@ class first_call_command {
   long long total_ = 0;            ///< the root: the doubles of every rank's status and blocks
   int blocks_chunk_ = 0;           ///< the blocks' gather: its padded part, -1 flat
   bool go_ = false;
+  bool claims_ok_ = false;         ///< the root, by claims: every output count was as planned
+  call_result claims_result_{};    ///< the root, by claims: its result
   MPI_Request done_ = MPI_REQUEST_NULL;
 };
 
@@ -186,7 +205,7 @@ void first_call_command::request() {
     name_collectives(header_, site.collective, site.chunk_out, site.chunk_back);
   }
   send_request(s_, header_, req_->shared);
-  start_timeout(s_);
+  start_timeout(s_, !(header_.arg & claims_flag));  // by claims the root hears from every worker during them
 }
 
 void first_call_command::rows() {
@@ -246,6 +265,8 @@ void first_call_command::kept_jobs() {
   }
   own_status_ = {failed < 0 ? wire::status::ok : wire::status::failed, failed < 0 ? -1 : first + failed};
   if (failed >= 0) (root ? own_error_ : s_.worker.last_error) = error;
+  for (std::size_t j = 0; j < keep_->jobs.size(); ++j) keep_->job_index.push_back(first + static_cast<int>(j));
+  if (!root && failed < 0) worker_->deferred_counts = counts;  // the sizes its next call by claims expects
 }
 
 void first_call_command::jobs() {
@@ -371,6 +392,13 @@ call_result first_call_command::result() {
     const int outputs = static_cast<int>(total_ - wire::status_doubles * s_.size);
     keep_->n_jobs = plan_.n_jobs;
     keep_->root_jobs = plan_.root_jobs;
+    keep_->ran_jobs.resize(static_cast<std::size_t>(plan_.n_jobs));
+    std::iota(keep_->ran_jobs.begin(), keep_->ran_jobs.end(), 0);
+    keep_->ran_first.resize(static_cast<std::size_t>(s_.size) + 1);
+    for (int r = 0; r <= s_.size; ++r) keep_->ran_first[r] = plan_.first(r);
+    site.deferred_counts = keep_->counts;  // the sizes the site's next deferred call by claims expects
+    site.deferred_plan = plan_;
+    s_.call.claimed = false;
     return {s_.call.segments.data(), s_.size, keep_->counts.data(), 1, outputs, 0};
   }
   site.planned = true;
@@ -388,9 +416,17 @@ call_result first_call(cluster_state& s, root_site& site, const call_request& re
 
 call_result deferred_forward(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
                              int root_jobs, bool rows_follow, deferred_call& keep) {
+  site.deferred_counts.clear();  // until this call succeeds, the workers' and the root's may differ
   first_call_command command(s, site, req, row_real, row_int, root_jobs, &keep, rows_follow);
   command.run();
   return command.result();
+}
+
+bool deferred_forward_claimed(cluster_state& s, root_site& site, const call_request& req, deferred_call& keep,
+                              call_result& result) {
+  first_call_command command(s, site, req, site.row_real, site.row_int, site.plan.root_jobs, &keep, false, true);
+  command.run();
+  return command.claimed_result(result);
 }
 
 void serve_first_call(cluster_state& s, const wire::request& v, const double* shared) {

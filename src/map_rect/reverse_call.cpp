@@ -23,7 +23,7 @@ class reverse_command {
  public:
   /// The root's side: the reverse pass of `call`, whose outputs' adjoints are on the caller's tape.
   reverse_command(cluster_state& s, deferred_call& call)
-      : s_(s), root_(true), call_(&call), plan_{call.n_jobs, s.size, call.root_jobs} {
+      : s_(s), root_(true), call_(&call) {
     header_.cmd = command::reverse;
     header_.call_id = call.call_id;
     header_.kinds = call.kinds;
@@ -36,8 +36,7 @@ class reverse_command {
 
   /// A worker's side of request `v`.
   reverse_command(cluster_state& s, const wire::request& v)
-      : s_(s), header_(v), call_(s.worker.kept.find(s.worker.kept.newest() - static_cast<std::uint64_t>(v.arg))),
-        plan_{v.n_jobs, s.size, v.root_jobs} {
+      : s_(s), header_(v), call_(s.worker.kept.find(s.worker.kept.newest() - static_cast<std::uint64_t>(v.arg))) {
     if (call_ != nullptr) return;
     // The root sweeps only calls it keeps, and a worker keeps every call the root keeps: the two disagree.
     std::fprintf(stderr, "maprect: rank %d was asked to sweep deferred call %d back, which it does not keep; "
@@ -64,18 +63,22 @@ class reverse_command {
   void answers();
   /// Adjoints a job returns: its var parameters', shared ones first.
   int per_job() const { return header_.n_shared + header_.n_job; }
-  /// The outputs of jobs [begin, end) of the call.
-  long long outputs(int begin, int end) const {
+  /// Jobs this rank keeps.
+  int kept() const { return static_cast<int>(call_->jobs.size()); }
+  /// The outputs of the jobs this rank keeps.
+  long long kept_outputs() const {
     long long n = 0;
-    for (int j = begin; j < end; ++j) n += root_ ? call_->counts[j] : call_->jobs[j - begin].count;
+    for (const deferred_job& job : call_->jobs) n += job.count;
     return n;
   }
+  /// The root: rank r's kept jobs, by index, in the order it keeps them (ascending).
+  const int* ran_by(int r) const { return call_->ran_jobs.data() + call_->ran_first[r]; }
+  int ran_count(int r) const { return call_->ran_first[r + 1] - call_->ran_first[r]; }
 
   cluster_state& s_;
   bool root_ = false;
   wire::request header_;
   deferred_call* call_;  ///< this rank's kept jobs of the call
-  chunk_plan plan_;
   std::vector<double> seeds_;    ///< the outputs' adjoints: the root's for every job, a worker's for its own
   std::vector<double> answer_;   ///< status, then per job its parameters' adjoints: the root's for every rank
   rank_layout answers_;          ///< the root: each rank's part of answer_
@@ -94,41 +97,48 @@ void reverse_command::request() {
 void reverse_command::seeds() {
   const endpoint e = s_.ends();
   if (!root_) {
-    const int mine = static_cast<int>(outputs(plan_.first(s_.rank), plan_.first(s_.rank + 1)));
+    const int mine = static_cast<int>(kept_outputs());
     seeds_.resize(static_cast<std::size_t>(mine));
     post_parameters(e, collective{}, nullptr, {}, seeds_.data(), mine);
     return;
   }
+  // Where each job's outputs start among the caller's, and each rank's seeds in the order it keeps its jobs.
+  std::vector<long long> output_at(static_cast<std::size_t>(call_->n_jobs) + 1, 0);
+  for (int j = 0; j < call_->n_jobs; ++j) output_at[j + 1] = output_at[j] + call_->counts[j];
   rank_layout layout;
   layout.counts.assign(static_cast<std::size_t>(s_.size), 0);
   layout.displs.assign(static_cast<std::size_t>(s_.size), 0);
+  seeds_.resize(static_cast<std::size_t>(output_at.back()));
+  std::size_t at = 0;
   for (int r = 0; r < s_.size; ++r) {
-    layout.displs[r] = r == 0 ? 0 : layout.displs[r - 1] + layout.counts[r - 1];
-    layout.counts[r] = static_cast<int>(outputs(plan_.first(r), plan_.first(r + 1)));
+    layout.displs[r] = static_cast<int>(at);
+    for (int i = 0; i < ran_count(r); ++i) {
+      const int j = ran_by(r)[i];
+      for (long long k = output_at[j]; k < output_at[j + 1]; ++k) seeds_[at++] = call_->caller_outputs[k].adj_;
+    }
+    layout.counts[r] = static_cast<int>(at) - layout.displs[r];
   }
-  const int total = layout.displs[s_.size - 1] + layout.counts[s_.size - 1];
-  seeds_.resize(static_cast<std::size_t>(total));
-  for (int i = 0; i < total; ++i) seeds_[static_cast<std::size_t>(i)] = call_->caller_outputs[i].adj_;
   post_parameters(e, collective{}, seeds_.data(), layout, nullptr, 0);
-  s_.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(total - layout.counts[0]);
+  s_.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(at - layout.counts[0]);
 }
 
 void reverse_command::sweep() {
-  const int first = plan_.first(s_.rank), n = plan_.jobs(s_.rank);
+  const int n = kept();
   const int failed = sweep_kept_jobs(*call_, seeds_.data(), s_.team.get(), error_);
   std::vector<double>& out = root_ ? answer_ : seeds_;  // a worker's seeds are spent: its answer reuses them
   if (!root_) {
     out.assign(static_cast<std::size_t>(answer_head + n * per_job()), 0.0);
   } else {
-    answers_.assign(plan_, per_job());
+    answers_.counts.assign(static_cast<std::size_t>(s_.size), 0);
+    answers_.displs.assign(static_cast<std::size_t>(s_.size), 0);
     for (int r = 0; r < s_.size; ++r) {
-      answers_.displs[r] += answer_head * r;
-      answers_.counts[r] += answer_head;
+      answers_.displs[r] = r == 0 ? 0 : answers_.displs[r - 1] + answers_.counts[r - 1];
+      answers_.counts[r] = answer_head + ran_count(r) * per_job();
     }
     out.assign(static_cast<std::size_t>(answers_.displs[s_.size - 1] + answers_.counts[s_.size - 1]), 0.0);
   }
   out[0] = static_cast<double>(failed < 0 ? wire::status::ok : wire::status::failed);
-  out[1] = failed < 0 ? -1 : first + failed;
+  out[1] = failed < 0 ? -1 : call_->job_index[static_cast<std::size_t>(failed)];
   for (int j = 0; failed < 0 && j < n; ++j)
     for (int i = 0; i < per_job(); ++i)
       out[static_cast<std::size_t>(answer_head + j * per_job() + i)] = call_->jobs[j].params[i].adj_;
@@ -152,21 +162,28 @@ void reverse_command::answers() {
 }
 
 void reverse_command::finish() {
-  // The root's jobs come first, then each worker's in rank order: the first failure in rank order is the lowest.
-  if (answer_[0] != 0) throw_job_error(error_, static_cast<int>(answer_[1]), 0);
-  for (int r = 1; r < s_.size; ++r) {
-    const double* head = answer_.data() + answers_.displs[r];
-    if (head[0] != 0) throw_remote_error(s_, r, static_cast<int>(head[1]));
-  }
-  const int S = call_->n_shared_var, P = call_->n_job_var, M = per_job();
-  vari* const* shared = call_->caller_shared.data();
+  // Each rank keeps its jobs in ascending order and reports its first failure: the lowest of those wins.
+  int failing_rank = -1, failing_job = -1;
   for (int r = 0; r < s_.size; ++r) {
-    const double* adjoints = answer_.data() + answers_.displs[r] + answer_head;
-    for (int j = plan_.first(r); j < plan_.first(r + 1); ++j, adjoints += M) {
-      for (int i = 0; i < S; ++i) shared[i]->adj_ += adjoints[i];
-      vari* const* own = call_->caller_job_params.data() + static_cast<std::size_t>(j) * P;
-      for (int p = 0; p < P; ++p) own[p]->adj_ += adjoints[S + p];
+    const double* head = answer_.data() + answers_.displs[r];
+    if (head[0] != 0 && (failing_rank < 0 || head[1] < failing_job)) {
+      failing_rank = r;
+      failing_job = static_cast<int>(head[1]);
     }
+  }
+  if (failing_rank == 0) throw_job_error(error_, failing_job, 0);
+  if (failing_rank > 0) throw_remote_error(s_, failing_rank, failing_job);
+  const int S = call_->n_shared_var, P = call_->n_job_var, M = per_job();
+  std::vector<const double*> adjoints_of(static_cast<std::size_t>(call_->n_jobs), nullptr);
+  for (int r = 0; r < s_.size; ++r)
+    for (int i = 0; i < ran_count(r); ++i)
+      adjoints_of[ran_by(r)[i]] = answer_.data() + answers_.displs[r] + answer_head + i * M;
+  vari* const* shared = call_->caller_shared.data();
+  for (int j = 0; j < call_->n_jobs; ++j) {  // in job order, as in process
+    const double* adjoints = adjoints_of[j];
+    for (int i = 0; i < S; ++i) shared[i]->adj_ += adjoints[i];
+    vari* const* own = call_->caller_job_params.data() + static_cast<std::size_t>(j) * P;
+    for (int p = 0; p < P; ++p) own[p]->adj_ += adjoints[S + p];
   }
 }
 

@@ -270,6 +270,12 @@ steady_outcome steady_call(cluster_state& s, root_site& site, const call_request
 call_result deferred_forward(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
                              int root_jobs, bool rows_follow, deferred_call& keep);
 
+/// The forward pass of a deferred call by claims by message (deferred_claims.cpp), its rows held and its sizes
+/// those of the site's last deferred call: the first failure thrown; false when an output count differs (the
+/// call runs again by the static split), else true with one value per output in `result`.
+bool deferred_forward_claimed(cluster_state& s, root_site& site, const call_request& req, deferred_call& keep,
+                              call_result& result);
+
 /// Numbers the deferred call `keep` (its remote_id) as the next the root sends, and returns how many older
 /// ones the root still keeps: the workers drop what they keep of the rest.
 int kept_calls_back(cluster_state& s, deferred_call& keep);

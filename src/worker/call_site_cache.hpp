@@ -28,6 +28,7 @@ struct worker_site {
   std::vector<double> job_params;                 ///< job parameters of this rank (P x n_jobs)
   block_buffer out;                        ///< status + blocks
   std::vector<int> run_counts;             ///< outputs per local job, this call
+  std::vector<int> deferred_counts;        ///< outputs per local job of its last deferred call by the static split
 
   /// The x_r rows of this rank's own jobs, the first job's first.
   const std::vector<double>* own_x_r() const { return x_r.data() + (job_begin - rows_first); }

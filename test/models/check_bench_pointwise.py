@@ -32,8 +32,9 @@ def check_bytes(G, K, r):
                      f"{eager} bytes")
     else:
         deferred = (K + m) * 8
-        # Each worker's report heads (status, failing job: 2 ints forward, 2 doubles back) come too.
-        heads = (8 + 16) * (ranks - 1)
+        # Each worker's report heads come too: status and failing job back, 2 doubles; forward 2 ints, or by
+        # claims the five doubles of its result's head (the sizes are the last call's: no counts come).
+        heads = (40 + 16) * (ranks - 1)
         if not remote_jobs * deferred <= r["bytes_received"] <= remote_jobs * (deferred + 4) + heads:
             sys.exit(f"FAIL: {G}x{K} {r['backend']}: received {r['bytes_received']} bytes for {remote_jobs} jobs "
                      f"of {deferred} bytes")

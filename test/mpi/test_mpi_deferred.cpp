@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "map_rect/deferred_problem.hpp"
@@ -22,12 +24,32 @@ using test::reverse_mode_scope;
 using test::weight;
 using test::wide_problem;
 
+namespace maprect::test {
+
+/// x_i[0] outputs, one more where the second shared parameter is over 1: the same rows give other counts.
+struct counts_by_value_job {
+  template <class T1, class T2>
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
+                                                                     const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+                                                                     const std::vector<double>&,
+                                                                     const std::vector<int>& x_i, std::ostream*) const {
+    const int K = x_i[0] + (value_of(phi(1)) > 1 ? 1 : 0);
+    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(K);
+    for (int k = 0; k < K; ++k) out(k) = phi(0) * theta(0) * (k + 1.0) + phi(1);
+    return out;
+  }
+};
+
+}  // namespace maprect::test
+
 MAPRECT_REGISTER(500, maprect::test::wide_job);
+MAPRECT_REGISTER(507, maprect::test::counts_by_value_job);
 MAPRECT_REGISTER(501, maprect::test::wide_job);
 MAPRECT_REGISTER(502, maprect::test::ragged_outputs_job);
 MAPRECT_REGISTER(503, maprect::test::reverse_throwing_job);
 MAPRECT_REGISTER(504, maprect::test::throwing_job);
 MAPRECT_REGISTER(505, maprect::test::wide_job);
+MAPRECT_REGISTER(506, maprect::test::wide_job);
 
 namespace {
 
@@ -55,6 +77,19 @@ std::vector<double> evaluate(const wide_problem& p, const char* mode) {
       for (Eigen::Index q = 0; q < t.size(); ++q) out.push_back(t(q).adj());
   recover_memory();
   return out;
+}
+
+/// The rank MAPRECT_TEST_HOLD_RANK holds after its first batch until another rank claimed some of its jobs, or
+/// -1.
+int held_rank() {
+  const char* v = std::getenv("MAPRECT_TEST_HOLD_RANK");
+  return v != nullptr && v[0] != '\0' ? std::atoi(v) : -1;
+}
+
+/// Whether the cluster's calls may go by claims (MAPRECT_BALANCE=auto, the default).
+bool claims_on() {
+  const char* v = std::getenv("MAPRECT_BALANCE");
+  return test::the_cluster->size() > 1 && (v == nullptr || v[0] == '\0' || std::strcmp(v, "auto") == 0);
 }
 
 bool all_bit_equal(const std::vector<double>& a, const std::vector<double>& b) {
@@ -111,6 +146,53 @@ TEST_CASE("auto over the cluster: call after call, the modes and the bits of the
   CHECK(detail::kept_tapes_of_thread().live_calls == 0);
 }
 
+TEST_CASE("deferred over the cluster by claims: each job swept where it ran, with the bits of in process") {
+  const int J = 24, R = test::the_cluster->size(), held = held_rank();
+  const wide_problem p(std::vector<int>(J, 6), 5);
+  const auto serial = test::in_process([&] { return evaluate<506, test::wide_job>(p, "deferred"); });
+  for (int call = 0; call < 4; ++call) {
+    INFO("call " << call << ", ranks " << R << ", held rank " << held);
+    CHECK(all_bit_equal(evaluate<506, test::wide_job>(p, "deferred"), serial));
+    const detail::balance_report b = detail::last_call_balance();
+    if (call == 0 || !claims_on()) {  // the first call reports the sizes that claims need
+      CHECK(b.runners.empty());
+      continue;
+    }
+    REQUIRE(b.runners.size() == static_cast<std::size_t>(J));
+    REQUIRE(b.ends.size() == static_cast<std::size_t>(R));
+    // Each rank keeps the jobs it reports: its own chunk's front, and those it took from others.
+    const int root_jobs = test::the_cluster->last_call_profile().root_jobs;
+    const auto first = [&](int r) { return r == 0 ? 0 : root_jobs + (J - root_jobs) * (r - 1) / (R - 1); };
+    for (int r = 0; r < R; ++r) {
+      INFO("rank " << r);
+      const int kept = static_cast<int>(std::count(b.runners.begin(), b.runners.end(), r));
+      CHECK(kept == b.ends[r] + b.taken[r]);
+      for (int j = first(r); j < first(r) + b.ends[r]; ++j) CHECK(b.runners[j] == r);
+    }
+    if (held >= 0) {  // the held rank's jobs that it did not start ran elsewhere
+      const int chunk_end = held + 1 == R ? J : first(held + 1);
+      CHECK(first(held) + b.ends[held] < chunk_end);
+      for (int j = first(held) + b.ends[held]; j < chunk_end; ++j) CHECK(b.runners[j] != held);
+    }
+  }
+}
+
+TEST_CASE("deferred over the cluster by claims: output counts that change run the call again by the split") {
+  wide_problem p(std::vector<int>(16, 3), 2);
+  // A call with its site's last counts goes by claims; the first, and each that changes the counts, runs
+  // again by the static split, which reports them.
+  const std::vector<double> phi1{0.5, 0.5, 2.0, 2.0, 0.5, 0.5};
+  const std::vector<bool> by_claims{false, true, false, true, false, true};
+  for (std::size_t i = 0; i < phi1.size(); ++i) {
+    INFO("call " << i << ", phi1 " << phi1[i]);
+    p.phi(1) = phi1[i];
+    const auto serial = test::in_process([&] { return evaluate<507, test::counts_by_value_job>(p, "deferred"); });
+    CHECK(serial.size() == static_cast<std::size_t>(16 * (phi1[i] > 1 ? 4 : 3) + 2 + 16 * 2));
+    CHECK(all_bit_equal(evaluate<507, test::counts_by_value_job>(p, "deferred"), serial));
+    CHECK(detail::last_call_balance().runners.size() == (claims_on() && by_claims[i] ? 16u : 0u));
+  }
+}
+
 TEST_CASE("deferred over the cluster: one kind of parameters var, and rows changed in place") {
   wide_problem p(std::vector<int>(11, 4), 3);
   auto serial_vd = test::in_process([&] { return evaluate<501, test::wide_job, var, double>(p, "deferred"); });
@@ -162,7 +244,11 @@ TEST_CASE("deferred over the cluster: a reverse pass that throws names the job a
       const std::string what = e.what();
       CHECK(what.find("job " + std::to_string(failing)) != std::string::npos);
       CHECK(what.find("reverse of a job failed") != std::string::npos);
-      const int owner = test::the_cluster->size() == 1 ? 0 : test::the_cluster->size() - 1;
+      // The job's tape stays where it ran: by claims, the rank the call reports.
+      const detail::balance_report b = detail::last_call_balance();
+      const int owner = test::the_cluster->size() == 1 ? 0
+                        : b.runners.empty()          ? test::the_cluster->size() - 1
+                                                     : b.runners[failing];
       CHECK(test::names_rank_or_root(what, owner, test::the_cluster->size()));
     }
     recover_memory();  // the failing call's node stays on a tape until it is recovered

@@ -76,12 +76,14 @@ void run_deferred_jobs(const Jobs& in, tape& t, deferred_job* records, int& curs
 }
 
 /// The forward pass of one deferred call on a team: each team thread runs the jobs it claims on its own kept
-/// tape of the call; their messages are kept apart, by job, as team_call keeps them.
+/// tape of the call; their messages are kept apart, by job, as team_call keeps them. The jobs' records are the
+/// last in.n_jobs() of call.jobs.
 template <class F, param_kinds Kinds, class Jobs>
 class deferred_team_forward {
  public:
   deferred_team_forward(const Jobs& in, deferred_call& call, team_call_buffers& buffers)
-      : in_(in), call_(call), buffers_(buffers) {}
+      : in_(in), call_(call), buffers_(buffers),
+        records_(call.jobs.data() + (call.jobs.size() - static_cast<std::size_t>(in.n_jobs()))) {}
 
   /// Runs every job on the team; returns the lowest failing job, or INT_MAX when none failed.
   int run(thread_team& team) {
@@ -106,7 +108,7 @@ class deferred_team_forward {
     int cursor = 0;
     try {
       run_deferred_jobs<F, Kinds>(range, *me.call_.tapes[static_cast<std::size_t>(thread)],
-                                  me.call_.jobs.data() + begin, cursor, done);
+                                  me.records_ + begin, cursor, done);
     } catch (...) {
       record_team_failure(share.failed_job, share.error, me.lowest_, begin + cursor);
     }
@@ -115,6 +117,7 @@ class deferred_team_forward {
   const Jobs& in_;
   deferred_call& call_;
   team_call_buffers& buffers_;
+  deferred_job* records_;
   std::atomic<int> lowest_{INT_MAX};
 };
 
@@ -142,14 +145,15 @@ void run_deferred_forward(const Jobs& in, deferred_call& call, thread_team* team
 template <class F, param_kinds Kinds>
 int run_kept_chunk(const chunk_input& in, deferred_call& call, thread_team* team, job_error& error) {
   const packed_jobs jobs(in);
-  call.jobs.assign(static_cast<std::size_t>(in.n_jobs), deferred_job{});
+  const std::size_t first = call.jobs.size();
+  call.jobs.resize(first + static_cast<std::size_t>(in.n_jobs), deferred_job{});
   call.reserve_tapes(team != nullptr ? team->size() : 1);
   call.n_shared_var = shared_is_var(Kinds) ? in.n_shared : 0;
   call.n_job_var = job_is_var(Kinds) ? in.n_job_params : 0;
   if (team == nullptr) {
     int cursor = 0;
     try {
-      run_deferred_jobs<F, Kinds>(jobs, *call.tapes[0], call.jobs.data(), cursor, [](int) {});
+      run_deferred_jobs<F, Kinds>(jobs, *call.tapes[0], call.jobs.data() + first, cursor, [](int) {});
     } catch (...) {
       error = current_job_error();
       return cursor;

@@ -67,6 +67,9 @@ struct deferred_call {
   int n_jobs = 0;                            ///< J, every rank's jobs (0: a call in process)
   int root_jobs = 0;                         ///< the root's share of the chunk plan the jobs ran by
   std::vector<int> counts;                   ///< outputs per job, J of them
+  std::vector<int> job_index;                ///< the call's index of each of jobs (claims: any rank's)
+  std::vector<int> ran_first;                ///< the root: where rank r's kept jobs start in ran_jobs (ranks + 1)
+  std::vector<int> ran_jobs;                 ///< the root: every rank's kept jobs' indices, in the order it keeps them
 
   /// Makes room for `threads` kept tapes; new ones are made once and reused.
   void reserve_tapes(int threads) {
@@ -82,6 +85,9 @@ struct deferred_call {
     }
     jobs.clear();
     counts.clear();
+    job_index.clear();
+    ran_first.clear();
+    ran_jobs.clear();
     n_jobs = 0;
     remote_id = 0;
     cluster = 0;

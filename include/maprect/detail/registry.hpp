@@ -25,7 +25,8 @@ inline std::string kind_name(functor_kind k) {
 struct deferred_call;
 
 /// Runs a chunk's jobs forward onto the kept tapes of `call` (a deferred call over a cluster), on `team` or,
-/// when it is null, this thread; returns the chunk's lowest failing job, its error in `error`, or -1.
+/// when it is null, this thread, their records behind those of call.jobs; returns the chunk's lowest failing
+/// job, its error in `error`, or -1.
 using kept_chunk_runner = int (*)(const chunk_input& in, deferred_call& call, thread_team* team, job_error& error);
 
 /// The kept chunk runner of functor F for one combination of var parameter kinds (deferred_forward.hpp).
