@@ -5,7 +5,8 @@
 # each, so that the drift of a shared machine falls on all of them alike; the figures are medians over rounds.
 # One row per (label, size, C, np): predicted and measured us per gradient and their ratio, eager (claims us,
 # as MAPRECT_BALANCE=auto runs it; in process at one rank) and deferred (MAPRECT_REVERSE=deferred, and auto's
-# backend, which runs deferred where auto chooses it).
+# backend, which runs deferred where auto chooses it): its prediction under MAPRECT_BALANCE=auto, the default
+# (by claims where they pay), and its static split's under MAPRECT_BALANCE=static.
 # Printed, not asserted: timings on a shared machine are no test (docs/cost-model.md).
 #
 #   scripts/plan-deferred.sh                     np 1-3 on this host, shared memory
@@ -51,16 +52,20 @@ for round in $(seq "$ROUNDS"); do
 done
 
 python3 - "$WORK" "$LABEL" "$SIZES" "$COVS" "$NPS" "$ROUNDS" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 work, label, sizes, covs, nps, rounds = sys.argv[1:]
 rounds = int(rounds)
-print(f"{'label':6} {'GxK':9} {'C':>3} {'np':>2} {'auto':>8} | {'eager pred':>10} {'meas':>10} {'ratio':>6} | "
-      f"{'def pred':>9} {'meas':>9} {'ratio':>6} {'min':>5} {'max':>5} | {'auto meas':>9} {'ratio':>6} | "
+# Under MAPRECT_BALANCE=auto a deferred call claims where claims pay, else runs the static split, as it
+# always does under static.
+static = os.environ.get("MAPRECT_BALANCE") in ("static", "even")
+deferred_key = "us_per_gradient" if static else "us_per_gradient_auto"
+print(f"{'label':6} {'GxK':9} {'C':>3} {'np':>2} {'auto':>8} {'split':>12} | {'eager pred':>10} {'meas':>10} "
+      f"{'ratio':>6} | {'def pred':>9} {'meas':>9} {'ratio':>6} {'min':>5} {'max':>5} | {'auto meas':>9} {'ratio':>6} | "
       f"{'def/eag meas':>12}")
 for size in sizes.split():
     for c in covs.split():
         for np_ in map(int, nps.split()):
-            eager_p, eager_m, def_p, def_m, auto_m, ratios, auto = [], [], [], [], [], [], set()
+            eager_p, eager_m, def_p, def_m, auto_m, ratios, auto, split = [], [], [], [], [], [], set(), set()
             for r in range(1, rounds + 1):
                 base = f"{work}/{size}-c{c}-np{np_}-r{r}"
                 plan = json.load(open(base + "-plan.json"))
@@ -68,18 +73,19 @@ for size in sizes.split():
                 row = next(x for x in plan["predictions"] if x["ranks"] == np_)
                 drow = next(x for x in plan["reverse"]["predictions"] if x["ranks"] == np_)
                 auto.add(plan["reverse"]["auto"])
+                split.add("claims" if drow.get("claims") and not static else "static")
                 where = "cluster" if np_ > 1 else "in_process"
                 rec = {x["backend"]: x["median_us"] for x in bench["records"]}
                 eager_p.append(row["us_per_gradient_claims"])
                 eager_m.append(rec[where])
-                def_p.append(drow["us_per_gradient"])
+                def_p.append(drow[deferred_key])
                 def_m.append(rec[where + "_deferred"])
                 auto_m.append(rec[where + "_auto"])
-                ratios.append(drow["us_per_gradient"] / rec[where + "_deferred"])
+                ratios.append(drow[deferred_key] / rec[where + "_deferred"])
             med = statistics.median
             ep, em, dp, dm, am = med(eager_p), med(eager_m), med(def_p), med(def_m), med(auto_m)
-            print(f"{label:6} {size:9} {c:>3} {np_:>2} {'/'.join(sorted(auto)):>8} | {ep:10.1f} {em:10.1f} "
-                  f"{ep / em:6.2f} | {dp:9.1f} {dm:9.1f} {dp / dm:6.2f} {min(ratios):5.2f} {max(ratios):5.2f} | "
+            print(f"{label:6} {size:9} {c:>3} {np_:>2} {'/'.join(sorted(auto)):>8} {'/'.join(sorted(split)):>12} | "
+                  f"{ep:10.1f} {em:10.1f} {ep / em:6.2f} | {dp:9.1f} {dm:9.1f} {dp / dm:6.2f} {min(ratios):5.2f} {max(ratios):5.2f} | "
                   f"{am:9.1f} {dp / am:6.2f} | {dm / em:12.3f}")
 print("(medians over rounds; ratio: prediction / measurement of the medians; min, max: of the rounds' own ratios;"
       "\n eager: plan's claims us against bench's cluster, in process at np 1; deferred: MAPRECT_REVERSE=deferred;"

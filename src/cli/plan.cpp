@@ -176,21 +176,24 @@ void print_reverse(const plan::cost_inputs& in, const std::vector<plan::predicti
   std::printf("\nreverse mode: MAPRECT_REVERSE=auto runs this site %s (per job eager moves K(M+1) = %lld doubles, "
               "deferred 2K+M = %lld)\n",
               plan::reverse_name(plan::auto_runs_deferred(in)), eager_doubles, deferred_doubles);
-  std::printf("%6s %3s %10s %10s %12s %8s %9s | %9s %11s %11s %11s %9s\n", "ranks", "T", "eager us", "claims us",
-              "deferred us", "def/eag", "faster", "root us", "fwd msg us", "rev msg us", "forward us", "sweep us");
+  std::printf("%6s %3s %10s %10s %12s %7s %10s %10s %8s %9s | %9s %11s %11s %11s %9s\n", "ranks", "T", "eager us",
+              "claims us", "deferred us", "split", "def static", "def claims", "def/eag", "faster", "root us",
+              "fwd msg us", "rev msg us", "forward us", "sweep us");
   for (std::size_t i = 0; i < eager.size(); ++i) {
     const plan::prediction& e = eager[i];
     const plan::deferred_prediction& d = deferred[i];
-    std::printf("%5d%s %3d %10.1f %10.1f %12.1f %8.2f %9s | %9.1f %11.1f %11.1f %11.1f %9.1f\n", e.ranks,
-                e.ranks == measured_ranks ? "*" : " ", e.threads, 1e6 * e.total_s, 1e6 * e.total_claims_s,
-                1e6 * d.total_s, d.total_s / e.total_claims_s,
-                plan::reverse_name(d.total_s < std::min(e.total_s, e.total_claims_s)), 1e6 * d.root_s,
-                1e6 * d.forward_messages_s, 1e6 * d.reverse_messages_s, 1e6 * d.compute_forward_s,
-                1e6 * d.compute_sweep_s);
+    const bool c = d.claims;
+    std::printf("%5d%s %3d %10.1f %10.1f %12.1f %7s %10.1f %10.1f %8.2f %9s | %9.1f %11.1f %11.1f %11.1f %9.1f\n",
+                e.ranks, e.ranks == measured_ranks ? "*" : " ", e.threads, 1e6 * e.total_s, 1e6 * e.total_claims_s,
+                1e6 * d.total_auto_s, c ? "claims" : "static", 1e6 * d.total_s, 1e6 * d.total_claims_s,
+                d.total_auto_s / e.total_claims_s, plan::reverse_name(d.total_auto_s < e.total_claims_s),
+                1e6 * d.root_s, 1e6 * (c ? d.forward_claims_messages_s : d.forward_messages_s),
+                1e6 * d.reverse_messages_s, 1e6 * (c ? d.compute_forward_claims_s : d.compute_forward_s),
+                1e6 * (c ? d.compute_sweep_claims_s : d.compute_sweep_s));
   }
-  std::printf("(eager us, claims us: eager as us/gradient and claims us above; deferred us: "
-              "MAPRECT_REVERSE=deferred,\n the static split, flat collectives, one more round trip; def/eag: deferred "
-              "over claims us)\n");
+  std::printf("(eager us, claims us: eager as us/gradient and claims us above; deferred us: MAPRECT_REVERSE=deferred\n"
+              " under MAPRECT_BALANCE=auto, by claims where they pay (split), else by the static split; def static,\n"
+              " def claims: each way; def/eag: deferred us over claims us; the terms: as auto runs it)\n");
 }
 
 json link_json(const plan::link_figures& l, const std::string& source) {
@@ -246,7 +249,12 @@ json reverse_json(const site_figures& f, const plan::cost_inputs& in,
   json out = json::array();
   for (const auto& p : rows)
     out.push_back({{"ranks", p.ranks}, {"threads", p.threads}, {"hosts", p.hosts},
-                   {"us_per_gradient", 1e6 * p.total_s}, {"root_us", 1e6 * p.root_s},
+                   {"us_per_gradient", 1e6 * p.total_s}, {"us_per_gradient_claims", 1e6 * p.total_claims_s},
+                   {"us_per_gradient_auto", 1e6 * p.total_auto_s}, {"claims", p.claims},
+                   {"root_us", 1e6 * p.root_s}, {"forward_claims_messages_us", 1e6 * p.forward_claims_messages_s},
+                   {"termination_us", 1e6 * p.termination_s},
+                   {"compute_forward_claims_us", 1e6 * p.compute_forward_claims_s},
+                   {"compute_sweep_claims_us", 1e6 * p.compute_sweep_claims_s},
                    {"forward_messages_us", 1e6 * p.forward_messages_s},
                    {"reverse_messages_us", 1e6 * p.reverse_messages_s}, {"messages_us", 1e6 * p.messages_s},
                    {"compute_forward_us", 1e6 * p.compute_forward_s}, {"compute_sweep_us", 1e6 * p.compute_sweep_s},

@@ -56,6 +56,7 @@ struct root_site {
   /// worker keeps its chunk's): the sizes a deferred call by claims expects. Empty: its next goes static.
   std::vector<int> deferred_counts;
   chunk_plan deferred_plan;
+  double deferred_forward_s = 0;  ///< wall seconds of the site's last deferred forward pass
 };
 
 /// Claims by message: the rows of the root's own jobs of one job_data that each worker holds, having

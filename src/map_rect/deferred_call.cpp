@@ -1,7 +1,9 @@
 // The root's backend of a deferred call over the cluster: whether the workers hold current rows, and the
 // forward pass (first_call.cpp's steps, on kept tapes). Its reverse pass is reverse_call.cpp's command.
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <maprect/detail/reverse_mode.hpp>
 #include <string>
 
 #include "src/map_rect/root_steps.hpp"
@@ -20,14 +22,23 @@ bool rows_current(cluster_state& s, const root_site& site, const call_request& r
   return workers_data_current(s, site, req, checked_rows);
 }
 
+/// Whether the site's deferred calls last long enough for claims by message to pay (deferred_claims_pay);
+/// always under a test's pin (MAPRECT_TEST_HOLD_RANK), whose claims must happen.
+bool claims_pay(const cluster_state& s, const root_site& site) {
+  double farthest = 0;
+  for (int r = 1; r < s.size && r < static_cast<int>(s.ranks.size()); ++r)
+    farthest = std::max(farthest, s.ranks[r].round_trip);
+  return s.settings.test_held_rank >= 0 || deferred_claims_pay(site.deferred_forward_s, farthest);
+}
+
 /// Whether deferred call `req` goes by claims by message: under MAPRECT_BALANCE=auto, with the site's rows held
-/// by the workers (`current`) under the plan and the sizes of its last deferred call.
+/// by the workers (`current`) under the plan and the sizes of its last deferred call, when claims pay.
 bool deferred_claims_apply(const cluster_state& s, const root_site& site, const call_request& req, bool current) {
   const chunk_plan& p = site.plan;
   const chunk_plan& last = site.deferred_plan;
   return s.settings.balance == balance_mode::automatic && s.size > 1 && current && site.next_root_jobs < 0 &&
          static_cast<int>(site.deferred_counts.size()) == req.n_jobs && p.n_jobs == last.n_jobs &&
-         p.ranks == last.ranks && p.root_jobs == last.root_jobs;
+         p.ranks == last.ranks && p.root_jobs == last.root_jobs && claims_pay(s, site);
 }
 
 }  // namespace
@@ -54,10 +65,12 @@ call_result root_deferred_call(const call_request& req, deferred_call& keep) {
   keep.kinds = static_cast<int>(req.kinds);
   const bool rows_follow = !current || site.next_root_jobs >= 0;
   const bool claims = deferred_claims_apply(s, site, req, current);
+  const auto start = std::chrono::steady_clock::now();
   return run_root_call(s, req, [&] {
     call_result result;
     if (claims && deferred_forward_claimed(s, site, req, keep, result)) {
       s.root.last_profile.root_jobs = keep.root_jobs;
+      site.deferred_forward_s = seconds_since(start);
       return result;
     }
     if (claims) {  // an output count changed: what ran is dropped, and the call runs by the static split
@@ -66,6 +79,7 @@ call_result root_deferred_call(const call_request& req, deferred_call& keep) {
     }
     result = deferred_forward(s, site, req, row_real, row_int, root_jobs, rows_follow, keep);
     s.root.last_profile.root_jobs = keep.root_jobs;
+    site.deferred_forward_s = seconds_since(start);
     return result;
   });
 }

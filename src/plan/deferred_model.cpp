@@ -47,6 +47,22 @@ double forward_messages(const cost_inputs& in, int ranks) {
          collective_seconds(in, ranks, deferred_values_bytes_per_job(in), gather_kind::flat);
 }
 
+/// By claims the values come with each rank's result: no output counts, no go-ahead.
+double forward_claims_messages(const cost_inputs& in, int ranks) {
+  if (ranks == 1) return 0;
+  const double request = broadcast_seconds(in, ranks, in.request_bytes + bytes_per_double * in.shared_params);
+  return request + scatter_after_request(in, ranks, scatter_bytes_per_job(in)) +
+         collective_seconds(in, ranks, deferred_values_bytes_per_job(in), gather_kind::flat);
+}
+
+/// The end of a deferred call's claims, by message on any host: the last rank out of work asks the root once
+/// more and hears "none" (a round trip of the farthest link), and the root takes every worker's result.
+double message_termination(const cost_inputs& in, int ranks, int hosts) {
+  if (ranks == 1) return 0;
+  const link_figures& l = hosts > 1 ? in.remote : in.local;
+  return 2 * l.alpha_s + (ranks - 1) * l.overhead_s;
+}
+
 double reverse_messages(const cost_inputs& in, int ranks) {
   if (ranks == 1) return 0;
   return broadcast_seconds(in, ranks, in.request_bytes) +
@@ -99,6 +115,16 @@ deferred_prediction predict_deferred(const cost_inputs& in, const deferred_input
   p.reverse_messages_s = reverse_messages(in, ranks);
   p.messages_s = p.forward_messages_s + p.reverse_messages_s;
   p.total_s = p.root_s + p.messages_s + p.compute_forward_s + p.compute_sweep_s;
+  // A rank sweeps the jobs it ran: with sweeps in proportion to the forward passes, the claims divide them alike.
+  p.compute_forward_claims_s = forward.compute_claims_s;
+  p.compute_sweep_claims_s = sweep.compute_claims_s;
+  p.forward_claims_messages_s = forward_claims_messages(in, ranks);
+  p.termination_s = message_termination(in, ranks, forward.hosts);
+  p.total_claims_s = p.root_s + p.forward_claims_messages_s + p.reverse_messages_s + p.termination_s +
+                     p.compute_forward_claims_s + p.compute_sweep_claims_s;
+  const double round_trip = 2 * (forward.hosts > 1 ? in.remote : in.local).alpha_s;
+  p.claims = ranks > 1 && detail::deferred_claims_pay(p.forward_messages_s + p.compute_forward_s, round_trip);
+  p.total_auto_s = p.claims ? p.total_claims_s : p.total_s;
   return p;
 }
 

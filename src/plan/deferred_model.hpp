@@ -27,7 +27,18 @@ struct deferred_prediction {
   double forward_messages_s = 0;  ///< request, job parameters out, output counts and go-ahead, K values back
   double reverse_messages_s = 0;  ///< the reverse request, K adjoints out, M parameters' adjoints back
   double messages_s = 0;          ///< forward + reverse messages
-  double total_s = 0;             ///< root + messages + both computes
+  double total_s = 0;             ///< root + messages + both computes: the static split (MAPRECT_BALANCE=static)
+  double compute_forward_claims_s = 0;   ///< the forward passes under the claims engine's schedule
+  double compute_sweep_claims_s = 0;     ///< the sweeps, each where its job ran: the same schedule of the sweeps
+  double forward_claims_messages_s = 0;  ///< by claims: request, job parameters out, K values back
+  double termination_s = 0;              ///< by claims: the last empty ask, every rank's result
+  /// root + forward messages by claims + reverse messages + termination + both computes by claims: a
+  /// deferred call under MAPRECT_BALANCE=auto, whose claims go by message even on one host.
+  double total_claims_s = 0;
+  /// Whether MAPRECT_BALANCE=auto runs it by claims: its forward pass by the split lasts long enough
+  /// (detail::deferred_claims_pay, on a round trip of the farthest link).
+  bool claims = false;
+  double total_auto_s = 0;  ///< total_claims_s where claims, else total_s: MAPRECT_BALANCE=auto
 };
 
 /// Throws std::invalid_argument naming the first field of `d` below zero (or NaN).
@@ -49,7 +60,9 @@ const char* reverse_name(bool deferred);
 /// The predicted time per deferred gradient at `ranks` x `threads`: the forward command (the eager call's
 /// request and scatter, a gather of output counts, a go-ahead broadcast, a gather of K values per job), the
 /// reverse command (a request, K adjoints per job out, M back), every collective flat as the runtime runs a
-/// deferred call's, the jobs' forward passes and sweeps each under the static split, and the root's work.
+/// deferred call's, the jobs' forward passes and sweeps each under the static split, and the root's work; and
+/// the same by claims (total_claims_s): the claims engine's schedule of the forward passes and of the sweeps,
+/// its termination by message, and the values coming with the claims' results (no counts, no go-ahead).
 /// Throws std::invalid_argument for bad inputs, ranks < 1 or threads < 1.
 deferred_prediction predict_deferred(const cost_inputs& in, const deferred_inputs& d, int ranks, int threads);
 

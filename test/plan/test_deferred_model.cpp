@@ -92,6 +92,41 @@ TEST_CASE("deferred model: both commands' collectives by hand at two ranks of on
   CHECK(maprect::plan::gather_bytes_per_job(in) == 10 * 4 * 8);  // eager: K (M + 1) doubles
 }
 
+TEST_CASE("deferred model: by claims the passes balance over the ranks' speeds, the values come with them",
+          "[plan]") {
+  cost_inputs in = free_site(12, 10);
+  in.request_bytes = 64;
+  in.local = {1e-6, 1e9, 0.5e-6};
+  in.rank_job_scale = {3.0, 1.0};  // the root a third as fast: 3 of the 12 jobs, the worker 9
+  const auto p = predict_deferred(in, figures(), 2, 1);
+  // The static split: the root's 6 forward passes at 1.5 ms, 6 sweeps at 0.75 ms.
+  CHECK(p.compute_forward_s == Approx(6 * 1.5e-3).epsilon(1e-12));
+  CHECK(p.compute_sweep_s == Approx(6 * 0.75e-3).epsilon(1e-12));
+  // Claims: 3 jobs on the root (4.5 ms) against 9 on the worker (4.5 ms); the sweeps where they ran.
+  CHECK(p.compute_forward_claims_s == Approx(4.5e-3).epsilon(1e-12));
+  CHECK(p.compute_sweep_claims_s == Approx(2.25e-3).epsilon(1e-12));
+  // Request of 64 + 16 bytes, 6 x 8 bytes of parameters behind it, 6 x 80 bytes of values: no counts, no go.
+  const double forward = (1e-6 + 80e-9) + (1e-6 + 48e-9 - 0.5e-6) + (1e-6 + 480e-9);
+  CHECK(p.forward_claims_messages_s == Approx(forward).epsilon(1e-12));
+  // The last empty ask's round trip on the host's link, and the worker's result.
+  CHECK(p.termination_s == Approx(2e-6 + 0.5e-6).epsilon(1e-12));
+  CHECK(p.total_claims_s == Approx(p.root_s + forward + p.reverse_messages_s + 2.5e-6 + 6.75e-3).epsilon(1e-12));
+  const auto one = predict_deferred(in, figures(), 1, 1);
+  CHECK(one.total_claims_s == Approx(one.total_s).epsilon(1e-12));
+  CHECK(one.termination_s == 0);
+  // auto claims once the split's forward pass lasts 32 round trips of 2 us (64 us): 9 ms of it does.
+  CHECK(p.claims);
+  CHECK(p.total_auto_s == p.total_claims_s);
+  deferred_inputs quick = figures();
+  quick.forward_job_s = 0.2e-6;  // the root's 6 jobs at 0.6 us: 3.6 us, and 5.1 us of forward messages
+  quick.sweep_job_s = 0.1e-6;
+  const auto q = predict_deferred(in, quick, 2, 1);
+  CHECK(q.forward_messages_s + q.compute_forward_s < 64e-6);
+  CHECK_FALSE(q.claims);
+  CHECK(q.total_auto_s == q.total_s);
+  CHECK_FALSE(one.claims);
+}
+
 TEST_CASE("deferred model: auto's choice is deferred_pays on the site's shape", "[plan]") {
   // 16 jobs of 100 outputs, M = 3 + 7: 1600 x 11 = 17600 doubles eager against 2 (3200 + 160) = 6720.
   cost_inputs in = free_site(16, 100);
