@@ -60,8 +60,8 @@ rounds = int(rounds)
 static = os.environ.get("MAPRECT_BALANCE") in ("static", "even")
 deferred_key = "us_per_gradient" if static else "us_per_gradient_auto"
 print(f"{'label':6} {'GxK':9} {'C':>3} {'np':>2} {'auto':>8} {'split':>12} | {'eager pred':>10} {'meas':>10} "
-      f"{'ratio':>6} | {'def pred':>9} {'meas':>9} {'ratio':>6} {'min':>5} {'max':>5} | {'auto meas':>9} {'ratio':>6} | "
-      f"{'def/eag meas':>12}")
+      f"{'ratio':>6} | {'def pred':>9} {'meas':>9} {'ratio':>6} {'min':>5} {'max':>5} | {'auto meas':>9} "
+      f"{'ratio':>6} | {'def/eag meas':>12}")
 for size in sizes.split():
     for c in covs.split():
         for np_ in map(int, nps.split()):
@@ -85,7 +85,8 @@ for size in sizes.split():
             med = statistics.median
             ep, em, dp, dm, am = med(eager_p), med(eager_m), med(def_p), med(def_m), med(auto_m)
             print(f"{label:6} {size:9} {c:>3} {np_:>2} {'/'.join(sorted(auto)):>8} {'/'.join(sorted(split)):>12} | "
-                  f"{ep:10.1f} {em:10.1f} {ep / em:6.2f} | {dp:9.1f} {dm:9.1f} {dp / dm:6.2f} {min(ratios):5.2f} {max(ratios):5.2f} | "
+                  f"{ep:10.1f} {em:10.1f} {ep / em:6.2f} | {dp:9.1f} {dm:9.1f} {dp / dm:6.2f} "
+                  f"{min(ratios):5.2f} {max(ratios):5.2f} | "
                   f"{am:9.1f} {dp / am:6.2f} | {dm / em:12.3f}")
 print("(medians over rounds; ratio: prediction / measurement of the medians; min, max: of the rounds' own ratios;"
       "\n eager: plan's claims us against bench's cluster, in process at np 1; deferred: MAPRECT_REVERSE=deferred;"
