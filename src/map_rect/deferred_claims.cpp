@@ -71,6 +71,7 @@ class deferred_root_jobs final : public root_claimed_work, public own_batch_runn
     s.call.answers.assign(static_cast<std::size_t>(output_at_.back()), 0.0);
     s.call.worker_ends.assign(static_cast<std::size_t>(s.size), -1);  // -1: its result is not in
     s.call.worker_taken.assign(static_cast<std::size_t>(s.size), 0);
+    s.call.runners.clear();  // until the call succeeds
   }
 
   int jobs_of(int r) const override { return plan_.jobs(r); }
