@@ -7,6 +7,8 @@
 #include <maprect/detail/registry.hpp>
 #include <string>
 
+#include "src/worker/worker_steps.hpp"
+
 namespace maprect::detail {
 
 void run_batch_on_root(cluster_state& s, const root_site& site, const call_request& req, double* region, int r,
@@ -135,6 +137,12 @@ int receive_granted_rows(cluster_state& s, const worker_site& site, const wire::
   return first;
 }
 
+chunk_input granted_batch_input(cluster_state& s, const wire::request& v, const double* shared,
+                                const std::vector<double>& reals, int first, int n) {
+  const root_rows_held& held = s.worker.root_rows[v.call_id];  // as receive_granted_rows left them
+  return {shared, v.n_shared, reals.data(), v.n_job, held.x_r.data() + first, held.x_i.data() + first, n, nullptr};
+}
+
 namespace {
 
 /// A worker's map_rect jobs of one steady call under claims by message: its own chunk's, with its job
@@ -169,9 +177,7 @@ class map_rect_worker_jobs final : public worker_claimed_work {
 
 int map_rect_worker_jobs::unrunnable_job() {
   if (f_ != nullptr) return -1;
-  s_.worker.last_error = {error_type::invalid_argument,
-                          "call id " + std::to_string(v_.call_id) + " is not registered on rank " +
-                              std::to_string(s_.rank)};
+  s_.worker.last_error = unregistered_call(v_.call_id, s_.rank);
   return site_.job_begin;
 }
 
@@ -198,10 +204,8 @@ void map_rect_worker_jobs::receive_batch(const grant_message& got) {
 
 wire::status map_rect_worker_jobs::run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) {
   const int n = got.range().size();
-  const root_rows_held& held = s_.worker.root_rows[v_.call_id];  // as receive_batch left them
   std::vector<int> counts(static_cast<std::size_t>(n), 0);
-  const chunk_input in{shared_, v_.n_shared, grant_reals_.data(), v_.n_job, held.x_r.data() + batch_first_,
-                       held.x_i.data() + batch_first_, n, nullptr};
+  const chunk_input in = granted_batch_input(s_, v_, shared_, grant_reals_, batch_first_, n);
   int cursor = 0;
   try {
     s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, blocks, counts.data(), cursor);

@@ -95,6 +95,11 @@ class map_rect_claimed_jobs final : public root_claimed_work {
 int receive_granted_rows(cluster_state& s, const worker_site& site, const wire::request& v, const grant_message& got,
                          std::vector<double>& reals, std::vector<int>& ints);
 
+/// The `n` jobs from job `first` of the batch receive_granted_rows received last into `reals`, as a chunk with
+/// the shared parameters `shared`.
+chunk_input granted_batch_input(cluster_state& s, const wire::request& v, const double* shared,
+                                const std::vector<double>& reals, int first, int n);
+
 /// Root: the jobs' step of the deferred call `req` by claims by message (deferred_claims.cpp), once its job
 /// parameters are out: its own jobs from the front and the claims it brokers, each job on the kept tapes of the
 /// rank that runs it (the root's in `keep`, with who keeps which). Throws the lowest failing job's error.

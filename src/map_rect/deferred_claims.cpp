@@ -13,6 +13,7 @@
 #include "src/map_rect/claimed_jobs.hpp"
 #include "src/map_rect/root_steps.hpp"
 #include "src/balance/claims_broker.hpp"
+#include "src/worker/worker_steps.hpp"
 
 namespace maprect::detail {
 
@@ -23,12 +24,13 @@ namespace {
 void sort_kept_jobs(deferred_call& call) {
   thread_local std::vector<std::size_t> order;
   thread_local std::vector<deferred_job> jobs;
+  thread_local std::vector<int> index;
   order.resize(call.jobs.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(),
             [&](std::size_t a, std::size_t b) { return call.job_index[a] < call.job_index[b]; });
   jobs.assign(call.jobs.begin(), call.jobs.end());
-  const std::vector<int> index = call.job_index;
+  index.assign(call.job_index.begin(), call.job_index.end());
   for (std::size_t i = 0; i < order.size(); ++i) {
     call.jobs[i] = jobs[order[i]];
     call.job_index[i] = index[order[i]];
@@ -178,8 +180,7 @@ class deferred_worker_jobs final : public worker_claimed_work {
   int own_jobs() const override { return site_.n_jobs; }
   int unrunnable_job() override {
     if (f_ != nullptr) return -1;
-    s_.worker.last_error = {error_type::invalid_argument, "call id " + std::to_string(v_.call_id) +
-                                                              " is not registered on rank " + std::to_string(s_.rank)};
+    s_.worker.last_error = unregistered_call(v_.call_id, s_.rank);
     return site_.job_begin;
   }
   wire::status run_own(job_range g, int& failed_job) override {
@@ -193,9 +194,7 @@ class deferred_worker_jobs final : public worker_claimed_work {
     batch_first_ = receive_granted_rows(s_, site_, v_, got, grant_reals_, grant_ints_);
   }
   wire::status run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) override {
-    const root_rows_held& held = s_.worker.root_rows[v_.call_id];  // as receive_batch left them
-    const chunk_input in{shared_, v_.n_shared, grant_reals_.data(), v_.n_job, held.x_r.data() + batch_first_,
-                         held.x_i.data() + batch_first_, got.range().size(), nullptr};
+    const chunk_input in = granted_batch_input(s_, v_, shared_, grant_reals_, batch_first_, got.range().size());
     return run(in, batch_first_, grant_ints_.data(), blocks, failed_job);
   }
   /// Sized by the plan whatever ran, as the root receives them.

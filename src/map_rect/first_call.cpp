@@ -250,9 +250,7 @@ void first_call_command::kept_jobs() {
                                             worker_->own_x_r(), worker_->own_x_i(), n, nullptr};
   job_error error;
   const int failed = f == nullptr ? 0 : f->run_kept[header_.kinds](in, *keep_, s_.team.get(), error);
-  if (f == nullptr)
-    error = {error_type::invalid_argument,
-             "call id " + std::to_string(header_.call_id) + " is not registered on rank " + std::to_string(s_.rank)};
+  if (f == nullptr) error = unregistered_call(header_.call_id, s_.rank);
   std::vector<int>& counts = root ? s_.call.own_counts : worker_->run_counts;
   block_buffer& out = root ? s_.call.own_out : worker_->out;
   counts.assign(static_cast<std::size_t>(n), 0);

@@ -12,6 +12,11 @@
 
 namespace maprect::detail {
 
+job_error unregistered_call(int call_id, int rank) {
+  return {error_type::invalid_argument,
+          "call id " + std::to_string(call_id) + " is not registered on rank " + std::to_string(rank)};
+}
+
 void receive_job_parameters(cluster_state& s, worker_site& site, const wire::request& v) {
   site.job_params.resize(static_cast<std::size_t>(v.n_job) * site.n_jobs);
   if (static_cast<long long>(v.n_job) * v.n_jobs == 0) return;
@@ -32,8 +37,7 @@ int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const 
   try {
     const functor_entry* f = find_functor(v.call_id);
     if (f == nullptr)
-      throw std::invalid_argument("call id " + std::to_string(v.call_id) + " is not registered on rank " +
-                                  std::to_string(s.rank));
+      throw std::invalid_argument(unregistered_call(v.call_id, s.rank).message);
     for (job_range got = next(); !got.empty(); got = next()) {
       begin = got.begin;
       end = got.end;

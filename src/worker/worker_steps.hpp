@@ -9,6 +9,9 @@
 
 namespace maprect::detail {
 
+/// The error of a call whose functor, call id `call_id`, is not registered on rank `rank`.
+job_error unregistered_call(int call_id, int rank);
+
 /// Step 3 by message: this rank's job parameters.
 void receive_job_parameters(cluster_state& s, worker_site& site, const wire::request& v);
 
