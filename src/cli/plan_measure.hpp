@@ -65,14 +65,15 @@ link_report measure_links(MPI_Comm comm, int repeat);
 
 /// Every rank's time for a job, measured with all ranks running at once, over rank 0's alone.
 struct rank_speeds {
-  std::vector<double> job_scale;  ///< per rank (rank 0 first): its sample's time, all at once / rank 0's alone
+  std::vector<double> job_scale;  ///< per rank (rank 0 first): its sample's time, all at once / rank 0's alone, per round
   int sample_jobs = 0;            ///< jobs in the sample, spread evenly over the call's
   int slow_rank = -1;             ///< the rank whose timed jobs were slowed (-1: none)
   double slow_factor = 1;         ///< by this factor
 };
 
 /// Rank 0 times a sample of the site's jobs alone, then every rank times the same sample at once (rank
-/// `slow_rank`'s jobs each followed by a sleep of slow_factor - 1 times their time), `repeat` rounds, medians.
+/// `slow_rank`'s jobs each followed by a sleep of slow_factor - 1 times their time), alternating for `repeat`
+/// rounds; a rank's scale is the median over rounds of its time at once over rank 0's alone in that round.
 /// Collective over `comm`; the speeds are valid on rank 0. At one rank without a slowed rank, none are timed.
 rank_speeds measure_rank_speeds(MPI_Comm comm, const plan_call_site& site, int repeat, int slow_rank,
                                 double slow_factor);

@@ -1,4 +1,4 @@
-// plan's per-rank job speeds (see plan_measure.hpp): rank 0 times a sample of the site's jobs alone, then every
+// plan's per-rank job speeds (see plan_measure.hpp): rank 0 times a sample of the site's jobs alone, and every
 // rank times it at once, so that cores that run slower side by side (shared caches, hyperthreads, a busy host)
 // show as ranks that run slower.
 #include <algorithm>
@@ -46,18 +46,17 @@ double sample_pass(const plan_call_site& site, const std::vector<int>& sample, d
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-/// The median over `repeat` rounds (after an untimed one) of a pass's seconds; a round runs enough passes to
-/// last about 2 ms, so that short jobs are not timed at the clock's and the scheduler's grain.
-double sample_seconds(const plan_call_site& site, const std::vector<int>& sample, int repeat, double slow_factor) {
-  const double first = sample_pass(site, sample, slow_factor);
-  const int passes = static_cast<int>(std::clamp(std::ceil(2e-3 / std::max(first, 1e-9)), 1.0, 1000.0));
-  std::vector<double> rounds;
-  for (int r = 0; r < repeat; ++r) {
-    double round = 0;
-    for (int k = 0; k < passes; ++k) round += sample_pass(site, sample, slow_factor);
-    rounds.push_back(round / passes);
-  }
-  return plan_median(rounds);
+/// Passes of the sample that last about 2 ms, from one pass's `seconds`: short jobs are then not timed at the
+/// clock's and the scheduler's grain.
+int passes_for(double seconds) {
+  return static_cast<int>(std::clamp(std::ceil(2e-3 / std::max(seconds, 1e-9)), 1.0, 1000.0));
+}
+
+/// Seconds per pass over `passes` passes of the sample.
+double round_seconds(const plan_call_site& site, const std::vector<int>& sample, int passes, double slow_factor) {
+  double round = 0;
+  for (int k = 0; k < passes; ++k) round += sample_pass(site, sample, slow_factor);
+  return round / passes;
 }
 
 }  // namespace
@@ -79,17 +78,30 @@ rank_speeds measure_rank_speeds(MPI_Comm comm, const plan_call_site& site, int r
   if (size == 1 && out.slow_rank < 0) return out;
   const std::vector<int> sample = sample_jobs(site.jobs);
   out.sample_jobs = static_cast<int>(sample.size());
-  double alone = 0;
-  if (me == 0) alone = sample_seconds(site, sample, repeat, 1.0);
+  const double slow = me == out.slow_rank ? out.slow_factor : 1.0;
+  sample_pass(site, sample, slow);  // untimed: every rank's caches warm
+  int passes = 1;
+  if (me == 0) passes = passes_for(sample_pass(site, sample, 1.0));
   wait_for_root(comm);
-  MPI_Barrier(comm);  // all at once from here
-  const double together = sample_seconds(site, sample, repeat, me == out.slow_rank ? out.slow_factor : 1.0);
-  std::vector<double> all(static_cast<std::size_t>(size));
+  MPI_Bcast(&passes, 1, MPI_INT, 0, comm);
+  // Alone and together alternate round by round, so that a machine whose cores change speed within seconds
+  // moves both alike, and each round's ratio holds only the ranks' sharing and their own speeds.
+  std::vector<double> alone(static_cast<std::size_t>(repeat)), together(alone.size());
+  for (std::size_t r = 0; r < alone.size(); ++r) {
+    if (me == 0) alone[r] = round_seconds(site, sample, passes, 1.0);
+    wait_for_root(comm);
+    MPI_Barrier(comm);  // all at once from here
+    together[r] = round_seconds(site, sample, passes, slow);
+  }
+  std::vector<double> all(me == 0 ? together.size() * static_cast<std::size_t>(size) : 0);
   MPI_Request r;
-  MPI_Igather(&together, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm, &r);
+  MPI_Igather(together.data(), repeat, MPI_DOUBLE, all.data(), repeat, MPI_DOUBLE, 0, comm, &r);
   wait_sleeping(r);
-  if (me == 0)
-    for (double t : all) out.job_scale.push_back(alone > 0 ? t / alone : 1.0);
+  for (int k = 0; me == 0 && k < size; ++k) {
+    std::vector<double> ratios;
+    for (std::size_t i = 0; i < alone.size(); ++i) ratios.push_back(all[static_cast<std::size_t>(k) * alone.size() + i] / alone[i]);
+    out.job_scale.push_back(plan_median(ratios));
+  }
   return out;
 }
 
