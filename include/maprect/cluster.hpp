@@ -67,6 +67,9 @@ class cluster {
                                        ///< flat, tree: every worker in one MPI_Gather(v); hierarchical: the
                                        ///< other ranks of its host in one, the other hosts' leaders in another
                                        ///< (inside each, MPI may relay parts down a tree)
+    std::uint64_t claims_messages = 0;  ///< claims by message: the asks, grants and result heads the root sent
+                                        ///< and received (not in sent and received)
+    std::uint64_t claims_bytes = 0;     ///< their bytes
   };
   /// Traffic of the root's last map_rect or reduce_sum call over the cluster.
   traffic last_call_traffic() const;

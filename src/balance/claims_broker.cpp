@@ -22,6 +22,7 @@ void claims_broker::serve_asks() {
 }
 
 void claims_broker::on_ask(int thief, const ask_message& ask) {
+  note_control(sizeof(ask_message));
   // A worker asks once all its own jobs are started: nobody can take any of them any more.
   victims_[thief].exhausted = true;
   victims_[thief].left = 0;
@@ -32,7 +33,7 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
     const job_range g = own_.grant_back(ask.held(job_seconds_), least);
     refused_ = refused_ || (!is_later(g) && g.empty());
     if (!g.empty()) {
-      send_grant(s_.comm, thief, 0, g);
+      send_grant_to(thief, 0, g);
       if (!is_later(g)) {
         work_.send_batch(thief, 0, g);
         ++batches_out_[thief];
@@ -76,8 +77,14 @@ void claims_broker::ask_victim(int v, int thief, int held, double held_seconds, 
   // from the root as well (the rows go out, the blocks come back).
   const double least = round_trip(thief > 0 ? thief : v);
   post_ask(s_.comm, v, {want ? 1.0 : 0.0, static_cast<double>(held), held_seconds, least}, ask.answer, ask.reply);
+  note_control(sizeof(ask_message));
   if (thief == 0) root_asking_ = true;
   if (s_.settings.timeout > 0) ask.sent = clock::now();
+}
+
+void claims_broker::send_grant_to(int thief, int owner, job_range g) {
+  send_grant(s_.comm, thief, owner, g);
+  note_control(sizeof(grant_message));
 }
 
 int claims_broker::richest_free(int thief) const {
@@ -97,7 +104,7 @@ bool claims_broker::all_exhausted() const {
 }
 
 void claims_broker::tell_none(int thief) {
-  send_grant(s_.comm, thief, 0, {});
+  send_grant_to(thief, 0, {});
   told_[thief] = 1;
   ++told_none_;
 }
@@ -120,6 +127,7 @@ int claims_broker::poll_answers(std::vector<int>& late) {
 }
 
 void claims_broker::on_answer(int v, const ask_out& ask) {
+  note_control(sizeof(grant_message));
   victim& w = victims_[v];
   const int thief = ask.thief;
   const job_range g = ask.answer.range();
@@ -140,7 +148,7 @@ void claims_broker::on_answer(int v, const ask_out& ask) {
     next_ = {v, g};
     return;
   }
-  send_grant(s_.comm, thief, v, g);
+  send_grant_to(thief, v, g);
   work_.send_batch(thief, v, g);
   ++batches_out_[thief];
 }
@@ -281,6 +289,7 @@ int claims_broker::poll_results() {
     result_head head;
     MPI_Recv(&head, sizeof(result_head) / sizeof(double), MPI_DOUBLE, st.MPI_SOURCE, claims_tag::result, s_.comm,
              MPI_STATUS_IGNORE);
+    note_control(sizeof(result_head));
     receive_result(st.MPI_SOURCE, head);
     ++results;
   }

@@ -56,6 +56,17 @@ class claims_broker {
   const stolen_failure& stolen() const { return stolen_; }
   /// Doubles received from the workers: statuses and blocks.
   long long received() const { return received_; }
+  /// The messages that steer the claims, sent and received by the root: asks, grants and the heads that say
+  /// whose blocks follow (their bytes in control_bytes()). Not in received(), nor in a call's sent and received.
+  long long control_messages() const { return control_messages_; }
+  /// Bytes of control_messages().
+  long long control_bytes() const { return control_bytes_; }
+  /// Adds the call's claims to a call's traffic `t`: received(), and the control messages apart.
+  void count_into(cluster::traffic& t) const {
+    t.received += sizeof(double) * static_cast<std::uint64_t>(received_);
+    t.claims_messages += static_cast<std::uint64_t>(control_messages_);
+    t.claims_bytes += static_cast<std::uint64_t>(control_bytes_);
+  }
 
  private:
   using clock = std::chrono::steady_clock;
@@ -110,6 +121,8 @@ class claims_broker {
   double round_trip(int r) const;
   bool all_exhausted() const;
   void tell_none(int thief);
+  /// Sends `thief` a grant of owner's jobs `g` (empty: none left), and counts it.
+  void send_grant_to(int thief, int owner, job_range g);
   bool finished() const;
 
   cluster_state& s_;
@@ -134,6 +147,13 @@ class claims_broker {
   std::vector<int> batches_out_;  ///< per worker, batches granted to it whose result is not in yet
   stolen_failure stolen_;
   long long received_ = 0;
+  long long control_messages_ = 0;
+  long long control_bytes_ = 0;
+
+  void note_control(std::size_t bytes) {
+    ++control_messages_;
+    control_bytes_ += static_cast<long long>(bytes);
+  }
 };
 
 }  // namespace maprect::detail

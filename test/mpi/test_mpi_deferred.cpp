@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "map_rect/deferred_problem.hpp"
+#include "src/balance/claims_engine.hpp"
 #include "map_rect/functors.hpp"
 #include "mpi/compare.hpp"
 #include "support/matchers.hpp"
@@ -54,15 +56,17 @@ MAPRECT_REGISTER(506, maprect::test::wide_job);
 namespace {
 
 /// The values, then the gradient (shared first, then each job's) of sum_k weight(k) y_k, with y from map_rect
-/// call site Id under MAPRECT_REVERSE = mode and the given parameter kinds.
+/// call site Id under MAPRECT_REVERSE = mode and the given parameter kinds; `forward`, when given, gets the
+/// call's traffic (before the reverse pass's).
 template <int Id, class F, class T_shared = var, class T_job = var>
-std::vector<double> evaluate(const wide_problem& p, const char* mode) {
+std::vector<double> evaluate(const wide_problem& p, const char* mode, cluster::traffic* forward = nullptr) {
   const reverse_mode_scope reverse(mode);
   recover_memory();
   Eigen::Matrix<T_shared, Eigen::Dynamic, 1> phi = p.phi.cast<T_shared>();
   std::vector<Eigen::Matrix<T_job, Eigen::Dynamic, 1>> theta;
   for (const auto& t : p.theta) theta.push_back(t.cast<T_job>());
   const vector_v y = map_rect<Id, F>(phi, theta, p.x_r, p.x_i);
+  if (forward != nullptr) *forward = test::the_cluster->last_call_traffic();
   std::vector<double> out;
   var lp = 0;
   for (Eigen::Index k = 0; k < y.size(); ++k) {
@@ -164,12 +168,24 @@ TEST_CASE("deferred over the cluster by claims: each job swept where it ran, wit
   const auto serial = test::in_process([&] { return evaluate<506, test::wide_job>(p, "deferred"); });
   for (int call = 0; call < 4; ++call) {
     INFO("call " << call << ", ranks " << R << ", held rank " << held);
-    CHECK(all_bit_equal(evaluate<506, test::wide_job>(p, "deferred"), serial));
+    cluster::traffic t;
+    CHECK(all_bit_equal(evaluate<506, test::wide_job>(p, "deferred", &t), serial));
     const detail::balance_report b = detail::last_call_balance();
     // The first call reports the sizes that claims need.
     REQUIRE(runners_as_required(b.runners, J, call > 0));
-    if (b.runners.empty()) continue;
+    if (b.runners.empty()) {
+      CHECK(t.claims_messages + t.claims_bytes == 0);
+      continue;
+    }
     REQUIRE(b.ends.size() == static_cast<std::size_t>(R));
+    // Each worker's last ask, the root's "none" to it and the head of its own jobs' result at least; every
+    // message an ask, a grant or a head.
+    const std::uint64_t workers = static_cast<std::uint64_t>(R - 1), messages = t.claims_messages;
+    using detail::ask_message, detail::grant_message, detail::result_head;
+    CHECK(messages >= 3 * workers);
+    CHECK(t.claims_bytes >= workers * (sizeof(ask_message) + sizeof(grant_message) + sizeof(result_head)));
+    CHECK(t.claims_bytes >= messages * sizeof(grant_message));
+    CHECK(t.claims_bytes <= messages * std::max(sizeof(ask_message), sizeof(result_head)));
     // Each rank keeps the jobs it reports: its own chunk's front, and those it took from others.
     const int root_jobs = test::the_cluster->last_call_profile().root_jobs;
     const auto first = [&](int r) { return r == 0 ? 0 : root_jobs + (J - root_jobs) * (r - 1) / (R - 1); };

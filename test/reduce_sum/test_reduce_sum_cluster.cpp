@@ -422,7 +422,8 @@ TEST_CASE("reduce_sum over the cluster: traffic per call matches the message pla
     // 1 + 1 + 2 doubles (value, the shared var's partial, its two terms' partials) per slice it ran.
     // By message the root sends a worker thief the values of every slice it is granted, from any rank's range
     // (2 terms each); the status and blocks of each result come to the root as a flat gather would bring them
-    // (the heads that say whose blocks follow are not counted).
+    // (the asks, the grants and the heads that say whose blocks follow are counted apart: at least each worker's
+    // last ask, the root's "none" and its own slices' head).
     // Who ran what is the schedule's: the call reports it (by claims, the root's own slices that others ran).
     const int taken = the_cluster->last_call_profile().taken_jobs;
     const detail::reduce_balance_report b = detail::last_reduce_balance();
@@ -433,6 +434,10 @@ TEST_CASE("reduce_sum over the cluster: traffic per call matches the message pla
       for (int r = 1; r < R; ++r) thieves_ran += b.taken[r];
     CHECK(t.sent == 8u * 32 * (R - 1) + values + 8u * 2 * thieves_ran);
     CHECK(t.received == 8u * 5 * (R - 1) + blocks);
+    if (claiming())
+      CHECK(t.claims_messages >= 3u * (R - 1));
+    else
+      CHECK(t.claims_messages + t.claims_bytes == 0);
     // On one host the values and blocks go through the workers' slots; the request by message, and the status
     // too unless the claims between all ranks carry it.
     const std::uint64_t statuses = status_through_host_memory() ? 8u * 5 * (R - 1) : 0u;
