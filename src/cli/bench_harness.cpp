@@ -113,7 +113,7 @@ void sample_interleaved(std::vector<contender>& cs, int repeat) {
   for (auto& c : cs) clear_samples(c);
   for (int r = 0; r < repeat; ++r)
     for (std::size_t i = 0; i < n; ++i) {
-      contender& c = cs[(i + static_cast<std::size_t>(r)) % n];
+      contender& c = cs[interleaved_index(i, r, n)];
       if (lead_in) run_gradient(c);
       // The in-process call's CPU time too (the root's serial work is a share of it); not the others', whose
       // shortest samples two clock reads, a system call each, would weigh on.

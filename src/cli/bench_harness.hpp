@@ -47,6 +47,14 @@ struct contender {
 /// The median of `xs` (the mean of the middle two when their number is even).
 double median_of(std::vector<double> xs);
 
+/// Which of `n` contenders runs `i`-th in round `round`: the order rotated by the round, and backwards in odd
+/// rounds, so that no contender always follows the same one. A gradient leaves its caches, heap and workers to
+/// the next: in one fixed cycle the backend after the eager ones ran up to 20% slower than the same calls elsewhere.
+inline std::size_t interleaved_index(std::size_t i, int round, std::size_t n) {
+  const std::size_t k = (i + static_cast<std::size_t>(round)) % n;
+  return round % 2 != 0 ? n - 1 - k : k;
+}
+
 /// Median, minimum and mean of `us`, which must not be empty.
 timing summarise_samples(const std::vector<double>& us);
 

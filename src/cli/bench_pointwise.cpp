@@ -1,5 +1,5 @@
 // maprect bench --model pointwise_regression: each size's backends timed round-robin (the machine's speed
-// drifts, so each round takes one sample of each, after an untimed gradient of its own, and the figures are
+// drifts, so each round takes one sample of each, after untimed gradients of its own, and the figures are
 // medians over rounds), eager and deferred
 // (MAPRECT_REVERSE), then the bytes of one more gradient over the cluster in each mode against what each must
 // move per job: K (M + 1) doubles eager, 2K + M deferred.
@@ -51,6 +51,7 @@ struct pointwise_record {
   timing t{};
   double log_density = 0, max_abs_diff_vs_analytic = 0;
   std::optional<unsigned long long> bytes_sent, bytes_received, bytes_through_memory;
+  std::optional<unsigned long long> claims_messages, claims_bytes;  ///< the claims' asks, grants and heads
   std::optional<int> root_jobs;  ///< cluster: jobs the root ran in the counted call, its own and those it took
                                  ///< over (their outputs cross no link)
 };
@@ -110,11 +111,14 @@ std::vector<pointwise_backend> make_backends(const pointwise_size& s, const clus
   return out;
 }
 
-/// Warm-up, then `repeat` rounds in a rotating order; each sample a batch of at least ~100 us after one untimed
-/// gradient of its own backend. A sampler's gradients follow each other at one site in one mode; without that
-/// call a sample would pay for the other backends' calls before it (their tapes' memory, the workers' caches,
-/// a mode switch at the site), which a run of one mode pays once.
+/// Warm-up, then `repeat` rounds in a rotating order, backwards in odd rounds (interleaved_index); each sample a
+/// batch of at least ~100 us after untimed gradients of its own backend for at least 5 ms. A sampler's
+/// gradients follow each other at one site in one mode; without them a sample would pay for the other
+/// backends' calls before it (their tapes' memory, the workers' caches, a mode switch at the site), which a run
+/// of one mode pays once. One untimed gradient was not enough: after the eager backends' 100 ms gradients at
+/// 16x1000, the deferred backend's next samples ran 10-20% slower than the same calls elsewhere in the round.
 void time_round_robin(std::vector<pointwise_backend>& bs, int repeat) {
+  constexpr std::chrono::milliseconds lead_in_time{5};
   double slowest = 0;
   for (auto& b : bs) {
     for (int i = 0; i < 3; ++i) b.log_density = b.gradient(b.g);
@@ -126,8 +130,10 @@ void time_round_robin(std::vector<pointwise_backend>& bs, int repeat) {
   Eigen::VectorXd g;
   for (int r = 0; r < repeat; ++r)
     for (std::size_t i = 0; i < bs.size(); ++i) {
-      pointwise_backend& b = bs[(i + static_cast<std::size_t>(r)) % bs.size()];
-      b.gradient(g);
+      pointwise_backend& b = bs[interleaved_index(i, r, bs.size())];
+      const auto lead_in = bench_clock::now();
+      do b.gradient(g);
+      while (bench_clock::now() - lead_in < lead_in_time);
       const auto t0 = bench_clock::now();
       for (int k = 0; k < batch; ++k) b.gradient(g);
       b.us.push_back(1e6 * std::chrono::duration<double>(bench_clock::now() - t0).count() / batch);
@@ -148,6 +154,8 @@ void count_gradient(pointwise_record& r, const pointwise_backend& b, const point
   r.bytes_sent = traffic.sent;
   r.bytes_received = traffic.received;
   r.bytes_through_memory = traffic.through_memory;
+  r.claims_messages = traffic.claims_messages;
+  r.claims_bytes = traffic.claims_bytes;
   const cluster::profile profile = c.last_call_profile();
   // By claims other ranks may have run part of the root's share: the call's report says what it ran.
   const detail::balance_report claims = detail::last_call_balance();
@@ -252,6 +260,8 @@ json record_json(const pointwise_record& r) {
           {"bytes_sent", value_or_null(r.bytes_sent)},
           {"bytes_received", value_or_null(r.bytes_received)},
           {"bytes_through_memory", value_or_null(r.bytes_through_memory)},
+          {"claims_messages", value_or_null(r.claims_messages)},
+          {"claims_bytes", value_or_null(r.claims_bytes)},
           {"root_jobs", value_or_null(r.root_jobs)}};
 }
 
@@ -279,8 +289,8 @@ void bench_pointwise(const std::vector<std::pair<int, int>>& sizes, int covariat
                          {"hostname", host_name()},
                          {"date", utc_timestamp()},
                          {"unit", "microseconds per gradient"},
-                         {"method", "backends timed round-robin, one sample each per round, each after an "
-                                    "untimed gradient of its own"},
+                         {"method", "backends timed round-robin, backwards in odd rounds, one sample each per "
+                                    "round, each after at least 5 ms of untimed gradients of its own"},
                          {"model", "pointwise_regression (src/models/pointwise_regression.hpp)"}};
   write_json_document(*out, document);
 }
