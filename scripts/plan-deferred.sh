@@ -90,6 +90,6 @@ for size in sizes.split():
                   f"{am:9.1f} {dp / am:6.2f} | {dm / em:12.3f}")
 print("(medians over rounds; ratio: prediction / measurement of the medians; min, max: of the rounds' own ratios;"
       "\n eager: plan's claims us against bench's cluster, in process at np 1; deferred: MAPRECT_REVERSE=deferred;"
-      "\n auto meas: MAPRECT_REVERSE=auto, deferred where auto says so; bench times each sample after an untimed"
-      "\n gradient of the same backend: the steady state the plan predicts)")
+      "\n auto meas: MAPRECT_REVERSE=auto, deferred where auto says so; bench times each sample after 5 ms of"
+      "\n untimed gradients of the same backend: the steady state the plan predicts)")
 PY
