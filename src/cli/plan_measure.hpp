@@ -65,7 +65,7 @@ link_report measure_links(MPI_Comm comm, int repeat);
 
 /// Every rank's time for a job, measured with all ranks running at once, over rank 0's alone.
 struct rank_speeds {
-  std::vector<double> job_scale;  ///< per rank (rank 0 first): its sample's time, all at once / rank 0's alone, per round
+  std::vector<double> job_scale;  ///< per rank (rank 0 first): its time at once / rank 0's alone, by round
   int sample_jobs = 0;            ///< jobs in the sample, spread evenly over the call's
   int slow_rank = -1;             ///< the rank whose timed jobs were slowed (-1: none)
   double slow_factor = 1;         ///< by this factor

@@ -98,8 +98,9 @@ rank_speeds measure_rank_speeds(MPI_Comm comm, const plan_call_site& site, int r
   MPI_Igather(together.data(), repeat, MPI_DOUBLE, all.data(), repeat, MPI_DOUBLE, 0, comm, &r);
   wait_sleeping(r);
   for (int k = 0; me == 0 && k < size; ++k) {
+    const double* rank_k = all.data() + static_cast<std::size_t>(k) * alone.size();
     std::vector<double> ratios;
-    for (std::size_t i = 0; i < alone.size(); ++i) ratios.push_back(all[static_cast<std::size_t>(k) * alone.size() + i] / alone[i]);
+    for (std::size_t i = 0; i < alone.size(); ++i) ratios.push_back(rank_k[i] / alone[i]);
     out.job_scale.push_back(plan_median(ratios));
   }
   return out;
