@@ -302,13 +302,13 @@ void claims_broker::receive_result(int from, const result_head& head) {
   if (static_cast<int>(head.owner) == from) {  // its own jobs: the status rides in the head
     own_in_[from] = 1;
     ++own_results_;
-    received_ += wire::status_doubles;
+    traffic_.received_doubles += wire::status_doubles;
   } else {
     note_batch_failure(head, from, stolen_);
     --batches_out_[from];
   }
   if (n > 0) MPI_Recv(blocks, n, MPI_DOUBLE, from, claims_tag::blocks, s_.comm, MPI_STATUS_IGNORE);
-  received_ += n;
+  traffic_.received_doubles += n;
 }
 
 }  // namespace maprect::detail

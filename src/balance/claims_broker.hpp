@@ -28,6 +28,19 @@ class own_batch_runner {
   virtual void ran_for(double /*seconds*/) {}
 };
 
+/// What a call's claims by message moved to and from the root.
+struct claims_traffic {
+  long long received_doubles = 0;  ///< from the workers: statuses and blocks
+  long long control_messages = 0;  ///< asks, grants and the heads that say whose blocks follow, sent and received
+  long long control_bytes = 0;     ///< their bytes
+  /// Adds them to a call's traffic `t`: the data to its received, the control messages apart.
+  void add_to(cluster::traffic& t) const {
+    t.received += sizeof(double) * static_cast<std::uint64_t>(received_doubles);
+    t.claims_messages += static_cast<std::uint64_t>(control_messages);
+    t.claims_bytes += static_cast<std::uint64_t>(control_bytes);
+  }
+};
+
 /// Root: the claims of one steady call by message (see above).
 class claims_broker {
  public:
@@ -54,19 +67,8 @@ class claims_broker {
   int run(bool want, std::vector<int>& late);
   /// The first failure, by job index, among the batches the workers ran for other ranks.
   const stolen_failure& stolen() const { return stolen_; }
-  /// Doubles received from the workers: statuses and blocks.
-  long long received() const { return received_; }
-  /// The messages that steer the claims, sent and received by the root: asks, grants and the heads that say
-  /// whose blocks follow (their bytes in control_bytes()). Not in received(), nor in a call's sent and received.
-  long long control_messages() const { return control_messages_; }
-  /// Bytes of control_messages().
-  long long control_bytes() const { return control_bytes_; }
-  /// Adds the call's claims to a call's traffic `t`: received(), and the control messages apart.
-  void count_into(cluster::traffic& t) const {
-    t.received += sizeof(double) * static_cast<std::uint64_t>(received_);
-    t.claims_messages += static_cast<std::uint64_t>(control_messages_);
-    t.claims_bytes += static_cast<std::uint64_t>(control_bytes_);
-  }
+  /// What the claims moved so far.
+  const claims_traffic& traffic() const { return traffic_; }
 
  private:
   using clock = std::chrono::steady_clock;
@@ -146,13 +148,11 @@ class claims_broker {
   std::vector<char> own_in_;      ///< per worker, whether its own jobs' result is in
   std::vector<int> batches_out_;  ///< per worker, batches granted to it whose result is not in yet
   stolen_failure stolen_;
-  long long received_ = 0;
-  long long control_messages_ = 0;
-  long long control_bytes_ = 0;
+  claims_traffic traffic_;
 
   void note_control(std::size_t bytes) {
-    ++control_messages_;
-    control_bytes_ += static_cast<long long>(bytes);
+    ++traffic_.control_messages;
+    traffic_.control_bytes += static_cast<long long>(bytes);
   }
 };
 

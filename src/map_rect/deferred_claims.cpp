@@ -238,7 +238,7 @@ bool root_deferred_claims(cluster_state& s, const root_site& site, const call_re
   std::vector<int> late;
   // Once the root's own jobs failed or changed their counts, nobody runs another batch.
   if (broker.run(own == wire::status::ok, late) < 0) abort_late(s, name_of(req), late);
-  broker.count_into(s.root.last_traffic);
+  broker.traffic().add_to(s.root.last_traffic);
   s.call.claimed = true;
   if (!work.finish(broker.jobs().end())) return false;
   s.call.segments.assign(1, {s.call.answers.data(), 0, site.plan.n_jobs});

@@ -130,7 +130,7 @@ struct root_part {
   bool own_untimed = false;  ///< the root's own jobs ran in place without a team: own_done times them
   int own_end = 0;           ///< claims by message: where the root's own jobs ended (workers ran the rest)
   stolen_failure stolen;     ///< claims by message: the first failure among the batches workers ran
-  cluster::traffic claimed;  ///< claims by message: the bytes and control messages they added (count_into)
+  claims_traffic claimed;    ///< claims by message: what they moved
 };
 
 // ---- the request, the parameters out and the answers in (root_steps.cpp) ----

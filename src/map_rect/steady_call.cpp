@@ -90,7 +90,7 @@ void steal_part(cluster_state& s, const root_site& site, const call_request& req
   if (part.taken < 0) abort_late(s, name_of(req), late);
   part.taken_failed = work.failure();
   part.stolen = broker.stolen();
-  broker.count_into(part.claimed);
+  part.claimed = broker.traffic();
 }
 
 /// The root's part of step 4 of a steady call by `route`. Through host memory with output nodes made in place
@@ -329,9 +329,7 @@ void steady_call_command::answers() {
   const root_site& site = *root_;
   const double wait_start = s_.root.time_waits ? thread_cpu_seconds() : 0.0;
   if (claims_this_call(s_, site)) {
-    s_.root.last_traffic.received += part_.claimed.received;
-    s_.root.last_traffic.claims_messages += part_.claimed.claims_messages;
-    s_.root.last_traffic.claims_bytes += part_.claimed.claims_bytes;
+    part_.claimed.add_to(s_.root.last_traffic);
     // Every worker answered the root directly during the claims: a flat gather in all but name.
     s_.root.last_traffic.collective = plan::gather_name(plan::gather_kind::flat);
     s_.root.last_traffic.gather_peers = s_.size - 1;

@@ -336,7 +336,7 @@ void reduce_command::claim_by_message() {
   std::vector<int> late;
   if (broker.run(current_, late) < 0) abort_late(s_, reduce_call(h_.call_id), late);
   s_.root.last_profile.root_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  broker.count_into(s_.root.last_traffic);
+  broker.traffic().add_to(s_.root.last_traffic);
   // Every worker answered the root directly: a flat gather in all but name.
   s_.root.last_traffic.collective = plan::gather_name(plan::gather_kind::flat);
   s_.root.last_traffic.gather_peers = s_.size - 1;
