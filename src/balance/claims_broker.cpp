@@ -9,7 +9,10 @@ claims_broker::claims_broker(cluster_state& s, root_claimed_work& work)
     : s_(s), work_(work), own_start_(clock::now()), victims_(static_cast<std::size_t>(s.size)),
       told_(static_cast<std::size_t>(s.size), 0), wants_(static_cast<std::size_t>(s.size), 0),
       own_in_(static_cast<std::size_t>(s.size), 0), batches_out_(static_cast<std::size_t>(s.size), 0) {
-  for (int v = 1; v < s.size; ++v) victims_[v].left = work.jobs_of(v);
+  for (int v = 1; v < s.size; ++v) {
+    victims_[v].left = work.jobs_of(v);
+    victims_[v].known_at = own_start_;
+  }
 }
 
 void claims_broker::reset(int n, bool claimable) {
@@ -88,11 +91,20 @@ void claims_broker::send_grant_to(int thief, int owner, job_range g) {
 }
 
 int claims_broker::richest_free(int thief) const {
+  // An owner's count ages as it runs its jobs. Without the aging, a fast owner that the root never heard from
+  // kept its whole chunk in the root's eyes, and thieves waited for its "none" before asking a slow owner. Its
+  // speed is unknown until it answers, so its jobs age at the root's pace.
+  const clock::time_point now = clock::now();
   int best = -1;
+  double most = 0;
   for (int v = 1; v < s_.size; ++v) {
     const victim& w = victims_[v];
     if (v == thief || w.exhausted || w.left_after_asks() <= 0) continue;
-    if (best < 0 || w.left_after_asks() > victims_[best].left_after_asks()) best = v;
+    const double left = w.left_by(now, job_seconds_);
+    if (best < 0 || left > most) {
+      best = v;
+      most = left;
+    }
   }
   return best;
 }
@@ -137,6 +149,7 @@ void claims_broker::on_answer(int v, const ask_out& ask) {
     w.left = 0;
   } else if (!is_later(g)) {
     w.left = g.size();  // the owner keeps about as many as it grants
+    w.known_at = clock::now();
   }
   const bool dropped = dropping_ || (stopping_ && work_.global_job(v, g.begin) > lowest_failure_);
   if (is_later(g) || g.empty() || dropped) {
@@ -200,8 +213,9 @@ void claims_broker::note_failure(int job) {
 }
 
 wire::status claims_broker::run_own(own_batch_runner& batches, bool hold, int& failed_job) {
-  for (job_range got = own_.take_front(s_.settings.threads); !got.empty();
-       got = own_.take_front(s_.settings.threads, least_own_batch())) {
+  const int threads = s_.settings.threads;
+  for (job_range got = own_.take_front(threads, 1, answer_batch(0)); !got.empty();
+       got = own_.take_front(threads, least_own_batch(), answer_batch(job_seconds_))) {
     const auto start = clock::now();
     const wire::status code = batches.run(got, failed_job);
     if (code == wire::status::failed) {

@@ -86,8 +86,14 @@ class claims_broker {
     std::deque<ask_out> asks;
     bool exhausted = false;  ///< it has no unstarted jobs left
     int left = 0;            ///< its unstarted jobs, as far as the root knows
+    clock::time_point known_at;  ///< when the root learnt `left`
     /// What it will have left after the asks out are answered (each grant takes about half).
     int left_after_asks() const { return asks.size() >= 31 ? 0 : left >> asks.size(); }
+    /// What it has left by `now`, had it run its jobs since known_at at `seconds_per_job` (0: none timed).
+    double left_by(clock::time_point now, double seconds_per_job) const {
+      const double ran = std::chrono::duration<double>(now - known_at).count();
+      return left_after_asks() - (seconds_per_job > 0 ? ran / seconds_per_job : 0.0);
+    }
   };
   /// A batch granted to the root, run once its next ask is out.
   struct root_batch {

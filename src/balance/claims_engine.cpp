@@ -10,10 +10,10 @@
 
 namespace maprect::detail {
 
-job_range unstarted_jobs::take_front(int threads, int least) {
+job_range unstarted_jobs::take_front(int threads, int least, int most) {
   if (front_ >= back_) return {};
   const int left = back_ - front_;
-  const int take = std::max(claim_batch(left, threads), std::min(left, least));
+  const int take = std::min(left, std::max({std::min(claim_batch(left, threads), most), least, threads}));
   front_ += take;
   return {front_ - take, front_};
 }
@@ -37,6 +37,13 @@ void pause_in_claims(wait_policy policy, unsigned& spins) {
   // Ranks share cores: leave the CPU to those that compute, yielding first, then sleeping.
   if (spins < 64) sched_yield();
   else std::this_thread::sleep_for(std::chrono::microseconds(20));
+}
+
+bool probe_after_progress(MPI_Comm comm, int tag, MPI_Status& st) {
+  int pending = 0;
+  MPI_Iprobe(MPI_ANY_SOURCE, tag, comm, &pending, &st);
+  if (pending == 0) MPI_Iprobe(MPI_ANY_SOURCE, tag, comm, &pending, &st);
+  return pending != 0;
 }
 
 void post_ask(MPI_Comm comm, int owner, const ask_message& ask, grant_message& grant, MPI_Request& reply) {

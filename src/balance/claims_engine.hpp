@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <limits>
 #include <maprect/detail/call.hpp>
 #include <maprect/detail/job_error.hpp>
 #include <vector>
@@ -36,10 +37,11 @@ class unstarted_jobs {
     front_ = 0;
     back_ = n;
   }
-  /// The next batch the owner runs, on `threads` team threads: claim_batch() of what is left, but at least
-  /// `least` jobs (fewer where fewer are left): no thief is granted fewer, so answering asks more often than
-  /// that gains nothing, and each answer costs a poll of the network.
-  job_range take_front(int threads, int least = 1);
+  /// The next batch the owner runs, on `threads` team threads: claim_batch() of what is left, but at most
+  /// `most` jobs, since asks wait for the batch's end and a slow owner's quarter is what slows its thieves;
+  /// and at least `least` jobs and one per thread (fewer where fewer are left): no thief is granted fewer, so
+  /// answering asks more often than that gains nothing, and each answer costs a poll of the network.
+  job_range take_front(int threads, int least = 1, int most = std::numeric_limits<int>::max());
   /// A batch for a thief that still holds work worth `held` of this owner's jobs (the batch it runs while
   /// this ask travels), from the back: half of what is left beyond them, so that both end about together; at
   /// least one job to a thief that holds none. Returns later_grant() when the thief holds enough for now, and
@@ -69,6 +71,13 @@ inline bool is_later(job_range g) { return g.begin < 0; }
 inline int jobs_worth(double seconds, double seconds_per_job) {
   return seconds_per_job > 0 ? std::max(1, static_cast<int>(seconds / seconds_per_job)) : 1;
 }
+
+/// The longest an owner runs its own jobs between two answers to asks, where its jobs are shorter: a thief
+/// waits this long at most beyond the owner's job, and a poll of the network costs well under 1% of it.
+constexpr double claims_answer_seconds = 50e-6;
+
+/// The most jobs an owner runs between two answers to asks at `seconds_per_job` (0, none timed yet: one).
+inline int answer_batch(double seconds_per_job) { return jobs_worth(claims_answer_seconds, seconds_per_job); }
 
 /// What a thief tells the owner it asks: whether it wants a batch, and what it still has to run before it
 /// could start one: `held_jobs` jobs of this owner's (granted earlier) and `held_seconds` of other work (the
@@ -103,12 +112,17 @@ struct grant_message {
 /// Sends `ask` to `owner` and posts the receive of its grant into `grant` (`reply` completes with it).
 void post_ask(MPI_Comm comm, int owner, const ask_message& ask, grant_message& grant, MPI_Request& reply);
 
+/// Whether a message under `tag` from any rank has come (its envelope in `st`). Open MPI's MPI_Iprobe makes
+/// progress only when it finds nothing, and then does not look again: a message that arrived while this rank
+/// computed is seen by the second probe, not the first, and an owner that probed once between batches
+/// answered its thieves a batch late.
+bool probe_after_progress(MPI_Comm comm, int tag, MPI_Status& st);
+
 /// Receives every ask that has come, and hands each to `grant(thief, ask)`.
 template <class Grant>
 void answer_asks(MPI_Comm comm, Grant&& grant) {
-  int pending = 0;
   MPI_Status st;
-  while (MPI_Iprobe(MPI_ANY_SOURCE, claims_tag::ask, comm, &pending, &st), pending) {
+  while (probe_after_progress(comm, claims_tag::ask, st)) {
     ask_message ask;
     MPI_Recv(&ask, ask_doubles, MPI_DOUBLE, st.MPI_SOURCE, claims_tag::ask, comm, MPI_STATUS_IGNORE);
     grant(st.MPI_SOURCE, ask);

@@ -62,8 +62,9 @@ int worker_claims::run_own() {
     jobs_.drop_rest();
     return job;
   }
-  for (job_range got = jobs_.take_front(s_.settings.threads); !got.empty();
-       got = jobs_.take_front(s_.settings.threads, jobs_worth(s_.round_trip, job_seconds_))) {
+  const int threads = s_.settings.threads;
+  for (job_range got = jobs_.take_front(threads, 1, answer_batch(0)); !got.empty();
+       got = jobs_.take_front(threads, jobs_worth(s_.round_trip, job_seconds_), answer_batch(job_seconds_))) {
     const auto batch_start = std::chrono::steady_clock::now();
     int failed_job = -1;
     code_ = work_.run_own(got, failed_job);

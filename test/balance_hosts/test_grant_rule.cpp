@@ -1,10 +1,13 @@
 // The owner's rule for what a thief gets (src/balance/claims_engine.hpp: unstarted_jobs): from the back, half of what is
 // left beyond the jobs the thief still holds, at least one to a thief that holds none, "later" to a thief
-// that holds enough, "none" once nothing is left; the owner runs batches of claim_batch() from the front.
+// that holds enough, "none" once nothing is left; the owner runs batches of claim_batch() from the front,
+// capped so that it answers asks about every claims_answer_seconds.
 #include <catch2/catch.hpp>
 
 #include "src/balance/claims_engine.hpp"
 
+using maprect::detail::answer_batch;
+using maprect::detail::claims_answer_seconds;
 using maprect::detail::is_later;
 using maprect::detail::job_range;
 using maprect::detail::unstarted_jobs;
@@ -83,4 +86,16 @@ TEST_CASE("the owner's batches: at least the least worth a round trip, fewer whe
   CHECK(same(jobs.take_front(1, 12), {10, 22}));  // a quarter of 30 is 7: 12
   CHECK(same(jobs.take_front(1, 12), {22, 34}));
   CHECK(same(jobs.take_front(1, 12), {34, 40}));  // the 6 left
+}
+
+TEST_CASE("the owner's batches: at most what answers asks in time, yet one per thread and the least worth a trip") {
+  unstarted_jobs jobs;
+  jobs.reset(48);
+  CHECK(same(jobs.take_front(1, 1, answer_batch(0)), {0, 1}));        // nothing timed: one job
+  CHECK(same(jobs.take_front(1, 1, answer_batch(1e-3)), {1, 2}));     // 1 ms jobs: one between answers
+  CHECK(same(jobs.take_front(4, 1, answer_batch(1e-3)), {2, 6}));     // but one per thread
+  CHECK(same(jobs.take_front(1, 3, answer_batch(1e-3)), {6, 9}));     // and the least worth a round trip
+  CHECK(same(jobs.take_front(1, 1, answer_batch(2e-5)), {9, 11}));    // 20 us jobs: 50 us worth, 2
+  CHECK(same(jobs.take_front(1, 1, answer_batch(1e-7)), {11, 20}));   // tiny jobs: a quarter of 37, 9
+  CHECK(answer_batch(1e-6) == static_cast<int>(claims_answer_seconds / 1e-6));
 }
