@@ -35,7 +35,7 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
     const int least = s_.settings.test_held_rank == 0 ? 1 : jobs_worth(round_trip(thief), job_seconds_);
     const job_range g = own_.grant_back(ask.held(job_seconds_), least);
     refused_ = refused_ || (!is_later(g) && g.empty());
-    if (!g.empty()) {
+    if (is_later(g) || !g.empty()) {  // "later": the thief holds enough, and asks again once it ran it
       send_grant_to(thief, 0, g);
       if (!is_later(g)) {
         work_.send_batch(thief, 0, g);

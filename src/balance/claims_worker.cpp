@@ -37,7 +37,7 @@ class worker_claims {
  private:
   void serve_asks();
   void hold_for_claims();
-  void post_ask(bool want, int held = 0);
+  void post_ask(bool want, int held = 0, double held_seconds = 0);
   grant_message await_grant();
   void run_stolen(const grant_message& got, int failed_job);
   void send_result(const result_head& head, const double* blocks, int n, MPI_Request (&sends)[2]);
@@ -46,6 +46,7 @@ class worker_claims {
   worker_claimed_work& work_;
   bool hold_;                ///< a test's pin: after the first batch of its own, wait for the root's claim
   bool answered_none_ = false;  ///< it told the root "none": the root asks it no more
+  bool asked_ = false;       ///< its first ask is out, sent as its last batch of its own started
   unstarted_jobs jobs_;      ///< this rank's own jobs nobody has started
   double job_seconds_ = 0;   ///< seconds per job of its latest batch of its own (0: none timed yet)
   wire::status code_ = wire::status::ok;
@@ -66,6 +67,12 @@ int worker_claims::run_own() {
   for (job_range got = jobs_.take_front(threads, 1, answer_batch(0)); !got.empty();
        got = jobs_.take_front(threads, jobs_worth(s_.round_trip, job_seconds_), answer_batch(job_seconds_))) {
     const auto batch_start = std::chrono::steady_clock::now();
+    // All its jobs are started: the ask goes now, saying what the batch holds, so that the answer (which a
+    // slow owner gives only between its jobs) is found while the batch runs.
+    if (jobs_.left() == 0 && !hold_) {
+      post_ask(true, 0, got.size() * job_seconds_);
+      asked_ = true;
+    }
     int failed_job = -1;
     code_ = work_.run_own(got, failed_job);
     if (code_ != wire::status::ok) {
@@ -96,8 +103,8 @@ void worker_claims::serve_asks() {
   });
 }
 
-void worker_claims::post_ask(bool want, int held) {
-  detail::post_ask(s_.comm, 0, {want ? 1.0 : 0.0, static_cast<double>(held), 0.0}, grant_, grant_request_);
+void worker_claims::post_ask(bool want, int held, double held_seconds) {
+  detail::post_ask(s_.comm, 0, {want ? 1.0 : 0.0, static_cast<double>(held), held_seconds}, grant_, grant_request_);
 }
 
 grant_message worker_claims::await_grant() {
@@ -132,7 +139,7 @@ void worker_claims::send_result(const result_head& head, const double* blocks, i
 
 void worker_claims::take_from_root(int failed_job) {
   bool want = failed_job < 0 && code_ == wire::status::ok;
-  post_ask(want);
+  if (!asked_) post_ask(want);
   for (grant_message got = await_grant(); is_later(got.range()) || !got.range().empty(); got = await_grant()) {
     if (is_later(got.range())) {  // it came while this rank ran the batch it held: it holds none now
       post_ask(want);
