@@ -214,8 +214,8 @@ void claims_broker::note_failure(int job) {
 
 wire::status claims_broker::run_own(own_batch_runner& batches, bool hold, int& failed_job) {
   const int threads = s_.settings.threads;
-  for (job_range got = own_.take_front(threads, 1, answer_batch(0)); !got.empty();
-       got = own_.take_front(threads, least_own_batch(), answer_batch(job_seconds_))) {
+  for (job_range got = own_.take_front(threads, 1, answer_batch(0, threads)); !got.empty();
+       got = own_.take_front(threads, least_own_batch(), answer_batch(job_seconds_, threads))) {
     const auto start = clock::now();
     const wire::status code = batches.run(got, failed_job);
     if (code == wire::status::failed) {

@@ -20,6 +20,7 @@
 #include <limits>
 #include <maprect/detail/call.hpp>
 #include <maprect/detail/job_error.hpp>
+#include <utility>
 #include <vector>
 
 #include "src/protocol/chunk_plan.hpp"
@@ -72,12 +73,16 @@ inline int jobs_worth(double seconds, double seconds_per_job) {
   return seconds_per_job > 0 ? std::max(1, static_cast<int>(seconds / seconds_per_job)) : 1;
 }
 
-/// The longest an owner runs its own jobs between two answers to asks, where its jobs are shorter: a thief
-/// waits this long at most beyond the owner's job, and a poll of the network costs well under 1% of it.
+/// The longest an owner runs its own jobs between two answers to asks, per team thread, where its jobs are
+/// shorter: a thief waits this long at most beyond the owner's job. A poll of the network costs well under 1%
+/// of it; a team's start and join of a batch cost more than a poll, so a team's batches last longer.
 constexpr double claims_answer_seconds = 50e-6;
 
-/// The most jobs an owner runs between two answers to asks at `seconds_per_job` (0, none timed yet: one).
-inline int answer_batch(double seconds_per_job) { return jobs_worth(claims_answer_seconds, seconds_per_job); }
+/// The most jobs an owner on `threads` team threads runs between two answers to asks, at `seconds_per_job`
+/// of the batch's wall time per job (0, none timed yet: one).
+inline int answer_batch(double seconds_per_job, int threads) {
+  return jobs_worth(claims_answer_seconds * threads, seconds_per_job);
+}
 
 /// What a thief tells the owner it asks: whether it wants a batch, and what it still has to run before it
 /// could start one: `held_jobs` jobs of this owner's (granted earlier) and `held_seconds` of other work (the
@@ -118,15 +123,22 @@ void post_ask(MPI_Comm comm, int owner, const ask_message& ask, grant_message& g
 /// answered its thieves a batch late.
 bool probe_after_progress(MPI_Comm comm, int tag, MPI_Status& st);
 
-/// Receives every ask that has come, and hands each to `grant(thief, ask)`.
-template <class Grant>
-void answer_asks(MPI_Comm comm, Grant&& grant) {
+/// Receives every ask that has come, and hands each to `grant(thief, ask)`; with `stop()` true once an ask is
+/// found, leaves it where it is.
+template <class Grant, class Stop>
+void answer_asks(MPI_Comm comm, Grant&& grant, Stop&& stop) {
   MPI_Status st;
-  while (probe_after_progress(comm, claims_tag::ask, st)) {
+  while (probe_after_progress(comm, claims_tag::ask, st) && !stop()) {
     ask_message ask;
     MPI_Recv(&ask, ask_doubles, MPI_DOUBLE, st.MPI_SOURCE, claims_tag::ask, comm, MPI_STATUS_IGNORE);
     grant(st.MPI_SOURCE, ask);
   }
+}
+
+/// Receives every ask that has come, and hands each to `grant(thief, ask)`.
+template <class Grant>
+void answer_asks(MPI_Comm comm, Grant&& grant) {
+  answer_asks(comm, std::forward<Grant>(grant), [] { return false; });
 }
 
 /// Sends `thief` the grant of `owner`'s local jobs `g`.

@@ -35,7 +35,8 @@ class worker_claims {
   void finish_sends();
 
  private:
-  void serve_asks();
+  /// Answers the root's asks that have come; with `until_answered`, none once this rank's own ask is answered.
+  void serve_asks(bool until_answered = false);
   void hold_for_claims();
   void post_ask(bool want, int held = 0, double held_seconds = 0);
   grant_message await_grant();
@@ -64,8 +65,8 @@ int worker_claims::run_own() {
     return job;
   }
   const int threads = s_.settings.threads;
-  for (job_range got = jobs_.take_front(threads, 1, answer_batch(0)); !got.empty();
-       got = jobs_.take_front(threads, jobs_worth(s_.round_trip, job_seconds_), answer_batch(job_seconds_))) {
+  for (job_range got = jobs_.take_front(threads, 1, answer_batch(0, threads)); !got.empty();
+       got = jobs_.take_front(threads, jobs_worth(s_.round_trip, job_seconds_), answer_batch(job_seconds_, threads))) {
     const auto batch_start = std::chrono::steady_clock::now();
     // All its jobs are started: the ask goes now, saying what the batch holds, so that the answer (which a
     // slow owner gives only between its jobs) is found while the batch runs.
@@ -91,15 +92,23 @@ void worker_claims::hold_for_claims() {
   hold_until_claimed(s_.settings.policy, jobs_, [this] { serve_asks(); }, [this] { return answered_none_; });
 }
 
-void worker_claims::serve_asks() {
+void worker_claims::serve_asks(bool until_answered) {
   // Only the root asks a worker for its jobs, on behalf of a rank out of them.
   // A held rank (a test's pin) grants whatever is worth it to nobody else, so that some claim ends its hold
   // however long the root's round trip was at start-up.
-  answer_asks(s_.comm, [this](int root, const ask_message& ask) {
+  const auto grant = [this](int root, const ask_message& ask) {
     const int least = hold_ ? 1 : ask.least(job_seconds_);
     const job_range g = ask.want != 0 ? jobs_.grant_back(ask.held(job_seconds_), least) : job_range{};
     answered_none_ = answered_none_ || (!is_later(g) && g.empty());
     send_grant(s_.comm, root, s_.rank, g);
+  };
+  if (!until_answered) return answer_asks(s_.comm, grant);
+  // The root's "none" is the last it sends this rank in a call: an ask found once it is in may be the next
+  // call's (the probe's progress can bring both), and stays for that call to answer.
+  answer_asks(s_.comm, grant, [this] {
+    int done = 0;
+    MPI_Test(&grant_request_, &done, MPI_STATUS_IGNORE);
+    return done != 0;
   });
 }
 
@@ -110,7 +119,7 @@ void worker_claims::post_ask(bool want, int held, double held_seconds) {
 grant_message worker_claims::await_grant() {
   unsigned spins = 0;
   for (int done = 0; MPI_Test(&grant_request_, &done, MPI_STATUS_IGNORE), !done;) {
-    serve_asks();  // the root may be waiting for this rank's answer as it waits for the root's
+    serve_asks(true);  // the root may be waiting for this rank's answer as it waits for the root's
     pause_in_claims(s_.settings.policy, spins);
   }
   return grant_;

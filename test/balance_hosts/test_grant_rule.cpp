@@ -91,11 +91,13 @@ TEST_CASE("the owner's batches: at least the least worth a round trip, fewer whe
 TEST_CASE("the owner's batches: at most what answers asks in time, yet one per thread and the least worth a trip") {
   unstarted_jobs jobs;
   jobs.reset(48);
-  CHECK(same(jobs.take_front(1, 1, answer_batch(0)), {0, 1}));        // nothing timed: one job
-  CHECK(same(jobs.take_front(1, 1, answer_batch(1e-3)), {1, 2}));     // 1 ms jobs: one between answers
-  CHECK(same(jobs.take_front(4, 1, answer_batch(1e-3)), {2, 6}));     // but one per thread
-  CHECK(same(jobs.take_front(1, 3, answer_batch(1e-3)), {6, 9}));     // and the least worth a round trip
-  CHECK(same(jobs.take_front(1, 1, answer_batch(2e-5)), {9, 11}));    // 20 us jobs: 50 us worth, 2
-  CHECK(same(jobs.take_front(1, 1, answer_batch(1e-7)), {11, 20}));   // tiny jobs: a quarter of 37, 9
-  CHECK(answer_batch(1e-6) == static_cast<int>(claims_answer_seconds / 1e-6));
+  CHECK(same(jobs.take_front(1, 1, answer_batch(0, 1)), {0, 1}));        // nothing timed: one job
+  CHECK(same(jobs.take_front(1, 1, answer_batch(1e-3, 1)), {1, 2}));     // 1 ms jobs: one between answers
+  CHECK(same(jobs.take_front(4, 1, answer_batch(1e-3, 4)), {2, 6}));     // but one per thread
+  CHECK(same(jobs.take_front(1, 3, answer_batch(1e-3, 1)), {6, 9}));     // and the least worth a round trip
+  CHECK(same(jobs.take_front(1, 1, answer_batch(2e-5, 1)), {9, 11}));    // 20 us jobs: 50 us worth, 2
+  CHECK(same(jobs.take_front(1, 1, answer_batch(1e-7, 1)), {11, 20}));   // tiny jobs: a quarter of 37, 9
+  CHECK(answer_batch(1e-6, 1) == static_cast<int>(claims_answer_seconds / 1e-6));
+  // A team's batch lasts 50 us per thread: 4 threads at 5 us of wall time per job, 40 jobs.
+  CHECK(answer_batch(5e-6, 4) == 40);
 }
