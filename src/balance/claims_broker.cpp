@@ -213,9 +213,11 @@ void claims_broker::note_failure(int job) {
 }
 
 wire::status claims_broker::run_own(own_batch_runner& batches, bool hold, int& failed_job) {
-  const int threads = s_.settings.threads;
-  for (job_range got = own_.take_front(threads, 1, answer_batch(0, threads)); !got.empty();
-       got = own_.take_front(threads, least_own_batch(), answer_batch(job_seconds_, threads))) {
+  // Untimed (the first batch), both bounds are one job.
+  const auto next_batch = [this, threads = s_.settings.threads] {
+    return own_.take_front(threads, least_own_batch(), answer_batch(job_seconds_, threads));
+  };
+  for (job_range got = next_batch(); !got.empty(); got = next_batch()) {
     const auto start = clock::now();
     const wire::status code = batches.run(got, failed_job);
     if (code == wire::status::failed) {

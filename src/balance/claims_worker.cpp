@@ -64,9 +64,11 @@ int worker_claims::run_own() {
     jobs_.drop_rest();
     return job;
   }
-  const int threads = s_.settings.threads;
-  for (job_range got = jobs_.take_front(threads, 1, answer_batch(0, threads)); !got.empty();
-       got = jobs_.take_front(threads, jobs_worth(s_.round_trip, job_seconds_), answer_batch(job_seconds_, threads))) {
+  // Untimed (the first batch), both bounds are one job.
+  const auto next_batch = [this, threads = s_.settings.threads] {
+    return jobs_.take_front(threads, jobs_worth(s_.round_trip, job_seconds_), answer_batch(job_seconds_, threads));
+  };
+  for (job_range got = next_batch(); !got.empty(); got = next_batch()) {
     const auto batch_start = std::chrono::steady_clock::now();
     // All its jobs are started: the ask goes now, saying what the batch holds, so that the answer (which a
     // slow owner gives only between its jobs) is found while the batch runs.
