@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ThreadSanitizer build (clang) of the tests that run in one process without MPI (test/ad, test/map_rect,
-# test/threads, test/reduce_sum), in build-tsan/ (RelWithDebInfo at -O1 -g1: line tables, so that reports carry
-# file and line, as in scripts/sanitize.sh), run with no finding allowed. Only those test targets are built, which keeps the stage to a few minutes on 2 cores.
+# test/threads, test/reduce_sum; and the claims engine's rules with its batch_aside thread), in build-tsan/
+# (RelWithDebInfo at -O1 -g1: line tables, so that reports carry file and line, as in scripts/sanitize.sh), run
+# with no finding allowed. Only those test targets are built, which keeps the stage to a few minutes on 2 cores.
 #   scripts/tsan.sh            (stage `tsan` of scripts/test.sh)
 #   scripts/tsan.sh --build-only   configure and build, run nothing (scripts/test.sh builds ahead of the stage)
 #   MAPRECT_TSAN_BUILD_DIR     build directory (default: <repo>/build-tsan)
@@ -11,7 +12,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$MAPRECT_ROOT"
 
 BUILD=${MAPRECT_TSAN_BUILD_DIR:-$MAPRECT_ROOT/build-tsan}
-TARGETS=(test_ad test_ad_memory test_map_rect test_threads test_reduce_sum)
+TARGETS=(test_ad test_ad_memory test_map_rect test_threads test_reduce_sum test_grant_rule)
 
 log "tsan: configure $BUILD (clang, ThreadSanitizer, RelWithDebInfo at -O1)"
 # clang, as the sanitize stage: half gcc's compile time with the sanitizers.

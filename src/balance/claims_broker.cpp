@@ -8,7 +8,8 @@ namespace maprect::detail {
 claims_broker::claims_broker(cluster_state& s, root_claimed_work& work)
     : s_(s), work_(work), own_start_(clock::now()), victims_(static_cast<std::size_t>(s.size)),
       told_(static_cast<std::size_t>(s.size), 0), wants_(static_cast<std::size_t>(s.size), 0),
-      own_in_(static_cast<std::size_t>(s.size), 0), batches_out_(static_cast<std::size_t>(s.size), 0) {
+      own_in_(static_cast<std::size_t>(s.size), 0), batches_out_(static_cast<std::size_t>(s.size), 0),
+      thief_seconds_(static_cast<std::size_t>(s.size), 0.0) {
   for (int v = 1; v < s.size; ++v) {
     victims_[v].left = work.jobs_of(v);
     victims_[v].known_at = own_start_;
@@ -30,10 +31,16 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   victims_[thief].exhausted = true;
   victims_[thief].left = 0;
   wants_[thief] = ask.want != 0 ? 1 : 0;
+  thief_seconds_[thief] = ask.thief_seconds;
+  ask_message seen = ask;
+  seen.idle_ranks = idle_ranks();
+  seen.least_seconds = round_trip(thief);
+  thieves_.note(seen);
   if (wants_[thief] && !stopping_ && claimable_ && own_.left() > 0) {
     // A held root (a test's pin) grants whatever is worth it, as a held worker does (serve_asks).
     const int least = s_.settings.test_held_rank == 0 ? 1 : jobs_worth(round_trip(thief), job_seconds_);
-    const job_range g = own_.grant_back(ask.held(job_seconds_), least);
+    const double share = grant_share(job_seconds_, ask.thief_seconds, s_.size);
+    const job_range g = own_.grant_back(ask.held(job_seconds_), least, share);
     refused_ = refused_ || (!is_later(g) && g.empty());
     if (is_later(g) || !g.empty()) {  // "later": the thief holds enough, and asks again once it ran it
       send_grant_to(thief, 0, g);
@@ -79,7 +86,10 @@ void claims_broker::ask_victim(int v, int thief, int held, double held_seconds, 
   // A batch for the root is worth the ask's own round trip to the owner; one for a worker, its round trip
   // from the root as well (the rows go out, the blocks come back).
   const double least = round_trip(thief > 0 ? thief : v);
-  post_ask(s_.comm, v, {want ? 1.0 : 0.0, static_cast<double>(held), held_seconds, least}, ask.answer, ask.reply);
+  const double thief_seconds = thief > 0 ? thief_seconds_[thief] : job_seconds_;
+  const ask_message m{want ? 1.0 : 0.0, static_cast<double>(held), held_seconds, least, thief_seconds,
+                      static_cast<double>(idle_ranks())};
+  post_ask(s_.comm, v, m, ask.answer, ask.reply);
   note_control(sizeof(ask_message));
   if (thief == 0) root_asking_ = true;
   if (s_.settings.timeout > 0) ask.sent = clock::now();
@@ -107,6 +117,12 @@ int claims_broker::richest_free(int thief) const {
     }
   }
   return best;
+}
+
+int claims_broker::idle_ranks() const {
+  int idle = own_.left() == 0 ? 1 : 0;
+  for (int r = 1; r < s_.size; ++r) idle += wants_[r] && !told_[r] ? 1 : 0;
+  return idle;
 }
 
 bool claims_broker::all_exhausted() const {
@@ -158,7 +174,7 @@ void claims_broker::on_answer(int v, const ask_out& ask) {
     return;
   }
   if (thief == 0) {
-    next_ = {v, g};
+    next_.push_back({v, g});
     return;
   }
   send_grant_to(thief, v, g);
@@ -191,14 +207,24 @@ void claims_broker::dispatch() {
     ask_victim(v, *it);
     it = waiting_.erase(it);
   }
-  if (root_asking_) return;
+  // While a batch runs aside the root asks for one more, not for a queue of them.
+  if (root_asking_ || (!running_.jobs.empty() && !next_.empty())) return;
   const int v = richest_free(0);
   // The root's next ask goes before the batch it holds runs: the owner answers it between its own batches.
-  if (v >= 0) ask_victim(v, 0, next_.owner == v ? next_.jobs.size() : 0);
+  // What it holds counts in the owner's jobs where they are the owner's, else in seconds at the root's pace.
+  int held = 0;
+  double held_seconds = 0;
+  const auto hold = [&](const root_batch& b) {
+    if (b.owner == v) held += b.jobs.size();
+    else held_seconds += b.jobs.size() * job_seconds_;
+  };
+  hold(running_);
+  for (const root_batch& b : next_) hold(b);
+  if (v >= 0) ask_victim(v, 0, held, held_seconds);
 }
 
 bool claims_broker::finished() const {
-  if (told_none_ < s_.size - 1 || root_asking_ || !next_.jobs.empty()) return false;
+  if (told_none_ < s_.size - 1 || root_asking_ || !next_.empty()) return false;
   if (own_results_ < s_.size - 1) return false;
   for (int r = 1; r < s_.size; ++r)
     if (batches_out_[r] > 0) return false;
@@ -217,9 +243,14 @@ wire::status claims_broker::run_own(own_batch_runner& batches, bool hold, int& f
   const auto next_batch = [this, threads = s_.settings.threads] {
     return own_.take_front(threads, least_own_batch(), answer_batch(job_seconds_, threads));
   };
-  for (job_range got = next_batch(); !got.empty(); got = next_batch()) {
+  const auto next_or_none = [&] {
+    leave_to_thieves(s_.settings.policy, own_, thieves_, job_seconds_, [this] { serve_asks(); });
+    return next_batch();
+  };
+  for (job_range got = next_batch(); !got.empty(); got = next_or_none()) {
     const auto start = clock::now();
-    const wire::status code = batches.run(got, failed_job);
+    const wire::status code = run_answering(s_, batches.runs_aside(), job_seconds_ * got.size(),
+                                            [&] { return batches.run(got, failed_job); }, [this] { serve_asks(); });
     if (code == wire::status::failed) {
       own_.drop_rest();
       note_failure(failed_job);
@@ -256,17 +287,28 @@ int claims_broker::run(bool want, std::vector<int>& late) {
   const auto since = clock::now();
   int taken = 0;
   unsigned spins = 0;
+  // While a long batch runs aside, the root goes on brokering; a late rank shows at the loop's next turn.
+  std::vector<int> late_meanwhile;
+  const auto broker = [&] {
+    serve_asks();
+    poll_answers(late_meanwhile);
+    poll_results();
+    dispatch();
+  };
   while (true) {
     serve_asks();
     const int answered = poll_answers(late) + poll_results();
     if (!late.empty()) return -1;
     dispatch();
-    if (!next_.jobs.empty()) {
-      const root_batch b = next_;
-      next_ = {};
+    if (!next_.empty()) {
+      running_ = next_.front();
+      next_.pop_front();
       int failed_job = -1;
-      const wire::status code = work_.run_on_root(b.owner, b.jobs, failed_job);
-      taken += b.jobs.size();
+      const job_range g = running_.jobs;
+      const wire::status code = run_answering(s_, work_.runs_aside(), job_seconds_ * g.size(),
+                                              [&] { return work_.run_on_root(running_.owner, g, failed_job); }, broker);
+      running_ = {};
+      taken += g.size();
       if (code == wire::status::failed) note_failure(failed_job);
       else if (code != wire::status::ok) stopping_ = dropping_ = true;
       continue;

@@ -26,6 +26,8 @@ class own_batch_runner {
   virtual wire::status run(job_range g, int& failed_job) = 0;
   /// A batch that ran to its end took `seconds`: for a command that adds them to the rank's busy time.
   virtual void ran_for(double /*seconds*/) {}
+  /// Whether run may run on another thread than MPI's (run_answering).
+  virtual bool runs_aside() const { return false; }
 };
 
 /// What a call's claims by message moved to and from the root.
@@ -128,6 +130,8 @@ class claims_broker {
   /// The round trip between the root and worker r, measured at start-up.
   double round_trip(int r) const;
   bool all_exhausted() const;
+  /// The ranks out of their own jobs that still want batches, the root included once its own are started.
+  int idle_ranks() const;
   void tell_none(int thief);
   /// Sends `thief` a grant of owner's jobs `g` (empty: none left), and counts it.
   void send_grant_to(int thief, int owner, job_range g);
@@ -149,12 +153,15 @@ class claims_broker {
   std::vector<char> told_;       ///< per worker, whether it has heard "none"
   std::vector<char> wants_;      ///< per worker, whether its latest ask wants a batch
   int told_none_ = 0;
-  root_batch next_;
+  std::deque<root_batch> next_;  ///< batches granted to the root, run in turn
+  root_batch running_;     ///< a batch the root runs for a worker, aside while it brokers
   int own_results_ = 0;    ///< workers whose own jobs' result is in
   std::vector<char> own_in_;      ///< per worker, whether its own jobs' result is in
   std::vector<int> batches_out_;  ///< per worker, batches granted to it whose result is not in yet
   stolen_failure stolen_;
   claims_traffic traffic_;
+  std::vector<double> thief_seconds_;  ///< per worker, its seconds per job of its own, as its latest ask said
+  idle_thieves thieves_;               ///< the ranks out of their own jobs, as the root's own jobs' owner
 
   void note_control(std::size_t bytes) {
     ++traffic_.control_messages;

@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cmath>
 #include <maprect/detail/job_runner.hpp>
 #include <maprect/detail/thread_parking.hpp>
 #include <thread>
@@ -18,10 +19,12 @@ job_range unstarted_jobs::take_front(int threads, int least, int most) {
   return {front_ - take, front_};
 }
 
-job_range unstarted_jobs::grant_back(int held, int least) {
+job_range unstarted_jobs::grant_back(int held, int least, double share) {
   if (front_ >= back_) return {};
   const int left = back_ - front_;
-  const int take = held == 0 ? std::max(1, left / 2) : (left - held) / 2;
+  // Rounded down, but not below a whole number that share's own rounding missed (0.3 of 20 is 5.999...).
+  const double part = (held == 0 ? left : left - held) * share + 1e-9;
+  const int take = held == 0 ? std::max(1, static_cast<int>(part)) : static_cast<int>(std::floor(part));
   if (take <= 0) return later_grant();
   if (take < least) return {};
   back_ -= take;

@@ -48,7 +48,8 @@ class unstarted_jobs {
   /// least one job to a thief that holds none. Returns later_grant() when the thief holds enough for now, and
   /// none (empty) when the batch would be under `least` jobs: the owner runs those sooner than the thief could
   /// receive them and send their blocks back.
-  job_range grant_back(int held, int least = 1);
+  /// `share` is the part of them a thief that holds none gets (grant_share), half between two ranks alike.
+  job_range grant_back(int held, int least = 1, double share = 0.5);
   /// The worker runs no more of its jobs (one failed or changed its output count): none are left to grant.
   void drop_rest() { front_ = back_; }
   /// Where the worker's own jobs end once none are left (the rest went to thieves).
@@ -60,6 +61,15 @@ class unstarted_jobs {
   int front_ = 0;
   int back_ = 0;
 };
+
+/// The part of an owner's unstarted jobs a thief gets, the owner at `own_seconds` and the thief at
+/// `thief_seconds` per job, with `ranks` ranks in the call: by the call's end every other rank is out of work
+/// and asks, so each is granted its part by its speed, o / (t + (ranks - 1) o); a thief that comes back for
+/// more costs a round trip, one that got too much ends last. Half while either is untimed.
+inline double grant_share(double own_seconds, double thief_seconds, int ranks) {
+  if (own_seconds <= 0 || thief_seconds <= 0 || ranks < 2) return 0.5;
+  return own_seconds / (thief_seconds + (ranks - 1) * own_seconds);
+}
 
 /// The answer "none for now, ask again once your batch is done" to a thief that holds enough (as opposed to
 /// an empty range: "none left").
@@ -84,6 +94,22 @@ inline int answer_batch(double seconds_per_job, int threads) {
   return jobs_worth(claims_answer_seconds * threads, seconds_per_job);
 }
 
+/// How often an owner whose batch runs aside (batch_aside) answers asks meanwhile: 8 times a batch, so that
+/// the wakes cost the jobs about as little whatever they last, but at most every 100 us.
+inline double claims_aside_period(double batch_seconds) { return std::max(100e-6, batch_seconds / 8); }
+
+/// Runs `batch()` (it returns a wire::status and throws nothing): where `aside` allows it and the batch should
+/// last `expected_seconds` >= claims_aside_seconds, on the rank's batch_aside thread (which runs it on the
+/// team, if any, in this thread's place) while this one calls `answer()` every claims_aside_period; else on
+/// this thread.
+template <class Batch, class Answer>
+wire::status run_answering(cluster_state& s, bool aside, double expected_seconds, Batch&& batch, Answer&& answer) {
+  if (!aside || expected_seconds < claims_aside_seconds) return batch();
+  wire::status code = wire::status::ok;
+  s.aside.run([&] { code = batch(); }, answer, claims_aside_period(expected_seconds));
+  return code;
+}
+
 /// What a thief tells the owner it asks: whether it wants a batch, and what it still has to run before it
 /// could start one: `held_jobs` jobs of this owner's (granted earlier) and `held_seconds` of other work (the
 /// root's own jobs, by their mean time so far). Jobs differ in cost between owners and within a chunk, so
@@ -93,15 +119,61 @@ struct ask_message {
   double held_jobs = 0;     ///< the owner's jobs the thief still holds
   double held_seconds = 0;  ///< other work the thief still holds
   double least_seconds = 0; ///< the least work worth a batch: a round trip between the root and the thief
+  double thief_seconds = 0; ///< the thief's seconds per job of its own (0: none timed)
+  double idle_ranks = 0;    ///< the ranks out of their own jobs as the root knows, the thief included
 
   /// All the thief holds, in the owner's jobs at `seconds_per_job` (0: none timed yet, the seconds count for
-  /// nothing).
+  /// nothing): the owner's jobs it holds take it thief_seconds each where that is known.
   int held(double seconds_per_job) const {
-    return static_cast<int>(held_jobs + (seconds_per_job > 0 ? held_seconds / seconds_per_job : 0.0));
+    if (seconds_per_job <= 0) return static_cast<int>(held_jobs);
+    const double jobs = thief_seconds > 0 ? held_jobs * thief_seconds / seconds_per_job : held_jobs;
+    return static_cast<int>(jobs + held_seconds / seconds_per_job);
   }
   /// The fewest jobs worth a batch at `seconds_per_job`.
   int least(double seconds_per_job) const { return jobs_worth(least_seconds, seconds_per_job); }
 };
+
+/// Waits a little in a claim loop, as the policy says (`spins` counts the waits so far).
+void pause_in_claims(wait_policy policy, unsigned& spins);
+
+/// What an owner has heard of the ranks that would run its unstarted jobs if it did not: how many are out of
+/// their own, and how fast the latest of them runs its jobs.
+class idle_thieves {
+ public:
+  /// Takes what `ask` says of them.
+  void note(const ask_message& ask) {
+    ranks_ = static_cast<int>(ask.idle_ranks);
+    seconds_ = ask.thief_seconds;
+    trip_ = ask.least_seconds;
+  }
+  /// Whether an owner at `own_seconds` per job should leave its `left` unstarted jobs to them rather than start
+  /// the next: they would run all of them, a round trip included, before it ran that one. A slow owner that
+  /// started its last job as the others ran out of theirs made the call wait for it.
+  bool outrun(int left, double own_seconds) const {
+    if (ranks_ <= 0 || seconds_ <= 0 || own_seconds <= 0) return false;
+    return (left + ranks_ - 1) / ranks_ * seconds_ + trip_ < own_seconds;
+  }
+
+ private:
+  int ranks_ = 0;
+  double seconds_ = 0;
+  double trip_ = 0;
+};
+
+/// While `thieves` would outrun the owner on `jobs` at `own_seconds` per job, answers asks (`serve`) instead
+/// of starting the next: at most one job's time, after which starting it ends no later than waiting did.
+template <class Serve>
+void leave_to_thieves(wait_policy policy, const unstarted_jobs& jobs, const idle_thieves& thieves, double own_seconds,
+                      Serve&& serve) {
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(own_seconds));
+  unsigned spins = 0;
+  while (jobs.left() > 0 && thieves.outrun(jobs.left(), own_seconds) && std::chrono::steady_clock::now() < until) {
+    serve();
+    pause_in_claims(policy, spins);
+  }
+}
 
 /// Doubles in an ask_message.
 constexpr int ask_doubles = sizeof(ask_message) / sizeof(double);
@@ -187,9 +259,6 @@ struct stolen_failure {
   int job = -1;   ///< global index of the failing job (failed only)
 };
 
-/// Waits a little in a claim loop, as the policy says (`spins` counts the waits so far).
-void pause_in_claims(wait_policy policy, unsigned& spins);
-
 /// A test's pin (MAPRECT_TEST_HOLD_RANK), on the held owner once the first batch of its own has run: while
 /// `jobs` holds what it held and `released()` is false, answers asks (`serve`); at most 20 s, so that a test
 /// that sees no claims fails rather than hangs.
@@ -228,6 +297,8 @@ class root_claimed_work {
   /// Takes `head`, a result from worker `from`: of its own jobs (owner == from) or of a batch it ran. Returns
   /// where the `n` doubles of blocks that follow it go (n = 0: none follow).
   virtual double* place_result(int from, const result_head& head, int& n) = 0;
+  /// Whether run_on_root may run on another thread than MPI's (run_answering) while results are placed.
+  virtual bool runs_aside() const { return false; }
 };
 
 /// Worker: its jobs of one call under claims by message, as one kind of command sees them: its own range,
@@ -251,6 +322,9 @@ class worker_claimed_work {
   virtual wire::status run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) = 0;
   /// The blocks of its own local jobs [0, end): where they start, and their `n` doubles.
   virtual const double* own_blocks(int end, int& n) = 0;
+  /// Whether run_own may run on another thread than MPI's (run_answering): not where the jobs keep state on
+  /// their thread, as a deferred call's kept tapes are.
+  virtual bool runs_aside() const { return false; }
 };
 
 /// Worker: steps 4 and 5 of a call by claims by message: runs its own jobs, answering the root's asks, sends

@@ -49,6 +49,7 @@ class worker_claims {
   bool answered_none_ = false;  ///< it told the root "none": the root asks it no more
   bool asked_ = false;       ///< its first ask is out, sent as its last batch of its own started
   unstarted_jobs jobs_;      ///< this rank's own jobs nobody has started
+  idle_thieves thieves_;     ///< the ranks the root asks for
   double job_seconds_ = 0;   ///< seconds per job of its latest batch of its own (0: none timed yet)
   wire::status code_ = wire::status::ok;
   std::deque<stolen_batch> stolen_;  ///< a deque: their blocks stay where the sends read them
@@ -68,7 +69,11 @@ int worker_claims::run_own() {
   const auto next_batch = [this, threads = s_.settings.threads] {
     return jobs_.take_front(threads, jobs_worth(s_.round_trip, job_seconds_), answer_batch(job_seconds_, threads));
   };
-  for (job_range got = next_batch(); !got.empty(); got = next_batch()) {
+  const auto next_or_none = [&] {
+    leave_to_thieves(s_.settings.policy, jobs_, thieves_, job_seconds_, [this] { serve_asks(); });
+    return next_batch();
+  };
+  for (job_range got = next_batch(); !got.empty(); got = next_or_none()) {
     const auto batch_start = std::chrono::steady_clock::now();
     // All its jobs are started: the ask goes now, saying what the batch holds, so that the answer (which a
     // slow owner gives only between its jobs) is found while the batch runs.
@@ -77,7 +82,8 @@ int worker_claims::run_own() {
       asked_ = true;
     }
     int failed_job = -1;
-    code_ = work_.run_own(got, failed_job);
+    code_ = run_answering(s_, work_.runs_aside(), job_seconds_ * got.size(),
+                          [&] { return work_.run_own(got, failed_job); }, [this] { serve_asks(); });
     if (code_ != wire::status::ok) {
       jobs_.drop_rest();  // a failure: nothing after it can fail first; changed counts: the blocks no longer fit
       return failed_job;
@@ -99,8 +105,10 @@ void worker_claims::serve_asks(bool until_answered) {
   // A held rank (a test's pin) grants whatever is worth it to nobody else, so that some claim ends its hold
   // however long the root's round trip was at start-up.
   const auto grant = [this](int root, const ask_message& ask) {
+    thieves_.note(ask);
     const int least = hold_ ? 1 : ask.least(job_seconds_);
-    const job_range g = ask.want != 0 ? jobs_.grant_back(ask.held(job_seconds_), least) : job_range{};
+    const double share = grant_share(job_seconds_, ask.thief_seconds, s_.size);
+    const job_range g = ask.want != 0 ? jobs_.grant_back(ask.held(job_seconds_), least, share) : job_range{};
     answered_none_ = answered_none_ || (!is_later(g) && g.empty());
     send_grant(s_.comm, root, s_.rank, g);
   };
@@ -115,7 +123,8 @@ void worker_claims::serve_asks(bool until_answered) {
 }
 
 void worker_claims::post_ask(bool want, int held, double held_seconds) {
-  detail::post_ask(s_.comm, 0, {want ? 1.0 : 0.0, static_cast<double>(held), held_seconds}, grant_, grant_request_);
+  const ask_message ask{want ? 1.0 : 0.0, static_cast<double>(held), held_seconds, 0.0, job_seconds_};
+  detail::post_ask(s_.comm, 0, ask, grant_, grant_request_);
 }
 
 grant_message worker_claims::await_grant() {

@@ -162,6 +162,7 @@ class map_rect_worker_jobs final : public worker_claimed_work {
   void receive_batch(const grant_message& got) override;
   wire::status run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) override;
   const double* own_blocks(int end, int& n) override;
+  bool runs_aside() const override { return true; }
 
  private:
   cluster_state& s_;

@@ -76,6 +76,8 @@ class map_rect_claimed_jobs final : public root_claimed_work {
   int global_job(int owner, int local) const override { return site_.plan.first(owner) + local; }
   wire::status run_on_root(int owner, job_range g, int& failed_job) override;
   double* place_result(int from, const result_head& head, int& n) override;
+  /// A batch on the root fills its own part of the buffer, apart from every result that comes meanwhile.
+  bool runs_aside() const override { return true; }
   /// The lowest failure among the workers' batches the root ran, or a changed output count.
   const taken_failure& failure() const { return failure_; }
 

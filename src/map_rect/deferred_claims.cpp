@@ -6,6 +6,7 @@
 // call runs again by the static split, which reports the counts.
 #include <algorithm>
 #include <climits>
+#include <mutex>
 #include <maprect/detail/registry.hpp>
 #include <numeric>
 #include <string>
@@ -86,6 +87,8 @@ class deferred_root_jobs final : public root_claimed_work, public own_batch_runn
   }
   double* place_result(int from, const result_head& head, int& n) override;
   wire::status run(job_range g, int& failed_job) override { return run_on_root_jobs(g.begin, g.size(), failed_job); }
+  /// The jobs run on their kept tapes, whichever thread runs them; what both threads note is under a lock.
+  bool runs_aside() const override { return true; }
 
   /// Once the claims are over: throws the lowest failing job's error; false when an output count changed;
   /// else true, the kept jobs in job order and who keeps which in `keep`.
@@ -93,12 +96,15 @@ class deferred_root_jobs final : public root_claimed_work, public own_batch_runn
 
  private:
   wire::status run_on_root_jobs(int first, int n, int& failed_job);
-  /// Job `job`, run by `rank`, failed: the lowest failing job decides.
-  void note_failure(int rank, int job) {
-    if (failing_rank_ < 0 || job < failing_job_) {
-      failing_rank_ = rank;
-      failing_job_ = job;
-    }
+  /// Job `job`, run by `rank`, failed (its error in `error` where the root ran it): the lowest failing job
+  /// decides. Also `changed`: a job's output count left the plan.
+  void note_outcome(int rank, int job, job_error* error, bool changed) {
+    const std::lock_guard<std::mutex> lock(outcome_);
+    counts_changed_ = counts_changed_ || changed;
+    if (job < 0 || (failing_rank_ >= 0 && job >= failing_job_)) return;
+    failing_rank_ = rank;
+    failing_job_ = job;
+    if (error != nullptr) root_error_ = std::move(*error);
   }
 
   cluster_state& s_;
@@ -111,6 +117,7 @@ class deferred_root_jobs final : public root_claimed_work, public own_batch_runn
   std::vector<std::vector<job_range>> ran_;   ///< per rank, the jobs it ran
   block_buffer batch_values_;
   job_error root_error_;                      ///< of the lowest failing job the root ran
+  std::mutex outcome_;  ///< a batch the root runs aside notes its outcome while results come in
   int failing_rank_ = -1, failing_job_ = -1;
   bool counts_changed_ = false;
 };
@@ -122,11 +129,8 @@ wire::status deferred_root_jobs::run_on_root_jobs(int first, int n, int& failed_
                                            root_jobs_input(req_, first, n), first, planned_.data() + first,
                                            s_.team.get(), keep_, batch_values_, failed_job, error);
   ran_[0].push_back({first, first + n});
-  if (code == wire::status::failed) {
-    if (failing_rank_ < 0 || failed_job < failing_job_) root_error_ = std::move(error);
-    note_failure(0, failed_job);
-  }
-  counts_changed_ = counts_changed_ || code == wire::status::counts_changed;
+  const bool failed = code == wire::status::failed;
+  note_outcome(0, failed ? failed_job : -1, &error, code == wire::status::counts_changed);
   if (code == wire::status::ok)
     std::copy_n(batch_values_.data(), batch_values_.size(), s_.call.answers.data() + output_at_[first]);
   return code;
@@ -136,8 +140,9 @@ double* deferred_root_jobs::place_result(int from, const result_head& head, int&
   const int owner = static_cast<int>(head.owner), code = static_cast<int>(head.code);
   const int first = plan_.first(owner) + static_cast<int>(head.begin);
   const int end = plan_.first(owner) + static_cast<int>(head.end);
-  if (code == static_cast<int>(wire::status::failed)) note_failure(from, static_cast<int>(head.job));
-  counts_changed_ = counts_changed_ || code == static_cast<int>(wire::status::counts_changed);
+  const bool failed = code == static_cast<int>(wire::status::failed);
+  note_outcome(from, failed ? static_cast<int>(head.job) : -1, nullptr,
+               code == static_cast<int>(wire::status::counts_changed));
   if (owner == from) s_.call.worker_ends[from] = static_cast<int>(head.end);
   else if (code != result_head::not_run) s_.call.worker_taken[from] += end - first;
   if (code != result_head::not_run) ran_[from].push_back({first, end});
@@ -203,6 +208,8 @@ class deferred_worker_jobs final : public worker_claimed_work {
     values_.resize(static_cast<std::size_t>(n));
     return values_.data();
   }
+  /// The jobs run on their kept tapes, whichever thread runs them.
+  bool runs_aside() const override { return true; }
 
  private:
   wire::status run(const chunk_input& in, int first, const int* planned, block_buffer& values, int& failed_job) {

@@ -74,6 +74,8 @@ class own_claimable_batches final : public own_batch_runner {
   void ran_for(double seconds) override {
     if (in_place_ && s_.team != nullptr) s_.chunks.add_alone(seconds);
   }
+  /// In place, the jobs' outputs become nodes on this thread's tape as they run.
+  bool runs_aside() const override { return !in_place_; }
 
   int cursor = 0;  ///< the session's or the chunks' place in the batch under way
 
@@ -92,7 +94,8 @@ rank_status run_own_claimable(cluster_state& s, const root_site& site, const cal
   const int n = site.plan.root_jobs;
   s.call.own_out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);
   s.call.own_counts.assign(static_cast<std::size_t>(n), 0);
-  const bool in_place = req.session != nullptr && !own_jobs_on_team(s, req, n);
+  // Without a team the batches go into own_out, so that a long one can run aside while this thread answers.
+  const bool in_place = req.session != nullptr && s.team != nullptr && !own_jobs_on_team(s, req, n);
   own_claimable_batches batches(s, site, req, in_place, error);
   try {
     if (req.session != nullptr) req.session->begin(0, s.call.own_counts.data(), batches.cursor, nullptr);

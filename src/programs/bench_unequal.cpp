@@ -4,9 +4,10 @@
 // Each job sleeps job_ms milliseconds, s times longer on the slow rank (-1: none, 0: the root, k: worker k), so
 // that the ranks' speeds differ by a known factor even with more ranks than cores. The root times each call and
 // prints one line: the median against the balanced bound, total work / sum of the ranks' speeds (issue #32's
-// measurement; scripts/bench-unequal.sh runs it per case and balance mode). The value and gradient of every
-// call must be the bits of the first call and of the same jobs run in process after the cluster stops; the
-// program exits 1 if any differs (the bench_unequal_bits_np4 test relies on that, and on nothing of the timing).
+// measurement; scripts/bench-unequal.sh runs it per case and balance mode). Calls alternate two sets of shared
+// parameters; the value and gradient of every call must be the bits of the first call with its set and of the
+// same jobs run in process after the cluster stops; the program exits 1 if any differs (the
+// bench_unequal_bits_np4 test relies on that, and on nothing of the timing).
 #include <maprect/maprect.hpp>
 #include <mpi.h>
 #include <sys/prctl.h>
@@ -87,8 +88,9 @@ struct unequal_data {
   std::vector<std::vector<double>> x_r;
   std::vector<std::vector<int>> x_i;
 
-  explicit unequal_data(int J) : theta(J), x_r(J), x_i(J) {
-    phi << 0.7, -0.3;
+  /// The jobs' data, with the shared parameters moved by `shift` (calls alternate two sets).
+  unequal_data(int J, double shift) : theta(J), x_r(J), x_i(J) {
+    phi << 0.7 + shift, -0.3 + shift;
     for (int j = 0; j < J; ++j) {
       theta[j].resize(2);
       theta[j] << 0.1 * std::sin(j + 1.0), 0.2 * std::cos(j + 1.0);
@@ -264,13 +266,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   const settings& s = the_settings;
-  const unequal_data d(s.jobs);
+  // Calls alternate two parameter sets, so that a job whose blocks a call failed to bring shows as the previous
+  // call's bits.
+  const unequal_data data[2] = {unequal_data(s.jobs, 0.0), unequal_data(s.jobs, 0.125)};
   std::vector<result> results;
-  for (int k = 0; k < s.warm_up; ++k) results.push_back(gradient_once(d));
+  for (int k = 0; k < s.warm_up; ++k) results.push_back(gradient_once(data[results.size() % 2]));
   std::vector<double> ms;
   for (int k = 0; k < s.calls; ++k) {
     const auto t0 = std::chrono::steady_clock::now();
-    results.push_back(gradient_once(d));
+    results.push_back(gradient_once(data[results.size() % 2]));
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   figures f;
@@ -280,11 +284,11 @@ int main(int argc, char** argv) {
   f.taken_jobs = p.taken_jobs;
   c.stop();
   // The same jobs in process: what every call over the cluster must reproduce bit for bit.
-  const result in_process = gradient_once(d);
-  bool ok = near_closed_form(d, in_process);
+  const result in_process[2] = {gradient_once(data[0]), gradient_once(data[1])};
+  bool ok = near_closed_form(data[0], in_process[0]) && near_closed_form(data[1], in_process[1]);
   for (std::size_t k = 0; k < results.size(); ++k)
-    ok = check_bits(results[k], results[0], "the first call", static_cast<int>(k)) &&
-         check_bits(results[k], in_process, "the in-process call", static_cast<int>(k)) && ok;
+    ok = check_bits(results[k], results[k % 2], "the first call of its parameters", static_cast<int>(k)) &&
+         check_bits(results[k], in_process[k % 2], "the in-process call", static_cast<int>(k)) && ok;
   if (!ok) {
     std::fprintf(stderr, "maprect-bench-unequal: bits differ between calls (see above)\n");
     return 1;

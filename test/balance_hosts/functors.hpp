@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <fstream>
 #include <maprect/map_rect.hpp>
 #include <stdexcept>
 #include <string>
@@ -45,6 +46,38 @@ struct rank_slowed_job {
     spend_job_time(x_i);
     if (x_i[2] != 0 || value_of(theta(0)) < 0) throw std::out_of_range("job gave up at " + std::to_string(x_r[0]));
     return scaled_outputs(phi, theta, x_r[0], x_i[1] + (value_of(theta(1)) > 100 ? 1 : 0));
+  }
+};
+
+/// The file relieved_job marks for `token`.
+inline std::string relieved_mark(int token) { return "/tmp/maprect-relieved-" + std::to_string(token); }
+
+/// Sleeps x_i[3] microseconds, x_i[4] more on the root. A job of world rank x_i[0]'s chunk (x_i[0] >= 0) run by
+/// another rank marks so in relieved_mark(x_i[2]); run by that rank, the job with x_i[1] = 1 then waits for the
+/// mark once phi(1) > 0.5, and throws std::runtime_error("job <x_r[0]> was not relieved within 20 s") if none
+/// comes. So that job ends only once its owner granted some of its jobs while it ran. One output, as
+/// scaled_outputs says.
+struct relieved_job {
+  template <class T1, class T2>
+  Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
+                                                                     const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
+                                                                     const std::vector<double>& x_r,
+                                                                     const std::vector<int>& x_i, std::ostream*) const {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::this_thread::sleep_for(std::chrono::microseconds(x_i[3] + (rank == 0 ? x_i[4] : 0)));
+    const std::string mark = relieved_mark(x_i[2]);
+    if (x_i[0] >= 0 && rank != x_i[0]) {
+      std::ofstream(mark) << rank << '\n';
+    } else if (x_i[1] == 1 && value_of(phi(1)) > 0.5) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (!std::ifstream(mark).good()) {
+        if (std::chrono::steady_clock::now() > until)
+          throw std::runtime_error("job " + std::to_string(x_r[0]) + " was not relieved within 20 s");
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    }
+    return scaled_outputs(phi, theta, x_r[0], 1);
   }
 };
 

@@ -1,9 +1,16 @@
-// The owner's rule for what a thief gets (src/balance/claims_engine.hpp: unstarted_jobs): from the back, half of what is
-// left beyond the jobs the thief still holds, at least one to a thief that holds none, "later" to a thief
-// that holds enough, "none" once nothing is left; the owner runs batches of claim_batch() from the front,
-// capped so that it answers asks about every claims_answer_seconds.
+// The owner's rule for what a thief gets (src/balance/claims_engine.hpp: unstarted_jobs): from the back, its
+// part of what is left beyond the jobs the thief still holds (half while the speeds are unknown, else by
+// grant_share), at least one to a thief that holds none, "later" to a thief that holds enough, "none" once
+// nothing is left; the owner runs batches of claim_batch() from the front, capped so that it answers asks about
+// every claims_answer_seconds, leaves its last jobs to idle ranks that would outrun it, and runs a long batch
+// aside (batch_aside) while it answers.
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <functional>
+#include <thread>
 
+#include "src/balance/batch_aside.hpp"
 #include "src/balance/claims_engine.hpp"
 
 using maprect::detail::answer_batch;
@@ -100,4 +107,60 @@ TEST_CASE("the owner's batches: at most what answers asks in time, yet one per t
   CHECK(answer_batch(1e-6, 1) == static_cast<int>(claims_answer_seconds / 1e-6));
   // A team's batch lasts 50 us per thread: 4 threads at 5 us of wall time per job, 40 jobs.
   CHECK(answer_batch(5e-6, 4) == 40);
+}
+
+TEST_CASE("grants by speed: each other rank's part at its speed, half while either side is untimed") {
+  using maprect::detail::grant_share;
+  CHECK(grant_share(0.0, 1e-3, 4) == 0.5);   // the owner untimed
+  CHECK(grant_share(1e-3, 0.0, 4) == 0.5);   // the thief untimed
+  CHECK(grant_share(1e-3, 1e-3, 2) == 0.5);  // two ranks alike: half, as ever
+  CHECK(grant_share(1e-3, 1e-3, 4) == Approx(0.25));  // four alike: a quarter each
+  // An owner 3 times slower than its thieves among 4 ranks: each thief's part is 3 / (1 + 3 * 3) of the rest.
+  CHECK(grant_share(3e-3, 1e-3, 4) == Approx(0.3));
+  unstarted_jobs jobs;
+  jobs.reset(20);
+  CHECK(same(jobs.grant_back(0, 1, grant_share(3e-3, 1e-3, 4)), {14, 20}));  // 0.3 of 20
+  CHECK(same(jobs.grant_back(2, 1, grant_share(3e-3, 1e-3, 4)), {11, 14}));  // 0.3 of the 12 beyond 2 held: 3
+}
+
+TEST_CASE("asks: jobs the thief holds count at the thief's time per job where it is known") {
+  maprect::detail::ask_message ask{1.0, 3.0, 0.002, 0.0, 0.001};  // 3 of the owner's jobs at 1 ms each, 2 ms more
+  CHECK(ask.held(0.003) == 1);  // (3 ms + 2 ms) at the owner's 3 ms per job
+  ask.thief_seconds = 0;
+  CHECK(ask.held(0.003) == 3);  // untimed thief: its held jobs count as the owner's own, and 2 ms is none
+}
+
+TEST_CASE("a slow owner leaves its last jobs to idle ranks that would run them all before its next one") {
+  using maprect::detail::idle_thieves;
+  idle_thieves none;
+  CHECK_FALSE(none.outrun(1, 1.0));  // nobody has asked: the owner runs its jobs
+  idle_thieves thieves;
+  maprect::detail::ask_message ask{1.0, 0.0, 0.0, 100e-6, 1e-3, 3.0};  // 3 idle ranks at 1 ms a job, 100 us apart
+  thieves.note(ask);
+  CHECK(thieves.outrun(3, 3e-3));         // one round of 1 ms and a trip, against the owner's 3 ms
+  CHECK(thieves.outrun(6, 3e-3));         // two rounds: 2.1 ms < 3 ms
+  CHECK_FALSE(thieves.outrun(9, 3e-3));   // three rounds: 3.1 ms
+  CHECK_FALSE(thieves.outrun(1, 1e-3));   // an owner as fast as they: one job is no sooner elsewhere
+  CHECK_FALSE(thieves.outrun(1, 0.0));    // an untimed owner runs its jobs
+}
+
+TEST_CASE("a batch aside runs on its own thread while the caller answers, and ends when the batch does") {
+  maprect::detail::batch_aside aside;
+  for (int round = 0; round < 3; ++round) {  // the thread stays for the next batch
+    std::atomic<int> answers{0};
+    std::atomic<bool> answered{false};
+    std::thread::id ran_on;
+    bool saw_answer = false;
+    // The batch cannot end before the caller answered once: it waits for that (at most 20 s, then fails).
+    const std::function<void()> batch = [&] {
+      ran_on = std::this_thread::get_id();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (!answered.load() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+      saw_answer = answered.load();
+    };
+    aside.run(batch, [&] { answers.fetch_add(1), answered.store(true); }, 1e-4);
+    CHECK(saw_answer);
+    CHECK(answers.load() >= 1);
+    CHECK(ran_on != std::this_thread::get_id());
+  }
 }

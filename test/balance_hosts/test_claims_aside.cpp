@@ -1,0 +1,70 @@
+// An owner on one thread whose jobs last milliseconds runs them aside and answers the claims meanwhile
+// (src/balance/batch_aside.hpp): under MAPRECT_BALANCE=hosts, which this test's CTest entries set, a job of
+// rank 1 that waits until another rank ran one of rank 1's jobs ends, and the call has the in-process bits.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "balance_hosts/functors.hpp"
+#include "mpi/compare.hpp"
+#include "src/balance/claims_engine.hpp"
+#include "src/cluster/test_hooks.hpp"
+#include "support/mpi_test.hpp"
+
+using namespace maprect;
+
+MAPRECT_REGISTER(616, test::relieved_job);
+
+namespace {
+
+/// Values and gradient of the sum of map_rect<616> with var parameters.
+std::vector<double> evaluate_relieved(const Eigen::VectorXd& phi, const std::vector<Eigen::VectorXd>& theta,
+                                      const std::vector<std::vector<double>>& x_r,
+                                      const std::vector<std::vector<int>>& x_i) {
+  return test::evaluate<616, test::relieved_job, var, var>(phi, theta, x_r, x_i);
+}
+
+}  // namespace
+
+TEST_CASE("an owner whose job waits to be relieved answers asks while that job runs") {
+  const char* balance = std::getenv("MAPRECT_BALANCE");
+  REQUIRE(balance != nullptr);
+  REQUIRE(std::string(balance) == "hosts");  // on one host auto claims in host memory, with no owner's help
+  const int R = test::the_cluster->size();
+  if (R < 2) return;
+  const int per_rank = 6, J = per_rank * R, token = static_cast<int>(getpid());
+  std::vector<std::vector<double>> x_r;
+  std::vector<std::vector<int>> x_i;
+  std::vector<Eigen::VectorXd> theta;
+  for (int j = 0; j < J; ++j) {
+    const bool of_rank_1 = j >= per_rank && j < 2 * per_rank;
+    // 3 ms a job: rank 1's first batch (a job a thread) times its batches long enough to run the next ones
+    // aside, and its third job, in its second or third batch, waits. The root's take 10 ms, so that its first
+    // ask (after its first batch) finds rank 1 in the waiting job, where only an answer given aside relieves it.
+    x_i.push_back({of_rank_1 ? 1 : -1, j == per_rank + 2 ? 1 : 0, token, 3000, 7000});
+    x_r.push_back({0.5 * j + 0.125});
+    theta.push_back(Eigen::VectorXd::LinSpaced(2, 0.1 * j, 1.0 - 0.1 * j));
+  }
+  detail::plan_root_share(616, per_rank);
+  Eigen::VectorXd phi(2);
+  phi << 0.25, 0.25;
+  evaluate_relieved(phi, theta, x_r, x_i);  // the first call plans by the static split: nobody waits
+  phi(1) = 0.75;
+  const auto serial = test::in_process([&] { return evaluate_relieved(phi, theta, x_r, x_i); });
+  std::remove(test::relieved_mark(token).c_str());  // the in-process call marked it
+  const auto distributed = evaluate_relieved(phi, theta, x_r, x_i);
+  std::remove(test::relieved_mark(token).c_str());
+  REQUIRE(distributed.size() == serial.size());
+  for (std::size_t k = 0; k < serial.size(); ++k) {
+    INFO("entry " << k);
+    CHECK(test::bit_equal(distributed[k], serial[k]));
+  }
+  // Rank 1's waiting job ended: another rank ran some of rank 1's jobs during it.
+  const detail::balance_report b = detail::last_call_balance();
+  REQUIRE(static_cast<int>(b.ends.size()) == R);
+  CHECK(b.ends[1] < per_rank);
+}
