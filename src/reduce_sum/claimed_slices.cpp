@@ -135,6 +135,8 @@ class reduce_worker_slices final : public worker_claimed_work {
     n = blocks_of(site_.layout, first_, first_ + end);
     return site_.answer.data() + wire::status_doubles;
   }
+  /// The slices run on the job tape of whichever thread runs them.
+  bool runs_aside() const override { return true; }
 
  private:
   wire::status run(int begin, int end, double* blocks, int& failed_job);

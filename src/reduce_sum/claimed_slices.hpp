@@ -60,6 +60,8 @@ class reduce_claimed_slices final : public root_claimed_work, public own_batch_r
   double* place_result(int from, const result_head& head, int& n) override;
   /// Runs the root's own slices `g` into the buffers' `own`.
   wire::status run(job_range g, int& failed_job) override;
+  /// Without a team: the front door runs slices on the calling thread's team, which another thread lacks.
+  bool runs_aside() const override { return s_.team == nullptr; }
 
  private:
   cluster_state& s_;

@@ -52,6 +52,27 @@ struct rank_slowed_job {
 /// The file relieved_job marks for `token`.
 inline std::string relieved_mark(int token) { return "/tmp/maprect-relieved-" + std::to_string(token); }
 
+/// Sleeps `us` microseconds, `root_us` more on the root. A job of world rank `owner`'s chunk (`owner` >= 0) run
+/// by another rank marks so in relieved_mark(token); run by the owner, a job that `waits` then waits for the mark
+/// (at most 20 s, then throws std::runtime_error("job <name> was not relieved within 20 s")).
+inline void wait_to_be_relieved(int owner, bool waits, int token, int us, int root_us, const std::string& name) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::this_thread::sleep_for(std::chrono::microseconds(us + (rank == 0 ? root_us : 0)));
+  const std::string mark = relieved_mark(token);
+  if (owner >= 0 && rank != owner) {
+    std::ofstream(mark) << rank << '\n';
+    return;
+  }
+  if (!waits) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!std::ifstream(mark).good()) {
+    if (std::chrono::steady_clock::now() > until)
+      throw std::runtime_error("job " + name + " was not relieved within 20 s");
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
 /// Sleeps x_i[3] microseconds, x_i[4] more on the root. A job of world rank x_i[0]'s chunk (x_i[0] >= 0) run by
 /// another rank marks so in relieved_mark(x_i[2]); run by that rank, the job with x_i[1] = 1 then waits for the
 /// mark once phi(1) > 0.5, and throws std::runtime_error("job <x_r[0]> was not relieved within 20 s") if none
@@ -63,21 +84,22 @@ struct relieved_job {
                                                                      const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
                                                                      const std::vector<double>& x_r,
                                                                      const std::vector<int>& x_i, std::ostream*) const {
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    std::this_thread::sleep_for(std::chrono::microseconds(x_i[3] + (rank == 0 ? x_i[4] : 0)));
-    const std::string mark = relieved_mark(x_i[2]);
-    if (x_i[0] >= 0 && rank != x_i[0]) {
-      std::ofstream(mark) << rank << '\n';
-    } else if (x_i[1] == 1 && value_of(phi(1)) > 0.5) {
-      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-      while (!std::ifstream(mark).good()) {
-        if (std::chrono::steady_clock::now() > until)
-          throw std::runtime_error("job " + std::to_string(x_r[0]) + " was not relieved within 20 s");
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-      }
-    }
+    wait_to_be_relieved(x_i[0], x_i[1] == 1 && value_of(phi(1)) > 0.5, x_i[2], x_i[3], x_i[4], std::to_string(x_r[0]));
     return scaled_outputs(phi, theta, x_r[0], 1);
+  }
+};
+
+/// relieved_job's rule for reduce_sum's slices of one term: slice `start` belongs to world rank info[0] when it
+/// lies in [info[1], info[2]); slice info[3] waits once phi[1] > 0.5; info[4] is the token, info[5] and info[6]
+/// the sleeps. The value: phi[0] * term + sin(phi[1] + term), wherever it runs.
+struct relieved_partial {
+  template <class T_slice, class T_phi>
+  return_type_t<T_slice, T_phi> operator()(const std::vector<T_slice>& slice, int start, int, std::ostream*,
+                                           const std::vector<T_phi>& phi, const std::vector<int>& info) const {
+    const bool of_owner = start >= info[1] && start < info[2];
+    wait_to_be_relieved(of_owner ? info[0] : -1, start == info[3] && value_of(phi[1]) > 0.5, info[4], info[5],
+                        info[6], "slice " + std::to_string(start));
+    return phi[0] * slice[0] + sin(phi[1] + slice[0]);
   }
 };
 

@@ -1,23 +1,27 @@
-// An owner on one thread whose jobs last milliseconds runs them aside and answers the claims meanwhile
-// (src/balance/batch_aside.hpp): under MAPRECT_BALANCE=hosts, which this test's CTest entries set, a job of
-// rank 1 that waits until another rank ran one of rank 1's jobs ends, and the call has the in-process bits.
+// An owner whose jobs last milliseconds runs them aside and answers the claims meanwhile
+// (src/balance/batch_aside.hpp): under MAPRECT_BALANCE=hosts, which this test's CTest entries set, a job (or a
+// reduce_sum slice) of rank 1 that waits until another rank ran one of rank 1's ends, and the call has the
+// in-process bits.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <maprect/reduce_sum.hpp>
 #include <string>
 #include <vector>
 
 #include "balance_hosts/functors.hpp"
 #include "mpi/compare.hpp"
 #include "src/balance/claims_engine.hpp"
+#include "src/reduce_sum/claimed_slices.hpp"
 #include "src/cluster/test_hooks.hpp"
 #include "support/mpi_test.hpp"
 
 using namespace maprect;
 
 MAPRECT_REGISTER(616, test::relieved_job);
+MAPRECT_REGISTER_REDUCE(617, maprect::test::relieved_partial)
 
 namespace {
 
@@ -67,4 +71,43 @@ TEST_CASE("an owner whose job waits to be relieved answers asks while that job r
   const detail::balance_report b = detail::last_call_balance();
   REQUIRE(static_cast<int>(b.ends.size()) == R);
   CHECK(b.ends[1] < per_rank);
+}
+
+TEST_CASE("a reduce_sum owner whose slice waits to be relieved answers asks while that slice runs") {
+  const char* balance = std::getenv("MAPRECT_BALANCE");
+  REQUIRE(balance != nullptr);
+  REQUIRE(std::string(balance) == "hosts");
+  const int R = test::the_cluster->size();
+  if (R < 2) return;
+  // One term a slice, 6 a rank (the even split's root share); rank 1's third slice waits, as above.
+  const int per_rank = 6, N = per_rank * R, token = static_cast<int>(getpid()) + 1;
+  const std::vector<int> info = {1, per_rank, 2 * per_rank, per_rank + 2, token, 3000, 7000};
+  std::vector<var> terms;
+  for (int k = 0; k < N; ++k) terms.push_back(0.03 * k - 0.4);
+  std::vector<var> phi = {0.25, 0.25};
+  const auto evaluate = [&] {
+    std::vector<vari*> operands = {phi[0].vi_, phi[1].vi_};
+    for (const var& v : terms) operands.push_back(v.vi_);
+    const var y = reduce_sum<617, test::relieved_partial>(terms, 1, nullptr, phi, info);
+    set_zero_all_adjoints();
+    grad(y);
+    std::vector<double> out = {y.val()};
+    for (vari* v : operands) out.push_back(v->adj_);
+    return out;
+  };
+  detail::plan_reduce_root_share(617, per_rank);
+  evaluate();  // the first call ships the call site's data
+  phi[1] = 0.75;
+  const auto serial = test::in_process(evaluate);
+  std::remove(test::relieved_mark(token).c_str());
+  const auto distributed = evaluate();
+  std::remove(test::relieved_mark(token).c_str());
+  REQUIRE(distributed.size() == serial.size());
+  for (std::size_t k = 0; k < serial.size(); ++k) {
+    INFO("entry " << k);
+    CHECK(test::bit_equal(distributed[k], serial[k]));
+  }
+  const detail::reduce_balance_report b = detail::last_reduce_balance();
+  REQUIRE(static_cast<int>(b.ends.size()) == R);
+  CHECK(b.ends[1] < 2 * per_rank);  // global slice index: others ran the back of rank 1's range
 }
