@@ -95,7 +95,7 @@ inline int answer_batch(double seconds_per_job, int threads) {
 }
 
 /// How often an owner whose batch runs aside (batch_aside) answers asks meanwhile: 8 times a batch, so that
-/// the wakes cost the jobs about as little whatever they last, but at most every 100 us.
+/// the wakes cost the jobs about as little whatever they last, but no more often than every 100 us.
 inline double claims_aside_period(double batch_seconds) { return std::max(100e-6, batch_seconds / 8); }
 
 /// Runs `batch()` (it returns a wire::status and throws nothing): where `aside` allows it and the batch should
