@@ -23,8 +23,8 @@ job_range unstarted_jobs::grant_back(int held, int least, double share) {
   if (front_ >= back_) return {};
   const int left = back_ - front_;
   // Rounded down, but not below a whole number that share's own rounding missed (0.3 of 20 is 5.999...).
-  const double part = (held == 0 ? left : left - held) * share + 1e-9;
-  const int take = held == 0 ? std::max(1, static_cast<int>(part)) : static_cast<int>(std::floor(part));
+  const int part = static_cast<int>(std::floor((left - held) * share + 1e-9));
+  const int take = held == 0 ? std::max(1, part) : part;
   if (take <= 0) return later_grant();
   if (take < least) return {};
   back_ -= take;

@@ -322,8 +322,8 @@ class worker_claimed_work {
   virtual wire::status run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) = 0;
   /// The blocks of its own local jobs [0, end): where they start, and their `n` doubles.
   virtual const double* own_blocks(int end, int& n) = 0;
-  /// Whether run_own may run on another thread than MPI's (run_answering): not where the jobs keep state on
-  /// their thread, as a deferred call's kept tapes are.
+  /// Whether run_own may run on another thread than MPI's (run_answering): only where the jobs keep no state
+  /// on the thread that runs them.
   virtual bool runs_aside() const { return false; }
 };
 

@@ -72,7 +72,7 @@ class own_claimable_batches final : public own_batch_runner {
   }
   /// Run in place on this thread, the batch is busy time that the team's chunks did not see.
   void ran_for(double seconds) override {
-    if (in_place_ && s_.team != nullptr) s_.chunks.add_alone(seconds);
+    if (in_place_) s_.chunks.add_alone(seconds);  // in place only beside a team (run_own_claimable)
   }
   /// In place, the jobs' outputs become nodes on this thread's tape as they run.
   bool runs_aside() const override { return !in_place_; }

@@ -32,12 +32,29 @@ std::vector<double> evaluate_relieved(const Eigen::VectorXd& phi, const std::vec
   return test::evaluate<616, test::relieved_job, var, var>(phi, theta, x_r, x_i);
 }
 
+/// This run claims by message: on one host `auto` claims in host memory, with no owner's help.
+void require_claims_by_message() {
+  const char* balance = std::getenv("MAPRECT_BALANCE");
+  REQUIRE(balance != nullptr);
+  REQUIRE(std::string(balance) == "hosts");
+}
+
+/// The steady call `evaluate()` over the cluster, whose waiting job or slice must be relieved, has the bits of
+/// the same call in process. The in-process call marks relieved_mark(token), so the mark goes before the
+/// cluster's call, and after it for the next test.
+template <class Evaluate>
+void check_relieved_call(int token, Evaluate&& evaluate) {
+  const auto serial = test::in_process(evaluate);
+  std::remove(test::relieved_mark(token).c_str());
+  const auto distributed = evaluate();
+  std::remove(test::relieved_mark(token).c_str());
+  test::check_same_bits(distributed, serial);
+}
+
 }  // namespace
 
 TEST_CASE("an owner whose job waits to be relieved answers asks while that job runs") {
-  const char* balance = std::getenv("MAPRECT_BALANCE");
-  REQUIRE(balance != nullptr);
-  REQUIRE(std::string(balance) == "hosts");  // on one host auto claims in host memory, with no owner's help
+  require_claims_by_message();
   const int R = test::the_cluster->size();
   if (R < 2) return;
   const int per_rank = 6, J = per_rank * R, token = static_cast<int>(getpid());
@@ -58,15 +75,7 @@ TEST_CASE("an owner whose job waits to be relieved answers asks while that job r
   phi << 0.25, 0.25;
   evaluate_relieved(phi, theta, x_r, x_i);  // the first call plans by the static split: nobody waits
   phi(1) = 0.75;
-  const auto serial = test::in_process([&] { return evaluate_relieved(phi, theta, x_r, x_i); });
-  std::remove(test::relieved_mark(token).c_str());  // the in-process call marked it
-  const auto distributed = evaluate_relieved(phi, theta, x_r, x_i);
-  std::remove(test::relieved_mark(token).c_str());
-  REQUIRE(distributed.size() == serial.size());
-  for (std::size_t k = 0; k < serial.size(); ++k) {
-    INFO("entry " << k);
-    CHECK(test::bit_equal(distributed[k], serial[k]));
-  }
+  check_relieved_call(token, [&] { return evaluate_relieved(phi, theta, x_r, x_i); });
   // Rank 1's waiting job ended: another rank ran some of rank 1's jobs during it.
   const detail::balance_report b = detail::last_call_balance();
   REQUIRE(static_cast<int>(b.ends.size()) == R);
@@ -74,9 +83,7 @@ TEST_CASE("an owner whose job waits to be relieved answers asks while that job r
 }
 
 TEST_CASE("a reduce_sum owner whose slice waits to be relieved answers asks while that slice runs") {
-  const char* balance = std::getenv("MAPRECT_BALANCE");
-  REQUIRE(balance != nullptr);
-  REQUIRE(std::string(balance) == "hosts");
+  require_claims_by_message();
   const int R = test::the_cluster->size();
   if (R < 2) return;
   // One term a slice, 6 a rank (the even split's root share); rank 1's third slice waits, as above.
@@ -98,15 +105,7 @@ TEST_CASE("a reduce_sum owner whose slice waits to be relieved answers asks whil
   detail::plan_reduce_root_share(617, per_rank);
   evaluate();  // the first call ships the call site's data
   phi[1] = 0.75;
-  const auto serial = test::in_process(evaluate);
-  std::remove(test::relieved_mark(token).c_str());
-  const auto distributed = evaluate();
-  std::remove(test::relieved_mark(token).c_str());
-  REQUIRE(distributed.size() == serial.size());
-  for (std::size_t k = 0; k < serial.size(); ++k) {
-    INFO("entry " << k);
-    CHECK(test::bit_equal(distributed[k], serial[k]));
-  }
+  check_relieved_call(token, evaluate);
   const detail::reduce_balance_report b = detail::last_reduce_balance();
   REQUIRE(static_cast<int>(b.ends.size()) == R);
   CHECK(b.ends[1] < 2 * per_rank);  // global slice index: others ran the back of rank 1's range

@@ -19,6 +19,15 @@ auto in_process(F&& f) {
 
 inline bool bit_equal(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
+/// Checks that `got` holds the bits of `want`, entry by entry.
+inline void check_same_bits(const std::vector<double>& got, const std::vector<double>& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    INFO("entry " << k);
+    CHECK(bit_equal(got[k], want[k]));
+  }
+}
+
 /// What one map_rect call added to the root's tape.
 struct tape_added {
   std::size_t bytes = 0;  ///< arena bytes
@@ -86,11 +95,7 @@ void check_bit_equal(const Eigen::VectorXd& phi, const std::vector<Eigen::Vector
     // The root's tape holds the same nodes and bytes as in process: one node per output, nothing more.
     CHECK(distributed_tape.nodes == serial_tape.nodes);
     CHECK(distributed_tape.bytes == serial_tape.bytes);
-    REQUIRE(distributed.size() == serial.size());
-    for (std::size_t k = 0; k < serial.size(); ++k) {
-      INFO("entry " << k << " repeat " << repeat);
-      CHECK(bit_equal(distributed[k], serial[k]));
-    }
+    check_same_bits(distributed, serial);
   }
 }
 
