@@ -3,10 +3,10 @@
 # `maprect bench --model pointwise_regression`'s measurement of the same size at the same rank count, and says
 # which mode MAPRECT_REVERSE=auto runs. Rounds interleave every (size, C, np): each round runs plan and bench once
 # each, so that the drift of a shared machine falls on all of them alike; the figures are medians over rounds.
-# One row per (label, size, C, np): predicted and measured us per gradient and their ratio, eager (claims us,
-# as MAPRECT_BALANCE=auto runs it; in process at one rank) and deferred (MAPRECT_REVERSE=deferred, and auto's
-# backend, which runs deferred where auto chooses it): its prediction under MAPRECT_BALANCE=auto, the default
-# (by claims where they pay), and its static split's under MAPRECT_BALANCE=static.
+# One row per (label, size, C, np): predicted and measured us per gradient and their ratio, eager (auto's: by
+# claims where they pay, else the split; in process at one rank) and deferred (MAPRECT_REVERSE=deferred, and
+# auto's backend, which runs deferred where auto chooses it): its prediction under MAPRECT_BALANCE=auto, the
+# default (by claims where they pay), and its static split's under MAPRECT_BALANCE=static.
 # Printed, not asserted: timings on a shared machine are no test (docs/cost-model.md).
 #
 #   scripts/plan-deferred.sh                     np 1-3 on this host, shared memory
@@ -76,7 +76,7 @@ for size in sizes.split():
                 split.add("claims" if drow.get("claims") and not static else "static")
                 where = "cluster" if np_ > 1 else "in_process"
                 rec = {x["backend"]: x["median_us"] for x in bench["records"]}
-                eager_p.append(row["us_per_gradient_claims"])
+                eager_p.append(row["us_per_gradient_auto"])
                 eager_m.append(rec[where])
                 def_p.append(drow[deferred_key])
                 def_m.append(rec[where + "_deferred"])
@@ -89,7 +89,8 @@ for size in sizes.split():
                   f"{min(ratios):5.2f} {max(ratios):5.2f} | "
                   f"{am:9.1f} {dp / am:6.2f} | {dm / em:12.3f}")
 print("(medians over rounds; ratio: prediction / measurement of the medians; min, max: of the rounds' own ratios;"
-      "\n eager: plan's claims us against bench's cluster, in process at np 1; deferred: MAPRECT_REVERSE=deferred;"
+      "\n eager: plan's auto (claims where they pay) against bench's cluster, in process at np 1;"
+      "\n deferred: MAPRECT_REVERSE=deferred;"
       "\n auto meas: MAPRECT_REVERSE=auto, deferred where auto says so; bench times each sample after 5 ms of"
       "\n untimed gradients of the same backend: the steady state the plan predicts)")
 PY

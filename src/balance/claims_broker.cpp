@@ -239,35 +239,24 @@ void claims_broker::note_failure(int job) {
 }
 
 wire::status claims_broker::run_own(own_batch_runner& batches, bool hold, int& failed_job) {
-  // Untimed (the first batch), both bounds are one job.
-  const auto next_batch = [this, threads = s_.settings.threads] {
-    return own_.take_front(threads, least_own_batch(), answer_batch(job_seconds_, threads));
-  };
-  const auto next_or_none = [&] {
-    leave_to_thieves(s_.settings.policy, own_, thieves_, job_seconds_, [this] { serve_asks(); });
-    return next_batch();
-  };
-  for (job_range got = next_batch(); !got.empty(); got = next_or_none()) {
-    const auto start = clock::now();
-    const wire::status code = run_answering(s_, batches.runs_aside(), job_seconds_ * got.size(),
-                                            [&] { return batches.run(got, failed_job); }, [this] { serve_asks(); });
-    if (code == wire::status::failed) {
-      own_.drop_rest();
-      note_failure(failed_job);
-      return code;
+  struct root_owner {
+    claims_broker& b;
+    own_batch_runner& batches;
+    bool hold;
+    int least_batch() const { return b.least_own_batch(); }
+    void starting(job_range) {}
+    wire::status run(job_range got, int& failed) { return batches.run(got, failed); }
+    bool runs_aside() const { return batches.runs_aside(); }
+    void serve_asks() { b.serve_asks(); }
+    void ran(job_range got, double seconds) {
+      batches.ran_for(seconds);
+      if (hold && got.begin == 0) b.hold_for_claims();
+      b.after_batch(got.end, b.own_.left());
     }
-    const double seconds = std::chrono::duration<double>(clock::now() - start).count();
-    batches.ran_for(seconds);
-    if (code != wire::status::ok) {
-      own_.drop_rest();
-      return code;
-    }
-    job_seconds_ = seconds / got.size();  // a thief's held seconds count at this rate
-    serve_asks();
-    if (hold && got.begin == 0) hold_for_claims();
-    after_batch(got.end, own_.left());
-  }
-  return wire::status::ok;
+  } owner{*this, batches, hold};
+  const wire::status code = run_own_batches(s_, own_, thieves_, job_seconds_, owner, failed_job);
+  if (code == wire::status::failed) note_failure(failed_job);
+  return code;
 }
 
 void claims_broker::hold_for_claims() {

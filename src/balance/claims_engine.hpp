@@ -19,6 +19,7 @@
 #include <deque>
 #include <limits>
 #include <maprect/detail/call.hpp>
+#include <maprect/detail/claims_pay.hpp>
 #include <maprect/detail/job_error.hpp>
 #include <utility>
 #include <vector>
@@ -173,6 +174,38 @@ void leave_to_thieves(wait_policy policy, const unstarted_jobs& jobs, const idle
     serve();
     pause_in_claims(policy, spins);
   }
+}
+
+/// An owner's batches of its own range, as the root and a worker both run them: from the front, from
+/// `owner.least_batch()` jobs (a round trip's worth) to answer_batch's cap (both one while `job_seconds`, the
+/// latest batch's time per job, is 0), each timed and run aside when long (run_answering), the asks answered
+/// after each, and the last jobs left to thieves that would outrun the owner (leave_to_thieves). `owner` also
+/// says when a batch starts (`starting(got)`), runs it (`run(got, failed_job)`, `runs_aside()`), answers asks
+/// (`serve_asks()`), and hears of a batch that ran to its end (`ran(got, seconds)`). Stops at a batch whose
+/// status is not ok and drops the jobs after it: after a failure none can fail first, and after changed output
+/// counts their blocks would not fit. Returns that status, or ok.
+template <class Owner>
+wire::status run_own_batches(cluster_state& s, unstarted_jobs& jobs, const idle_thieves& thieves,
+                             double& job_seconds, Owner& owner, int& failed_job) {
+  const int threads = s.settings.threads;
+  const auto serve = [&owner] { owner.serve_asks(); };
+  const auto next = [&] { return jobs.take_front(threads, owner.least_batch(), answer_batch(job_seconds, threads)); };
+  for (job_range got = next(); !got.empty(); got = next()) {
+    const auto start = std::chrono::steady_clock::now();
+    owner.starting(got);
+    const wire::status code = run_answering(s, owner.runs_aside(), job_seconds * got.size(),
+                                            [&] { return owner.run(got, failed_job); }, serve);
+    if (code != wire::status::ok) {
+      jobs.drop_rest();
+      return code;
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    job_seconds = seconds / got.size();  // a thief's held jobs count at this rate
+    serve();
+    owner.ran(got, seconds);
+    leave_to_thieves(s.settings.policy, jobs, thieves, job_seconds, serve);
+  }
+  return wire::status::ok;
 }
 
 /// Doubles in an ask_message.
@@ -332,6 +365,24 @@ class worker_claimed_work {
 /// "none". With `hold` (a test's pin, MAPRECT_TEST_HOLD_RANK), once the first batch of its own has run, it
 /// runs no more until the root took some, answered "none", or 20 s passed.
 void serve_claims(cluster_state& s, worker_claimed_work& work, bool hold = false);
+
+/// The round trip from the root to its farthest worker, in seconds (rank_fact::round_trip), or a test's.
+inline double farthest_round_trip(const cluster_state& s) {
+  if (s.root.judged_round_trip >= 0) return s.root.judged_round_trip;
+  double farthest = 0;
+  for (int r = 1; r < s.size && r < static_cast<int>(s.ranks.size()); ++r)
+    farthest = std::max(farthest, s.ranks[r].round_trip);
+  return farthest;
+}
+
+/// Whether a site's next call goes by claims by message under auto, its last call having lasted `call_s`
+/// seconds: when that is long enough for them to pay (claims_pay); always under a test's pin
+/// (MAPRECT_TEST_HOLD_RANK), whose claims must happen. The same rule for map_rect, eager or deferred, and
+/// reduce_sum.
+inline bool claims_by_message_pay(const cluster_state& s, double call_s) {
+  return s.settings.balance == balance_mode::automatic && s.size > 1 &&
+         (s.settings.test_held_rank >= 0 || claims_pay(call_s, farthest_round_trip(s)));
+}
 
 /// Who ran which jobs in a steady or deferred call by claims (by message, or between all ranks of one host),
 /// per rank (index 0: the root).

@@ -65,34 +65,26 @@ int worker_claims::run_own() {
     jobs_.drop_rest();
     return job;
   }
-  // Untimed (the first batch), both bounds are one job.
-  const auto next_batch = [this, threads = s_.settings.threads] {
-    return jobs_.take_front(threads, jobs_worth(s_.round_trip, job_seconds_), answer_batch(job_seconds_, threads));
-  };
-  const auto next_or_none = [&] {
-    leave_to_thieves(s_.settings.policy, jobs_, thieves_, job_seconds_, [this] { serve_asks(); });
-    return next_batch();
-  };
-  for (job_range got = next_batch(); !got.empty(); got = next_or_none()) {
-    const auto batch_start = std::chrono::steady_clock::now();
-    // All its jobs are started: the ask goes now, saying what the batch holds, so that the answer (which a
-    // slow owner gives only between its jobs) is found while the batch runs.
-    if (jobs_.left() == 0 && !hold_) {
-      post_ask(true, 0, got.size() * job_seconds_);
-      asked_ = true;
+  struct worker_owner {
+    worker_claims& w;
+    int least_batch() const { return jobs_worth(w.s_.round_trip, w.job_seconds_); }
+    void starting(job_range got) {
+      // All its jobs are started: the ask goes now, saying what the batch holds, so that the answer (which a
+      // slow owner gives only between its jobs) is found while the batch runs.
+      if (w.jobs_.left() > 0 || w.hold_) return;
+      w.post_ask(true, 0, got.size() * w.job_seconds_);
+      w.asked_ = true;
     }
-    int failed_job = -1;
-    code_ = run_answering(s_, work_.runs_aside(), job_seconds_ * got.size(),
-                          [&] { return work_.run_own(got, failed_job); }, [this] { serve_asks(); });
-    if (code_ != wire::status::ok) {
-      jobs_.drop_rest();  // a failure: nothing after it can fail first; changed counts: the blocks no longer fit
-      return failed_job;
+    wire::status run(job_range got, int& failed) { return w.work_.run_own(got, failed); }
+    bool runs_aside() const { return w.work_.runs_aside(); }
+    void serve_asks() { w.serve_asks(); }
+    void ran(job_range got, double) {
+      if (w.hold_ && got.begin == 0) w.hold_for_claims();
     }
-    job_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_start).count() / got.size();
-    serve_asks();
-    if (hold_ && got.begin == 0) hold_for_claims();
-  }
-  return -1;
+  } owner{*this};
+  int failed_job = -1;
+  code_ = run_own_batches(s_, jobs_, thieves_, job_seconds_, owner, failed_job);
+  return failed_job;
 }
 
 void worker_claims::hold_for_claims() {

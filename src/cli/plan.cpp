@@ -164,8 +164,9 @@ void print_table(const std::vector<plan::prediction>& rows, int measured_ranks) 
                 1e6 * p.total_claims_s, 1e6 * p.compute_bound_s);
   std::printf("(* the rank count of this run; jobs: on the slowest thread; gather: the cheapest kind;\n"
               " us/gradient, flat us: the static split (MAPRECT_BALANCE=static) at the ranks' speeds, with the\n"
-              " cheapest and with flat collectives; claims us: the claims engine (MAPRECT_BALANCE=auto): flat\n"
-              " collectives, its schedule of the jobs at the ranks' speeds, its termination; least us: the least\n"
+              " cheapest and with flat collectives; claims us: the claims engine (MAPRECT_BALANCE=auto on one host,\n"
+              " and across hosts where a call lasts 32 round trips, else flat us): flat collectives, its schedule\n"
+              " of the jobs at the ranks' speeds, its termination; least us: the least\n"
               " compute any schedule reaches, work / the ranks' summed speeds or the dearest job)\n");
 }
 
@@ -235,6 +236,7 @@ json plan_json(const site_figures& f, const chosen_links& l, const link_report& 
                    {"compute_claims_us", 1e6 * p.compute_claims_s}, {"compute_bound_us", 1e6 * p.compute_bound_s},
                    {"termination_us", 1e6 * p.termination_s},
                    {"us_per_gradient_claims", 1e6 * p.total_claims_s},
+                   {"us_per_gradient_auto", 1e6 * p.total_auto_s}, {"claims", p.claims},
                    {"gather", plan::gather_name(p.gather)},
                    {"bound", plan::bound_name(p.bound)}});
   doc["rank_speeds"] = speeds_json(speeds, in, m);

@@ -58,6 +58,7 @@ struct root_site {
   std::vector<int> deferred_counts;
   chunk_plan deferred_plan;
   double deferred_forward_s = 0;  ///< wall seconds of the site's last deferred forward pass
+  double last_call_s = 0;         ///< wall seconds of the site's last eager call, first or steady
 };
 
 /// Claims by message: the rows of the root's own jobs of one job_data that each worker holds, having
@@ -87,6 +88,7 @@ struct root_state {
   std::vector<MPI_Request> done;  ///< with a timeout: per worker, the receive of its "done" message
   cluster::traffic last_traffic;
   cluster::profile last_profile;
+  double judged_round_trip = -1;  ///< a test's round trip for claims_pay (judge_claims_at_round_trip), or -1
   bool time_waits = false;  ///< measure the CPU time of collecting each steady call's answers (time_root_waits)
   std::unordered_map<int, reduce_root_site> reduce_sites;  ///< reduce_sum call sites (src/reduce_sum/reduce_root.cpp)
   reduce_root_buffers reduce;                              ///< their calls' buffers
@@ -135,6 +137,7 @@ struct call_scratch {
   std::vector<int> worker_ends;    ///< claims by message: per worker, where its own jobs ended (others ran the rest)
   std::vector<int> worker_taken;   ///< claims by message: per worker, the jobs of other workers it ran
   bool claimed = false;            ///< the last steady call went by claims between any two ranks
+  bool by_message = false;         ///< the last steady call went by claims by message
   std::vector<int> runners;        ///< a deferred call by claims: per job, the rank that ran it and keeps its tape
 };
 

@@ -9,6 +9,11 @@ namespace maprect::detail {
 /// min(root_jobs, J) jobs (a first call), and so are its calls after it. No effect without a live cluster.
 void plan_root_share(int call_id, int root_jobs);
 
+/// Whether claims by message pay (claims_pay) is judged on this thread's live cluster as if its farthest worker
+/// were `seconds` of a round trip away; a negative value puts back the round trips measured at start-up. No
+/// effect without a live cluster.
+void judge_claims_at_round_trip(double seconds);
+
 /// Whether this thread's live cluster measures, in each steady call, the CPU time its root thread spends
 /// collecting the workers' answers (cluster::profile::wait_cpu_seconds). Off by default: the thread's CPU
 /// clock costs about a system call. No effect without a live cluster.

@@ -22,23 +22,14 @@ bool rows_current(cluster_state& s, const root_site& site, const call_request& r
   return workers_data_current(s, site, req, checked_rows);
 }
 
-/// Whether the site's deferred calls last long enough for claims by message to pay (deferred_claims_pay);
-/// always under a test's pin (MAPRECT_TEST_HOLD_RANK), whose claims must happen.
-bool claims_pay(const cluster_state& s, const root_site& site) {
-  double farthest = 0;
-  for (int r = 1; r < s.size && r < static_cast<int>(s.ranks.size()); ++r)
-    farthest = std::max(farthest, s.ranks[r].round_trip);
-  return s.settings.test_held_rank >= 0 || deferred_claims_pay(site.deferred_forward_s, farthest);
-}
-
-/// Whether deferred call `req` goes by claims by message: under MAPRECT_BALANCE=auto, with the site's rows held
-/// by the workers (`current`) under the plan and the sizes of its last deferred call, when claims pay.
+/// Whether deferred call `req` goes by claims by message: with the site's rows held by the workers (`current`)
+/// under the plan and the sizes of its last deferred call, when its last forward pass says claims pay.
 bool deferred_claims_apply(const cluster_state& s, const root_site& site, const call_request& req, bool current) {
   const chunk_plan& p = site.plan;
   const chunk_plan& last = site.deferred_plan;
-  return s.settings.balance == balance_mode::automatic && s.size > 1 && current && site.next_root_jobs < 0 &&
-         static_cast<int>(site.deferred_counts.size()) == req.n_jobs && p.n_jobs == last.n_jobs &&
-         p.ranks == last.ranks && p.root_jobs == last.root_jobs && claims_pay(s, site);
+  return current && site.next_root_jobs < 0 && static_cast<int>(site.deferred_counts.size()) == req.n_jobs &&
+         p.n_jobs == last.n_jobs && p.ranks == last.ranks && p.root_jobs == last.root_jobs &&
+         claims_by_message_pay(s, site.deferred_forward_s);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The root's map_rect backend: plans a call site anew (first call) or runs a steady call, and
 // ends the job when the root fails between a call's collectives.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -52,11 +53,20 @@ call_result root_call(const call_request& req) {
   cluster_state& s = *live_root;
   s.chunks.reset_busy();
   // A steady call writes the whole profile when it ends; a first call, or one that fails, leaves it zero.
-  return run_root_call(s, req, [&] { return plan_or_call(s, req); });
+  return run_root_call(s, req, [&] {
+    const auto start = std::chrono::steady_clock::now();
+    const call_result result = plan_or_call(s, req);
+    s.root.site(req.call_id).last_call_s = seconds_since(start);  // whether the next call's claims pay
+    return result;
+  });
 }
 
 void plan_root_share(int call_id, int root_jobs) {
   if (live_root != nullptr) live_root->root.site(call_id).next_root_jobs = std::max(0, root_jobs);
+}
+
+void judge_claims_at_round_trip(double seconds) {
+  if (live_root != nullptr) live_root->root.judged_round_trip = seconds;
 }
 
 void time_root_waits(bool on) {

@@ -4,6 +4,7 @@
 // steps that every rank runs: first_call.cpp and steady_call.cpp (with the claims between all ranks of a
 // host in host_claims.cpp); root_call.cpp chooses among them, and the worker's serve loop (src/worker/serve.cpp)
 // dispatches to them. A worker's parts of the steps are src/worker/worker_steps.hpp.
+#include <algorithm>
 #include <chrono>
 #include <maprect/ad/inline.hpp>
 #include <maprect/detail/job_error.hpp>
@@ -61,12 +62,9 @@ inline bool claims_in_memory(const cluster_state& s, const root_site& site) {
   return site.rows_everywhere && via_slots(s, site);
 }
 
-/// Whether this steady call of `site` goes by claims by message (src/balance/claims_broker.hpp): under auto
-/// wherever the ranks cannot claim in host memory (they span hosts, the data go by message, the site's rows
-/// are not on every rank, or its calls do not fit the slots).
-inline bool claims_this_call(const cluster_state& s, const root_site& site) {
-  return s.settings.balance == balance_mode::automatic && s.size > 1 && !claims_in_memory(s, site);
-}
+/// Whether the steady call under way went by claims by message (src/balance/claims_broker.hpp), as its request
+/// said.
+inline bool claims_this_call(const cluster_state& s) { return s.call.by_message; }
 
 /// Where worker r's blocks of a steady call start in its slot: behind its job parameters.
 inline const double* slot_blocks(const cluster_state& s, const root_site& site, const call_request& req, int r) {

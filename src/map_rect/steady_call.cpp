@@ -16,11 +16,11 @@ namespace maprect::detail {
 namespace {
 
 /// How a steady call of `site` travels: through host memory when every rank holds every row (claims between
-/// all ranks of the host), else by claims by message when the call claims, else through the slots when they
-/// fit, else by messages.
+/// all ranks of the host), else by claims by message when its last call lasted long enough for them to pay,
+/// else through the slots when they fit, else by messages.
 wire::call_route route_of(const cluster_state& s, const root_site& site) {
   if (claims_in_memory(s, site)) return wire::call_route::memory;
-  if (claims_this_call(s, site)) return wire::call_route::claims;
+  if (claims_by_message_pay(s, site.last_call_s)) return wire::call_route::claims;
   return via_slots(s, site) ? wire::call_route::slots : wire::call_route::messages;
 }
 
@@ -31,7 +31,7 @@ void locate_blocks(cluster_state& s, const root_site& site, const call_request& 
   s.call.segments.clear();
   // By claims workers may have run the back of the root's chunk: its blocks came by message.
   const int root_jobs = site.plan.root_jobs;
-  const int root_end = claims_this_call(s, site) ? s.call.worker_ends[0] : root_jobs;
+  const int root_end = claims_this_call(s) ? s.call.worker_ends[0] : root_jobs;
   s.call.segments.push_back({s.call.own_out.data() + wire::status_doubles, 0, root_end});
   if (root_end < root_jobs)
     s.call.segments.push_back({answer_blocks(buffer, site, 0) + site.block_at[root_end], root_end, root_jobs});
@@ -53,6 +53,7 @@ wire::call_route send_steady_request(cluster_state& s, const root_site& site, co
   header.arg = static_cast<int>(route);
   name_collectives(header, site.collective, site.chunk_out, site.chunk_back);
   s.call.claimed = route == wire::call_route::claims;
+  s.call.by_message = s.call.claimed;
   s.call.runners.clear();
   send_request(s, header, req.shared);
   // Claims by message: the root hears from every worker during the claims, and names the late ones there.
@@ -108,8 +109,8 @@ void run_root_part(cluster_state& s, root_site& site, const call_request& req, d
   s.call.nodes_made.assign(static_cast<std::size_t>(s.size), 0);
   s.call.making = 1;
   s.call.making_stopped = false;
-  if (claims_this_call(s, site) || claims_everywhere(site, route)) {
-    if (claims_this_call(s, site)) steal_part(s, site, req, buffer, part);
+  if (claims_this_call(s) || claims_everywhere(site, route)) {
+    if (claims_this_call(s)) steal_part(s, site, req, buffer, part);
     else run_root_claims(s, site, req, part, during);
     part.taken_done = clock::now();
     return;
@@ -181,7 +182,7 @@ steady_outcome first_failure_by_job(cluster_state& s, const root_site& site, con
 steady_outcome first_failure(cluster_state& s, const root_site& site, const root_part& part, const double* buffer,
                              const stolen_failure& stolen, wire::call_route route) {
   // By claims workers may have run the root's jobs too: the job order alone decides.
-  if (claims_this_call(s, site) || claims_everywhere(site, route))
+  if (claims_this_call(s) || claims_everywhere(site, route))
     return first_failure_by_job(s, site, part, buffer, stolen);
   if (part.status.code == wire::status::failed) throw_job_error(part.error, part.status.job, 0);
   if (part.status.code == wire::status::counts_changed) return steady_outcome::counts_changed;
@@ -328,7 +329,7 @@ void steady_call_command::answers() {
   }
   const root_site& site = *root_;
   const double wait_start = s_.root.time_waits ? thread_cpu_seconds() : 0.0;
-  if (claims_this_call(s_, site)) {
+  if (claims_this_call(s_)) {
     part_.claimed.add_to(s_.root.last_traffic);
     // Every worker answered the root directly during the claims: a flat gather in all but name.
     s_.root.last_traffic.collective = plan::gather_name(plan::gather_kind::flat);
@@ -383,7 +384,7 @@ steady_outcome steady_call_command::result(call_result& result) {
   if (first_failure(s_, site, part_, buffer, part_.stolen, route_) == steady_outcome::counts_changed)
     return steady_outcome::counts_changed;
   record_profile(s_, site, part_, buffer, sent_, wait_cpu_);
-  if (claims_this_call(s_, site)) make_claimed_root_nodes(s_, site, req, buffer);
+  if (claims_this_call(s_)) make_claimed_root_nodes(s_, site, req, buffer);
   const bool everywhere = claims_everywhere(site, route_);
   if (everywhere) locate_claimed_blocks(s_, site, part_.own_end);
   else locate_blocks(s_, site, req, buffer, wire::in_slots(route_));
@@ -413,7 +414,7 @@ void serve_call(cluster_state& s, const wire::request& v, const double* shared) 
 }
 
 int worker_end(const cluster_state& s, const root_site& site, int r) {
-  if (claims_this_call(s, site)) return s.call.worker_ends.empty() ? site.plan.jobs(r) : s.call.worker_ends[r];
+  if (claims_this_call(s)) return s.call.worker_ends.empty() ? site.plan.jobs(r) : s.call.worker_ends[r];
   return claims_in_memory(s, site) ? s.host.claims.worker_end(r) : site.plan.jobs(r);
 }
 

@@ -2,6 +2,7 @@
 #include "cost_model.hpp"
 
 #include <algorithm>
+#include <maprect/detail/claims_pay.hpp>
 #include <cmath>
 #include <queue>
 #include <sstream>
@@ -230,6 +231,9 @@ prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
   p.total_flat_s = p.root_s + p.broadcast_s + p.flat_s - p.scatter_overlap_s + p.compute_s;
   // Claimed jobs' blocks come back by job index from whichever rank ran them: as flat as the gather.
   p.total_claims_s = p.root_s + p.broadcast_s + p.flat_s - p.scatter_overlap_s + p.termination_s + p.compute_claims_s;
+  // On one host auto claims in host memory; across hosts by message, where calls last long enough for that.
+  p.claims = ranks > 1 && (p.hosts == 1 || detail::claims_pay(p.total_claims_s, 2 * in.remote.alpha_s));
+  p.total_auto_s = ranks == 1 || p.claims ? p.total_claims_s : p.total_flat_s;
   p.bound = limiting_bound(in, p);
   return p;
 }

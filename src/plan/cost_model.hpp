@@ -78,7 +78,9 @@ struct prediction {
   double messages_s = 0;          ///< broadcast + scatter + gather - scatter_overlap
   double total_s = 0;             ///< root + messages + compute
   double total_flat_s = 0;        ///< the same with flat collectives, as the runtime's gathers run today
-  double total_claims_s = 0;      ///< root + flat messages + termination + compute_claims: MAPRECT_BALANCE=auto
+  double total_claims_s = 0;      ///< root + flat messages + termination + compute_claims: the claims engine
+  bool claims = false;            ///< auto claims: on one host, and across hosts where claims pay (claims_pay)
+  double total_auto_s = 0;        ///< MAPRECT_BALANCE=auto: total_claims where it claims, else total_flat
   double efficiency = 1;          ///< time at 1 x 1 / (P T total)
   bound_kind bound = bound_kind::compute;
 };

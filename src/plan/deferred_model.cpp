@@ -1,6 +1,7 @@
 // The deferred reverse mode's arithmetic (see deferred_model.hpp and docs/cost-model.md).
 #include "deferred_model.hpp"
 
+#include <maprect/detail/claims_pay.hpp>
 #include <maprect/detail/reverse_mode.hpp>
 
 #include <sstream>
@@ -123,7 +124,7 @@ deferred_prediction predict_deferred(const cost_inputs& in, const deferred_input
   p.total_claims_s = p.root_s + p.forward_claims_messages_s + p.reverse_messages_s + p.termination_s +
                      p.compute_forward_claims_s + p.compute_sweep_claims_s;
   const double round_trip = 2 * (forward.hosts > 1 ? in.remote : in.local).alpha_s;
-  p.claims = ranks > 1 && detail::deferred_claims_pay(p.forward_messages_s + p.compute_forward_s, round_trip);
+  p.claims = ranks > 1 && detail::claims_pay(p.forward_messages_s + p.compute_forward_s, round_trip);
   p.total_auto_s = p.claims ? p.total_claims_s : p.total_s;
   return p;
 }

@@ -36,7 +36,7 @@ struct deferred_prediction {
   /// deferred call under MAPRECT_BALANCE=auto, whose claims go by message even on one host.
   double total_claims_s = 0;
   /// Whether MAPRECT_BALANCE=auto runs it by claims: its forward pass by the split lasts long enough
-  /// (detail::deferred_claims_pay, on a round trip of the farthest link).
+  /// (detail::claims_pay, on a round trip of the farthest link).
   bool claims = false;
   double total_auto_s = 0;  ///< total_claims_s where claims, else total_s: MAPRECT_BALANCE=auto
 };

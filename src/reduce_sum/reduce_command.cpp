@@ -137,7 +137,7 @@ void reduce_command::run() {
   ship_payload();
   post_values();
   start_run();
-  if (claims_by_message(s_.settings, s_.size, h_.route)) {
+  if (claims_by_message(h_.route)) {
     claim_by_message();
   } else {
     run_slices();
@@ -154,9 +154,10 @@ void reduce_command::send_request() {
   if (!root_) return;  // the serve loop received it, to dispatch it here
   reduce_root_buffers& b = s_.root.reduce;
   const bool fits = !h_.reserve_slots && fits_slots(s_);
-  const bool claims = s_.settings.balance != balance_mode::static_share;
+  const bool by_message = claims_by_message_pay(s_, s_.root.reduce_sites[h_.call_id].last_call_s);
   b.route = fits && claims_between_all(s_) ? wire::call_route::memory
-            : fits && !claims              ? wire::call_route::slots
+            : by_message                   ? wire::call_route::claims
+            : fits                         ? wire::call_route::slots
                                            : wire::call_route::messages;
   h_.route = b.route;
   // A functor's messages reach the caller's stream only from the root: with one, its slices stay its own.
@@ -231,7 +232,7 @@ void reduce_command::start_run() {
   start_ = std::chrono::steady_clock::now();
   if (!root_) return;
   if (s_.settings.timeout > 0 && h_.route != wire::call_route::memory &&
-      !claims_by_message(s_.settings, s_.size, h_.route))
+      !claims_by_message(h_.route))
     expect_done_messages(s_);
   deadline_ = deadline_after(s_.settings.timeout);
 }

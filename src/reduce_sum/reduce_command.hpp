@@ -50,7 +50,7 @@ class reduce_command {
   void claim_by_message();  ///< steps 4 and 5 by claims by message
   void grow_slots();        ///< after a new payload or split
   /// Whether the values and blocks go through the host slots.
-  bool via_slots() const { return h_.route != wire::call_route::messages; }
+  bool via_slots() const { return wire::in_slots(h_.route); }
 
   cluster_state& s_;
   bool root_;

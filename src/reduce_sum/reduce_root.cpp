@@ -4,6 +4,7 @@
 // slice and hands all blocks to the front door's fold in slice order (never a reduction by MPI, which may
 // reorder the sums).
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <maprect/detail/message_limits.hpp>
 #include <maprect/detail/reduce_call.hpp>
@@ -94,7 +95,7 @@ void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_spli
 /// or where the gather put it.
 const double* answer_of(const cluster_state& s, int r) {
   const reduce_root_buffers& b = s.root.reduce;
-  if (claims_by_message(s.settings, s.size, b.route))
+  if (claims_by_message(b.route))
     return b.statuses.data() + static_cast<std::ptrdiff_t>(r) * wire::status_doubles;
   return b.via_slots() ? s.host.slots.slot(r) + b.values.counts[r] : b.received.data() + b.answers.displs[r];
 }
@@ -216,6 +217,7 @@ void reduce_on_cluster(const reduce_request& req) {
   // When the workers' payload lays the call out as the root does (the same messages on both sides), the
   // call runs at once and the root compares its data with theirs while they run; else a new payload first.
   const bool early = site.lays_out_as(*req.layout);
+  const auto start = std::chrono::steady_clock::now();
   reduce_command call(s, req, split, early ? nullptr : new_payload(s, req), moved, early);
   between_collectives(s, req.call_id, [&] { call.run(); });
   slice_failure failure = call.failure();
@@ -227,6 +229,7 @@ void reduce_on_cluster(const reduce_request& req) {
     between_collectives(s, req.call_id, [&] { again.run(); });
     failure = again.failure();
   }
+  site.last_call_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   throw_first_failure(s, req, split, failure);
   fold_in_slice_order(s, req, split);
 }

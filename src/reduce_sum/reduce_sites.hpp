@@ -84,6 +84,7 @@ struct reduce_root_site {
   std::vector<std::size_t> term_offsets;   ///< its term offsets
   reduce_split split;                      ///< the last call's split of its slices over the ranks
   int next_root_slices = -1;               ///< a root share for the next call, or -1
+  double last_call_s = 0;                  ///< wall seconds of its last call: whether the next one's claims pay
 
   /// Whether the workers, with the payload they hold, lay out a call as `layout` does.
   bool lays_out_as(const reduce_layout& layout) const {
@@ -93,11 +94,10 @@ struct reduce_root_site {
 };
 
 /// Whether a reduce_sum call that travels by `route` claims slices by message (src/reduce_sum/claimed_slices.hpp):
-/// under auto wherever the ranks cannot claim in host memory (ranks on other hosts, a call that ships a
-/// payload or does not fit the slots, MAPRECT_TRANSPORT=messages). Root and workers decide it alike.
-inline bool claims_by_message(const cluster_settings& settings, int ranks, wire::call_route route) {
-  return settings.balance != balance_mode::static_share && ranks > 1 && route != wire::call_route::memory;
-}
+/// the root picks that route under auto wherever the ranks cannot claim in host memory (ranks on other hosts, a
+/// call that ships a payload or does not fit the slots, MAPRECT_TRANSPORT=messages) and claims pay
+/// (claims_by_message_pay). Root and workers read it from the request alike.
+inline bool claims_by_message(wire::call_route route) { return route == wire::call_route::claims; }
 
 /// The root's buffers of reduce calls, kept between calls.
 struct reduce_root_buffers {
@@ -122,7 +122,7 @@ struct reduce_root_buffers {
   std::size_t chosen_for[3] = {0, 0, 0};  ///< slices, sliced values and blocks the kind was chosen for
 
   /// Whether this call's values and blocks go through the host slots.
-  bool via_slots() const { return route != wire::call_route::messages; }
+  bool via_slots() const { return wire::in_slots(route); }
 };
 
 /// A worker's copy of a call site: the runner of its argument types with the data and shapes loaded, the

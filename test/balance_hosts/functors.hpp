@@ -5,6 +5,7 @@
 #include <chrono>
 #include <fstream>
 #include <maprect/map_rect.hpp>
+#include <maprect/reduce_sum.hpp>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -102,5 +103,20 @@ struct relieved_partial {
     return phi[0] * slice[0] + sin(phi[1] + slice[0]);
   }
 };
+
+/// reduce_sum<Id, relieved_partial> of `terms`, one a slice, after a reverse pass from it: the value, then the
+/// adjoints of phi and of the terms.
+template <int Id>
+std::vector<double> relieved_sum_and_adjoints(const std::vector<var>& terms, const std::vector<var>& phi,
+                                              const std::vector<int>& info) {
+  std::vector<vari*> operands = {phi[0].vi_, phi[1].vi_};
+  for (const var& v : terms) operands.push_back(v.vi_);
+  const var y = reduce_sum<Id, relieved_partial>(terms, 1, nullptr, phi, info);
+  set_zero_all_adjoints();
+  grad(y);
+  std::vector<double> out = {y.val()};
+  for (vari* v : operands) out.push_back(v->adj_);
+  return out;
+}
 
 }  // namespace maprect::test

@@ -1,8 +1,12 @@
 // MAPRECT_BALANCE=auto where the ranks span hosts (here hosts of MAPRECT_TEST_HOST_RANKS ranks on one machine,
-// which this test's CTest entries set): every steady call goes by claims by message, brokered by the root
-// (src/balance/claims_broker.hpp). A slow rank's jobs are run by the others, a short site whose jobs cost alike
-// runs by claims too, every call gives the in-process bits, and a failing job keeps the error rules. Under
-// `static` and `even` no call claims; under `hosts` every one does.
+// which this test's CTest entries set): a steady call goes by claims by message, brokered by the root
+// (src/balance/claims_broker.hpp), when the site's last call lasted long enough for them to pay (claims_pay),
+// and else by the static split. Each case pins the round trip that rule judges by (support/claims_always_pay.hpp:
+// none, unless the case says otherwise), so that what each call does is known before it runs. A slow rank's
+// jobs are run by the others, a short site whose jobs cost alike runs by claims too where they pay and by the
+// static split where they do not, reduce_sum follows the same rule, every call gives the in-process bits, and a
+// failing job keeps the error rules. Under `static` and `even` no call claims; under `hosts` every call does
+// that auto's rule lets.
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cstdlib>
@@ -13,6 +17,8 @@
 
 #include "balance_hosts/functors.hpp"
 #include "mpi/compare.hpp"
+#include "src/cluster/test_hooks.hpp"
+#include "support/claims_always_pay.hpp"
 #include "src/balance/claims_engine.hpp"
 #include "support/matchers.hpp"
 #include "support/mpi_test.hpp"
@@ -46,6 +52,8 @@ MAPRECT_REGISTER(623, test::choice_job);
 MAPRECT_REGISTER(624, test::choice_job);
 MAPRECT_REGISTER(625, test::choice_job);
 MAPRECT_REGISTER(626, test::choice_job);
+MAPRECT_REGISTER(627, test::choice_job);
+MAPRECT_REGISTER_REDUCE(628, maprect::test::relieved_partial)
 
 namespace {
 
@@ -82,9 +90,9 @@ bool last_call_claimed() { return !detail::last_call_balance().ends.empty(); }
 
 /// `calls` calls of site Id with the parameter kinds given, each checked bit for bit (values and gradient) and
 /// node for node against the call in process, and each steady one for going by claims exactly when this run
-/// claims. Returns the jobs of rank `rank`'s chunk that other ranks ran, over the steady calls.
+/// claims and they `pay`. Returns the jobs of rank `rank`'s chunk that other ranks ran, over the steady calls.
 template <int Id, class T_shared, class T_job>
-int drive(const choice_data& d, int calls, int rank) {
+int drive(const choice_data& d, int calls, int rank, bool pay = true) {
   test::tape_added serial_tape, tape;
   const auto serial =
       test::in_process([&] { return evaluate<Id, test::choice_job, T_shared, T_job>(d.phi, d.theta, d.x_r, d.x_i, &serial_tape); });
@@ -99,7 +107,7 @@ int drive(const choice_data& d, int calls, int rank) {
     for (std::size_t k = 0; k < serial.size(); ++k) same = same && bit_equal(distributed[k], serial[k]);
     CHECK(same);
     if (call == 0 || R == 1) continue;  // the first call plans: it runs the static split
-    CHECK(last_call_claimed() == claiming());
+    CHECK(last_call_claimed() == (claiming() && pay));
     if (!last_call_claimed()) continue;
     const detail::balance_report b = detail::last_call_balance();
     REQUIRE(static_cast<int>(b.ends.size()) == R);
@@ -129,9 +137,21 @@ TEST_CASE("auto across hosts: a slow rank's jobs are run by the others, with the
   else CHECK(taken == 0);
 }
 
-TEST_CASE("auto across hosts: a short site whose jobs cost alike runs by claims, with the in-process bits") {
+TEST_CASE("auto across hosts: a short site whose jobs cost alike runs by claims where they pay") {
   const choice_data d(64, 0);
   drive<622, var, var>(d, 20, 0);
+}
+
+TEST_CASE("auto across hosts: a site whose calls last fewer round trips than claims pay for runs by the split") {
+  // A round trip of 10 s: no call of this test lasts claims_round_trips of them.
+  detail::judge_claims_at_round_trip(10);
+  const int slow = slow_rank();
+  const choice_data d(24, 50, slow, 3000);
+  CHECK(drive<627, var, var>(d, 6, slow, false) == 0);
+  // The same site once its calls pay: the claims come back, and the slow rank's jobs move.
+  detail::judge_claims_at_round_trip(0);
+  const int taken = drive<627, var, var>(d, 6, slow);
+  if (claiming()) CHECK(taken > 0);
 }
 
 TEST_CASE("auto across hosts: claimed calls give the in-process bits for every kind of parameters") {
@@ -172,5 +192,30 @@ TEST_CASE("auto across hosts: a failing job keeps its type and message; the lowe
     }
     // The cluster is in step: the next call gives the in-process bits.
     CHECK(evaluate<626, test::choice_job, var, var>(good.phi, good.theta, good.x_r, good.x_i) == expected);
+  }
+}
+
+TEST_CASE("auto across hosts: reduce_sum claims by the same rule, and gives the in-process bits either way") {
+  const int R = test::the_cluster->size();
+  // 24 terms, one a slice, each sleeping 200 us (relieved_partial with no owner: it never waits).
+  const std::vector<int> info = {-1, 0, 0, -1, 0, 200, 0};
+  std::vector<var> terms;
+  for (int k = 0; k < 24; ++k) terms.push_back(0.03 * k - 0.4);
+  const std::vector<var> phi = {0.25, 0.75};
+  const auto evaluate = [&] { return test::relieved_sum_and_adjoints<628>(terms, phi, info); };
+  const std::vector<double> serial = test::in_process(evaluate);
+  auto claims_messages = [] { return test::the_cluster->last_call_traffic().claims_messages; };
+  detail::judge_claims_at_round_trip(10);  // no call lasts claims_round_trips of these
+  for (int call = 0; call < 3; ++call) {
+    INFO("call " << call << " of a site whose claims do not pay, ranks " << R);
+    CHECK(evaluate() == serial);
+    CHECK(claims_messages() == 0u);
+  }
+  detail::judge_claims_at_round_trip(0);
+  for (int call = 0; call < 3; ++call) {
+    INFO("call " << call << " of a site whose claims pay, ranks " << R);
+    CHECK(evaluate() == serial);
+    if (claiming()) CHECK(claims_messages() > 0u);
+    else CHECK(claims_messages() == 0u);
   }
 }

@@ -13,6 +13,7 @@
 
 #include "balance_hosts/functors.hpp"
 #include "mpi/compare.hpp"
+#include "support/claims_always_pay.hpp"
 #include "src/cluster/cluster_state.hpp"
 #include "src/balance/claims_engine.hpp"
 #include "support/matchers.hpp"

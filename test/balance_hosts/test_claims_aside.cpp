@@ -13,6 +13,7 @@
 
 #include "balance_hosts/functors.hpp"
 #include "mpi/compare.hpp"
+#include "support/claims_always_pay.hpp"
 #include "src/balance/claims_engine.hpp"
 #include "src/reduce_sum/claimed_slices.hpp"
 #include "src/cluster/test_hooks.hpp"
@@ -92,16 +93,7 @@ TEST_CASE("a reduce_sum owner whose slice waits to be relieved answers asks whil
   std::vector<var> terms;
   for (int k = 0; k < N; ++k) terms.push_back(0.03 * k - 0.4);
   std::vector<var> phi = {0.25, 0.25};
-  const auto evaluate = [&] {
-    std::vector<vari*> operands = {phi[0].vi_, phi[1].vi_};
-    for (const var& v : terms) operands.push_back(v.vi_);
-    const var y = reduce_sum<617, test::relieved_partial>(terms, 1, nullptr, phi, info);
-    set_zero_all_adjoints();
-    grad(y);
-    std::vector<double> out = {y.val()};
-    for (vari* v : operands) out.push_back(v->adj_);
-    return out;
-  };
+  const auto evaluate = [&] { return test::relieved_sum_and_adjoints<617>(terms, phi, info); };
   detail::plan_reduce_root_share(617, per_rank);
   evaluate();  // the first call ships the call site's data
   phi[1] = 0.75;

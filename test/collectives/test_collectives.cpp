@@ -12,6 +12,7 @@
 #include "reduce_sum/functors.hpp"
 #include "support/benchmark_model.hpp"
 #include "src/balance/claims_engine.hpp"
+#include "support/claims_always_pay.hpp"
 #include "support/mpi_test.hpp"
 
 using namespace maprect;

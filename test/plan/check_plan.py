@@ -48,6 +48,11 @@ def main():
         check(r["compute_bound_us"] <= r["compute_claims_us"] * (1 + 1e-9), f"P = {r['ranks']} least compute")
         check(r["termination_us"] >= 0 and (r["ranks"] > 1 or r["termination_us"] == 0), f"P = {r['ranks']} end")
         check(r["bound"] in ("compute", "balance", "messages", "root"), f"bound {r['bound']}")
+        # Auto: the claims engine where it claims (on one host always), else the static split's flat collectives.
+        if r["ranks"] == 1 or r["hosts"] == 1:
+            check(r["claims"] == (r["ranks"] > 1), f"P = {r['ranks']} on one host: auto claims {r['claims']}")
+        auto = r["us_per_gradient_claims"] if r["ranks"] == 1 or r["claims"] else r["us_per_gradient_flat"]
+        check(r["us_per_gradient_auto"] == auto, f"P = {r['ranks']} auto {r['us_per_gradient_auto']}")
     # Deferred: the kept forward and sweep fill the in-process deferred gradient beside the root's costs, so at
     # one rank (at rank 0's speed alone) the prediction is that measurement.
     rev = doc["reverse"]

@@ -338,3 +338,25 @@ TEST_CASE("cost model: job times must be one per job, none negative", "[plan]") 
   in.job_times_s.push_back(-1e-6);
   CHECK_THROWS_WITH(predict(in, 1, 1), Catch::Contains("job_times_s[7] = -1e-06, must be >= 0"));
 }
+
+TEST_CASE("cost model: auto claims on one host, and across hosts only where a call lasts 32 round trips", "[plan]") {
+  // Two hosts of one rank over a 50 us link: a round trip of 100 us, so claims pay from calls of 3.2 ms.
+  cost_inputs in = free_links(64, 0);
+  in.ranks_per_host = 1;
+  in.remote = {50e-6, 1e9, 5e-6};
+  in.job_s = 10e-6;  // 64 jobs of 10 us: a call far shorter than 3.2 ms
+  const auto short_call = predict(in, 2, 1);
+  CHECK_FALSE(short_call.claims);
+  CHECK(short_call.total_auto_s == short_call.total_flat_s);
+  in.job_s = 1e-3;  // 64 jobs of 1 ms: 32 ms a rank
+  const auto long_call = predict(in, 2, 1);
+  CHECK(long_call.claims);
+  CHECK(long_call.total_auto_s == long_call.total_claims_s);
+  // On one host auto claims in host memory whatever the call's length.
+  in.ranks_per_host = 2;
+  in.job_s = 10e-6;
+  const auto one_host = predict(in, 2, 1);
+  CHECK(one_host.claims);
+  CHECK(one_host.total_auto_s == one_host.total_claims_s);
+  CHECK_FALSE(predict(in, 1, 1).claims);
+}

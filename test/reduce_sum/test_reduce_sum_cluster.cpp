@@ -17,6 +17,7 @@
 #include "reduce_sum/functors.hpp"
 #include "reduce_sum/models.hpp"
 #include "support/benchmark_model.hpp"
+#include "support/claims_always_pay.hpp"
 #include "support/mpi_test.hpp"
 #include "src/reduce_sum/claimed_slices.hpp"
 #include "src/cluster/test_hooks.hpp"

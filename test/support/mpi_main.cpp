@@ -1,12 +1,14 @@
 // Main of the MPI tests: every rank joins the cluster; workers serve while the root runs the tests.
 #include <maprect/cluster.hpp>
 
+#include "src/cluster/test_hooks.hpp"
 #include "support/catch_session.hpp"
 #include "support/mpi_test.hpp"
 
 namespace maprect::test {
 cluster* the_cluster = nullptr;
 bool one_node = true;
+bool claims_pay_pinned = false;
 }
 
 int main(int argc, char** argv) {
@@ -24,6 +26,7 @@ int main(int argc, char** argv) {
     c.serve();
     return 0;
   }
+  if (maprect::test::claims_pay_pinned) maprect::detail::judge_claims_at_round_trip(0);
   const int failed = run_catch_session(argc, argv);
   c.stop();
   return failed == 0 ? 0 : 1;

@@ -15,6 +15,9 @@ extern cluster* the_cluster;
 /// Whether every rank of this test run shares one node (set by the MPI test main before the tests start).
 extern bool one_node;
 
+/// Whether the MPI test main pins claims by message to pay for calls of any length (claims_always_pay.hpp).
+extern bool claims_pay_pinned;
+
 /// Whether the cluster's steady calls move their data through shared memory: more than one rank, all on
 /// one node and not split into test hosts (MAPRECT_TEST_HOST_RANKS below the rank count), MAPRECT_TRANSPORT
 /// not `messages` and MAPRECT_BALANCE not `hosts`.

@@ -88,17 +88,6 @@ constexpr bool deferred_pays(long long n_outputs, long long n_jobs, long long n_
   return (bytes || sweeps) && k * static_cast<double>(n_var_params + 1) * 8 <= static_cast<double>(auto_kept_bytes_max);
 }
 
-/// Round trips to the farthest worker that a deferred call's forward pass must last for claims by message to pay
-/// under MAPRECT_BALANCE=auto. They cost about five (the asks and answers, the last empty ask, the results apart
-/// from a gather) and remove what one rank's being slower costs, some 15% of a call on shared or unequal cores.
-constexpr double deferred_claims_round_trips = 32;
-
-/// Whether a deferred call site whose forward pass lasts `forward_s` seconds claims, `round_trip_s` the round
-/// trip to its farthest worker (the runtime's choice, and maprect plan's).
-constexpr bool deferred_claims_pay(double forward_s, double round_trip_s) {
-  return forward_s >= deferred_claims_round_trips * round_trip_s;
-}
-
 /// Bumped by forget_reverse_choices_for_tests: every site's record names an older count, so it matches no call.
 inline std::atomic<std::uint64_t> reverse_choice_epoch{0};
 
