@@ -7,6 +7,7 @@
 #include <string>
 
 #include "src/cluster/cluster_state.hpp"
+#include "src/cluster/test_hooks.hpp"
 #include "src/map_rect/root_steps.hpp"
 
 namespace maprect::detail {
@@ -14,6 +15,7 @@ namespace maprect::detail {
 namespace {
 
 std::atomic<cluster_state*> exit_guarded{nullptr};  // the cluster whose rank must not exit quietly
+double pinned_round_trip = -1;  // a test's round trip from the root to every worker (pin_round_trips), or -1
 
 /// At a guarded rank's exit: names the rank that left while the cluster serves, and aborts the job.
 void abort_on_guarded_exit() {
@@ -67,6 +69,8 @@ static void start_team(cluster_state& s) {
   }
 }
 
+void pin_round_trips(double seconds) { pinned_round_trip = seconds; }
+
 void start_cluster(cluster_state& s, MPI_Comm comm) {
   MPI_Comm_dup(comm, &s.comm);
   MPI_Comm_rank(s.comm, &s.rank);
@@ -79,6 +83,10 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   }
   start_team(s);
   s.ranks = gather_rank_facts(s.comm, s.settings.threads, s.round_trip);
+  if (pinned_round_trip >= 0) {
+    s.round_trip = s.rank > 0 ? pinned_round_trip : 0.0;
+    for (std::size_t r = 1; r < s.ranks.size(); ++r) s.ranks[r].round_trip = pinned_round_trip;
+  }
   if (const std::string warning = bound_threads_warning(s.ranks); !warning.empty())
     std::fprintf(stderr, "%s\n", warning.c_str());
   if (s.size > 1) s.host.open(s.comm, s.settings.memory_claims, s.settings.host_transport, s.settings.test_host_ranks);

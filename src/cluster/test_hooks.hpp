@@ -9,6 +9,13 @@ namespace maprect::detail {
 /// min(root_jobs, J) jobs (a first call), and so are its calls after it. No effect without a live cluster.
 void plan_root_share(int call_id, int root_jobs);
 
+/// The clusters this process starts from now on take every round trip between the root and a worker as
+/// `seconds` instead of the shortest of those measured at start-up (rank_fact::round_trip); a negative value
+/// measures them again. Every rank of the job must pin the same value before its cluster starts. The round trip
+/// decides whether claims by message pay and the fewest jobs worth a grant, and one measured on loaded cores can
+/// be milliseconds.
+void pin_round_trips(double seconds);
+
 /// Whether claims by message pay (claims_pay) is judged on this thread's live cluster as if its farthest worker
 /// were `seconds` of a round trip away; a negative value puts back the round trips measured at start-up. No
 /// effect without a live cluster.

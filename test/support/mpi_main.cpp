@@ -12,6 +12,7 @@ bool claims_pay_pinned = false;
 }
 
 int main(int argc, char** argv) {
+  if (maprect::test::claims_pay_pinned) maprect::detail::pin_round_trips(0);
   maprect::cluster c(argc, argv);
   maprect::test::the_cluster = &c;
   // Every rank learns whether all share one node: tests run on the root alone, which cannot ask later.
@@ -26,7 +27,6 @@ int main(int argc, char** argv) {
     c.serve();
     return 0;
   }
-  if (maprect::test::claims_pay_pinned) maprect::detail::judge_claims_at_round_trip(0);
   const int failed = run_catch_session(argc, argv);
   c.stop();
   return failed == 0 ? 0 : 1;

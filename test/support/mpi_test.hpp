@@ -15,7 +15,7 @@ extern cluster* the_cluster;
 /// Whether every rank of this test run shares one node (set by the MPI test main before the tests start).
 extern bool one_node;
 
-/// Whether the MPI test main pins claims by message to pay for calls of any length (claims_always_pay.hpp).
+/// Whether the MPI test main pins every rank's round trips at zero (claims_always_pay.hpp).
 extern bool claims_pay_pinned;
 
 /// Whether the cluster's steady calls move their data through shared memory: more than one rank, all on
