@@ -39,7 +39,7 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   if (wants_[thief] && !stopping_ && claimable_ && own_.left() > 0) {
     // A held root (a test's pin) grants whatever is worth it, as a held worker does (serve_asks).
     const int least = s_.settings.test_held_rank == 0 ? 1 : jobs_worth(round_trip(thief), job_seconds_);
-    const double share = grant_share(job_seconds_, ask.thief_seconds, s_.size);
+    const double share = grant_share(pace_.per_job(), ask.thief_seconds, s_.size);
     const job_range g = own_.grant_back(ask.held(job_seconds_), least, share);
     refused_ = refused_ || (!is_later(g) && g.empty());
     if (is_later(g) || !g.empty()) {  // "later": the thief holds enough, and asks again once it ran it
@@ -86,7 +86,7 @@ void claims_broker::ask_victim(int v, int thief, int held, double held_seconds, 
   // A batch for the root is worth the ask's own round trip to the owner; one for a worker, its round trip
   // from the root as well (the rows go out, the blocks come back).
   const double least = round_trip(thief > 0 ? thief : v);
-  const double thief_seconds = thief > 0 ? thief_seconds_[thief] : job_seconds_;
+  const double thief_seconds = thief > 0 ? thief_seconds_[thief] : pace_.per_job();
   const ask_message m{want ? 1.0 : 0.0, static_cast<double>(held), held_seconds, least, thief_seconds,
                       static_cast<double>(idle_ranks())};
   post_ask(s_.comm, v, m, ask.answer, ask.reply);
@@ -254,7 +254,7 @@ wire::status claims_broker::run_own(own_batch_runner& batches, bool hold, int& f
       b.after_batch(got.end, b.own_.left());
     }
   } owner{*this, batches, hold};
-  const wire::status code = run_own_batches(s_, own_, thieves_, job_seconds_, owner, failed_job);
+  const wire::status code = run_own_batches(s_, own_, thieves_, job_seconds_, pace_, owner, failed_job);
   if (code == wire::status::failed) note_failure(failed_job);
   return code;
 }

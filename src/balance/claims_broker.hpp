@@ -147,6 +147,7 @@ class claims_broker {
   int lowest_failure_ = INT_MAX;  ///< the lowest job the root saw fail
   bool root_asking_ = false;   ///< an ask for the root is out
   double job_seconds_ = 0;
+  own_pace pace_;              ///< its time on its own jobs so far: its pace in grants and asks
   clock::time_point own_start_;
   std::vector<victim> victims_;  ///< by rank (0 unused)
   std::deque<int> waiting_;      ///< workers whose ask waits for a batch from another worker

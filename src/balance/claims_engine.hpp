@@ -63,6 +63,20 @@ class unstarted_jobs {
   int back_ = 0;
 };
 
+/// A rank's time on its own jobs over the call so far: the pace the grant rule compares (grant_share). The
+/// latest batch's time per job would mistake a range whose jobs grow dearer for a slower rank.
+struct own_pace {
+  double seconds = 0;
+  int jobs = 0;
+  /// Adds a batch of `n` jobs that took `batch_seconds`.
+  void add(double batch_seconds, int n) {
+    seconds += batch_seconds;
+    jobs += n;
+  }
+  /// Seconds per job so far (0: none timed yet).
+  double per_job() const { return jobs > 0 ? seconds / jobs : 0.0; }
+};
+
 /// The part of an owner's unstarted jobs a thief gets, the owner at `own_seconds` and the thief at
 /// `thief_seconds` per job, with `ranks` ranks in the call: by the call's end every other rank is out of work
 /// and asks, so each is granted its part by its speed, o / (t + (ranks - 1) o); a thief that comes back for
@@ -120,7 +134,7 @@ struct ask_message {
   double held_jobs = 0;     ///< the owner's jobs the thief still holds
   double held_seconds = 0;  ///< other work the thief still holds
   double least_seconds = 0; ///< the least work worth a batch: a round trip between the root and the thief
-  double thief_seconds = 0; ///< the thief's seconds per job of its own (0: none timed)
+  double thief_seconds = 0; ///< the thief's pace on its own jobs (own_pace; 0: none timed)
   double idle_ranks = 0;    ///< the ranks out of their own jobs as the root knows, the thief included
 
   /// All the thief holds, in the owner's jobs at `seconds_per_job` (0: none timed yet, the seconds count for
@@ -178,15 +192,15 @@ void leave_to_thieves(wait_policy policy, const unstarted_jobs& jobs, const idle
 
 /// An owner's batches of its own range, as the root and a worker both run them: from the front, from
 /// `owner.least_batch()` jobs (a round trip's worth) to answer_batch's cap (both one while `job_seconds`, the
-/// latest batch's time per job, is 0), each timed and run aside when long (run_answering), the asks answered
-/// after each, and the last jobs left to thieves that would outrun the owner (leave_to_thieves). `owner` also
-/// says when a batch starts (`starting(got)`), runs it (`run(got, failed_job)`, `runs_aside()`), answers asks
-/// (`serve_asks()`), and hears of a batch that ran to its end (`ran(got, seconds)`). Stops at a batch whose
-/// status is not ok and drops the jobs after it: after a failure none can fail first, and after changed output
-/// counts their blocks would not fit. Returns that status, or ok.
+/// latest batch's time per job, is 0), each timed (into `pace` too) and run aside when long (run_answering), the
+/// asks answered after each, and the last jobs left to thieves that would outrun the owner (leave_to_thieves).
+/// `owner` also says when a batch starts (`starting(got)`), runs it (`run(got, failed_job)`, `runs_aside()`),
+/// answers asks (`serve_asks()`), and hears of a batch that ran to its end (`ran(got, seconds)`). Stops at a batch
+/// whose status is not ok and drops the jobs after it: after a failure none can fail first, and after changed
+/// output counts their blocks would not fit. Returns that status, or ok.
 template <class Owner>
 wire::status run_own_batches(cluster_state& s, unstarted_jobs& jobs, const idle_thieves& thieves,
-                             double& job_seconds, Owner& owner, int& failed_job) {
+                             double& job_seconds, own_pace& pace, Owner& owner, int& failed_job) {
   const int threads = s.settings.threads;
   const auto serve = [&owner] { owner.serve_asks(); };
   const auto next = [&] { return jobs.take_front(threads, owner.least_batch(), answer_batch(job_seconds, threads)); };
@@ -201,6 +215,7 @@ wire::status run_own_batches(cluster_state& s, unstarted_jobs& jobs, const idle_
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     job_seconds = seconds / got.size();  // a thief's held jobs count at this rate
+    pace.add(seconds, got.size());
     serve();
     owner.ran(got, seconds);
     leave_to_thieves(s.settings.policy, jobs, thieves, job_seconds, serve);

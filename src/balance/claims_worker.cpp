@@ -51,6 +51,7 @@ class worker_claims {
   unstarted_jobs jobs_;      ///< this rank's own jobs nobody has started
   idle_thieves thieves_;     ///< the ranks the root asks for
   double job_seconds_ = 0;   ///< seconds per job of its latest batch of its own (0: none timed yet)
+  own_pace pace_;            ///< its time on its own jobs so far: its pace in grants and asks
   wire::status code_ = wire::status::ok;
   std::deque<stolen_batch> stolen_;  ///< a deque: their blocks stay where the sends read them
   result_head own_head_;
@@ -83,7 +84,7 @@ int worker_claims::run_own() {
     }
   } owner{*this};
   int failed_job = -1;
-  code_ = run_own_batches(s_, jobs_, thieves_, job_seconds_, owner, failed_job);
+  code_ = run_own_batches(s_, jobs_, thieves_, job_seconds_, pace_, owner, failed_job);
   return failed_job;
 }
 
@@ -99,7 +100,7 @@ void worker_claims::serve_asks(bool until_answered) {
   const auto grant = [this](int root, const ask_message& ask) {
     thieves_.note(ask);
     const int least = hold_ ? 1 : ask.least(job_seconds_);
-    const double share = grant_share(job_seconds_, ask.thief_seconds, s_.size);
+    const double share = grant_share(pace_.per_job(), ask.thief_seconds, s_.size);
     const job_range g = ask.want != 0 ? jobs_.grant_back(ask.held(job_seconds_), least, share) : job_range{};
     answered_none_ = answered_none_ || (!is_later(g) && g.empty());
     send_grant(s_.comm, root, s_.rank, g);
@@ -115,7 +116,7 @@ void worker_claims::serve_asks(bool until_answered) {
 }
 
 void worker_claims::post_ask(bool want, int held, double held_seconds) {
-  const ask_message ask{want ? 1.0 : 0.0, static_cast<double>(held), held_seconds, 0.0, job_seconds_};
+  const ask_message ask{want ? 1.0 : 0.0, static_cast<double>(held), held_seconds, 0.0, pace_.per_job()};
   detail::post_ask(s_.comm, 0, ask, grant_, grant_request_);
 }
 
