@@ -59,7 +59,7 @@ void claims_broker::after_batch(int done, int left) {
   const int v = richest_free(0);
   if (v < 0) return;
   // The root's own jobs still to run, at their mean time so far.
-  const double so_far = std::chrono::duration<double>(clock::now() - own_start_).count();
+  const double so_far = seconds_since(own_start_);
   ask_victim(v, 0, 0, left * so_far / std::max(1, done));
 }
 

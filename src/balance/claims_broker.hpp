@@ -93,7 +93,7 @@ class claims_broker {
     int left_after_asks() const { return asks.size() >= 31 ? 0 : left >> asks.size(); }
     /// What it has left by `now`, had it run its jobs since known_at at `seconds_per_job` (0: none timed).
     double left_by(clock::time_point now, double seconds_per_job) const {
-      const double ran = std::chrono::duration<double>(now - known_at).count();
+      const double ran = seconds_between(known_at, now);
       return left_after_asks() - (seconds_per_job > 0 ? ran / seconds_per_job : 0.0);
     }
   };

@@ -213,7 +213,7 @@ wire::status run_own_batches(cluster_state& s, unstarted_jobs& jobs, const idle_
       jobs.drop_rest();
       return code;
     }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = seconds_since(start);
     job_seconds = seconds / got.size();  // a thief's held jobs count at this rate
     pace.add(seconds, got.size());
     serve();

@@ -191,7 +191,7 @@ void serve_claims(cluster_state& s, worker_claimed_work& work, bool hold) {
   s.chunks.reset_busy();
   worker_claims claims(s, work, hold);
   const int failed_job = claims.run_own();
-  claims.send_own(failed_job, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+  claims.send_own(failed_job, seconds_since(start),
                   s.chunks.busy());
   claims.take_from_root(failed_job);
   claims.finish_sends();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "src/balance/batch_aside.hpp"
+#include "src/cluster/clock.hpp"
 #include "src/protocol/chunk_plan.hpp"
 #include "src/protocol/exchange.hpp"
 #include "src/transport/host_memory.hpp"
@@ -137,7 +138,7 @@ struct call_scratch {
   std::vector<int> worker_ends;    ///< claims by message: per worker, where its own jobs ended (others ran the rest)
   std::vector<int> worker_taken;   ///< claims by message: per worker, the jobs of other workers it ran
   bool claimed = false;            ///< the last steady call went by claims between any two ranks
-  bool by_message = false;         ///< the last steady call went by claims by message
+  wire::call_route route = wire::call_route::messages;  ///< the last steady call's route
   std::vector<int> runners;        ///< a deferred call by claims: per job, the rank that ran it and keeps its tape
 };
 

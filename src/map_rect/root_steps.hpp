@@ -64,7 +64,7 @@ inline bool claims_in_memory(const cluster_state& s, const root_site& site) {
 
 /// Whether the steady call under way went by claims by message (src/balance/claims_broker.hpp), as its request
 /// said.
-inline bool claims_this_call(const cluster_state& s) { return s.call.by_message; }
+inline bool claims_this_call(const cluster_state& s) { return s.call.route == wire::call_route::claims; }
 
 /// Where worker r's blocks of a steady call start in its slot: behind its job parameters.
 inline const double* slot_blocks(const cluster_state& s, const root_site& site, const call_request& req, int r) {
@@ -76,16 +76,6 @@ inline const double* slot_blocks(const cluster_state& s, const root_site& site, 
 template <class Double>  // double, or const double
 inline Double* answer_blocks(Double* buffer, const root_site& site, int r) {
   return buffer + site.results.displs[r] + wire::status_doubles;
-}
-
-/// Seconds from `start` to now.
-inline double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-/// Seconds from `a` to `b`.
-inline double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
 }
 
 /// Call `req` as an abort's message names it.

@@ -53,7 +53,7 @@ wire::call_route send_steady_request(cluster_state& s, const root_site& site, co
   header.arg = static_cast<int>(route);
   name_collectives(header, site.collective, site.chunk_out, site.chunk_back);
   s.call.claimed = route == wire::call_route::claims;
-  s.call.by_message = s.call.claimed;
+  s.call.route = route;
   s.call.runners.clear();
   send_request(s, header, req.shared);
   // Claims by message: the root hears from every worker during the claims, and names the late ones there.

@@ -117,9 +117,9 @@ void send_reduce_request(cluster_state& s, wire::request h, const double* shared
   s.root.last_traffic.sent += request_bytes(s.ends(), shared != nullptr ? h.n_shared : 0);
 }
 
-reduce_command::reduce_command(cluster_state& s, const reduce_request& req, const reduce_split& split,
-                               const std::string* payload, bool reserve, bool compare)
-    : s_(s), root_(true), req_(&req), payload_(payload), layout_(req.layout), split_(split),
+reduce_command::reduce_command(cluster_state& s, reduce_root_site& site, const reduce_request& req,
+                               const reduce_split& split, const std::string* payload, bool reserve, bool compare)
+    : s_(s), root_(true), req_(&req), root_site_(&site), payload_(payload), layout_(req.layout), split_(split),
       last_(split.first(1)), kind_(s.root.reduce.collective), chunk_out_(s.root.reduce.chunk_out),
       chunk_back_(s.root.reduce.chunk_back), compare_(compare) {
   h_.call_id = req.call_id;
@@ -154,7 +154,7 @@ void reduce_command::send_request() {
   if (!root_) return;  // the serve loop received it, to dispatch it here
   reduce_root_buffers& b = s_.root.reduce;
   const bool fits = !h_.reserve_slots && fits_slots(s_);
-  const bool by_message = claims_by_message_pay(s_, s_.root.reduce_sites[h_.call_id].last_call_s);
+  const bool by_message = claims_by_message_pay(s_, root_site_->last_call_s);
   b.route = fits && claims_between_all(s_) ? wire::call_route::memory
             : by_message                   ? wire::call_route::claims
             : fits                         ? wire::call_route::slots
@@ -181,7 +181,7 @@ void reduce_command::send_request() {
 /// calls with. Then a worker lays the call out by its copy, as the root laid it out by the caller's.
 void reduce_command::ship_payload() {
   if (h_.payload_bytes > 0 && root_) {
-    reduce_root_site& sent = s_.root.reduce_sites[h_.call_id];
+    reduce_root_site& sent = *root_site_;
     sent.shipped = false;  // until the workers hold it
     sent.payload = *payload_;
     exchange_payload(s_.ends(), sent.payload, h_.payload_bytes);
@@ -244,7 +244,7 @@ void reduce_command::run_slices() {
   if (!root_) return run_worker_slices();
   if (h_.route == wire::call_route::memory) failure_ = run_reduce_claims(s_, *req_, split_, current_);
   else failure_.slice = req_->session->run(0, last_, s_.root.reduce.own.data(), true, failure_.error);
-  s_.root.last_profile.root_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  s_.root.last_profile.root_seconds = seconds_since(start_);
 }
 
 /// Step 4 on a worker: its answer behind its values in its slot, or in a buffer of its own; its slices; and
@@ -266,7 +266,7 @@ void reduce_command::run_worker_slices() {
   }
   answer_[0] = static_cast<int>(failed_ == INT_MAX ? wire::status::ok : wire::status::failed);
   answer_[1] = failed_ == INT_MAX ? -1 : failed_;
-  answer_[2] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  answer_[2] = seconds_since(start_);
 }
 
 /// Step 5: through host memory each worker flags its report beside its claim word and the root waits for
@@ -336,7 +336,7 @@ void reduce_command::claim_by_message() {
   b.claim_ends[0] = broker.jobs().end();
   std::vector<int> late;
   if (broker.run(current_, late) < 0) abort_late(s_, reduce_call(h_.call_id), late);
-  s_.root.last_profile.root_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  s_.root.last_profile.root_seconds = seconds_since(start_);
   broker.traffic().add_to(s_.root.last_traffic);
   // Every worker answered the root directly: a flat gather in all but name.
   s_.root.last_traffic.collective = plan::gather_name(plan::gather_kind::flat);

@@ -23,11 +23,11 @@ void send_reduce_request(cluster_state& s, wire::request h, const double* shared
 /// role shows only inside a step (the root's side of a collective or a worker's, and the root's bookkeeping).
 class reduce_command {
  public:
-  /// Root: call `req` over `split`, its buffers laid out (s.root.reduce); ships `payload` when not null.
+  /// Root: call `req` of `site` over `split`, its buffers laid out (s.root.reduce); ships `payload` when not null.
   /// `reserve`: the split moved, so every rank sizes its host slot after the call. `compare`: the workers'
   /// payload lays the call out as `req` does, so the call runs at once and the root checks the data meanwhile.
-  reduce_command(cluster_state& s, const reduce_request& req, const reduce_split& split, const std::string* payload,
-                 bool reserve, bool compare);
+  reduce_command(cluster_state& s, reduce_root_site& site, const reduce_request& req, const reduce_split& split,
+                 const std::string* payload, bool reserve, bool compare);
   /// Worker: the request `v` that the serve loop received, with the shared values it read (`shared`).
   reduce_command(cluster_state& s, const wire::request& v, const double* shared);
 
@@ -56,6 +56,7 @@ class reduce_command {
   bool root_;
   wire::reduce_header h_;
   const reduce_request* req_ = nullptr;      ///< root: the caller's call
+  reduce_root_site* root_site_ = nullptr;    ///< root: its record of the call site
   const std::string* payload_ = nullptr;     ///< root: a payload to ship, or null
   reduce_worker_site* site_ = nullptr;       ///< worker: its copy of the call site
   const double* shared_ = nullptr;           ///< worker: the shared values

@@ -100,9 +100,8 @@ const double* answer_of(const cluster_state& s, int r) {
   return b.via_slots() ? s.host.slots.slot(r) + b.values.counts[r] : b.received.data() + b.answers.displs[r];
 }
 
-/// The call's payload, written now, if it differs from what the workers hold; else null.
-const std::string* new_payload(cluster_state& s, const reduce_request& req) {
-  reduce_root_site& site = s.root.reduce_sites[req.call_id];
+/// The call's payload, written now, if it differs from what the workers of `site` hold; else null.
+const std::string* new_payload(reduce_root_site& site, const reduce_request& req) {
   const std::string& payload = req.session->payload();
   if (site.shipped && site.payload == payload) return nullptr;
   if (!fits_one_message(static_cast<long long>(payload.size()))) {
@@ -218,18 +217,18 @@ void reduce_on_cluster(const reduce_request& req) {
   // call runs at once and the root compares its data with theirs while they run; else a new payload first.
   const bool early = site.lays_out_as(*req.layout);
   const auto start = std::chrono::steady_clock::now();
-  reduce_command call(s, req, split, early ? nullptr : new_payload(s, req), moved, early);
+  reduce_command call(s, site, req, split, early ? nullptr : new_payload(site, req), moved, early);
   between_collectives(s, req.call_id, [&] { call.run(); });
   slice_failure failure = call.failure();
   // The workers ran on data that changed since they got them: their results go, the call runs again with
   // the new payload (unless it writes the same bytes after all).
-  const std::string* payload = call.current() ? nullptr : new_payload(s, req);
+  const std::string* payload = call.current() ? nullptr : new_payload(site, req);
   if (payload != nullptr) {
-    reduce_command again(s, req, split, payload, false, false);
+    reduce_command again(s, site, req, split, payload, false, false);
     between_collectives(s, req.call_id, [&] { again.run(); });
     failure = again.failure();
   }
-  site.last_call_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  site.last_call_s = seconds_since(start);
   throw_first_failure(s, req, split, failure);
   fold_in_slice_order(s, req, split);
 }
