@@ -64,6 +64,13 @@ bool balancing_across_hosts() {
   return v != nullptr && std::strcmp(v, "hosts") == 0;
 }
 
+/// Whether MAPRECT_TEST_HOLD_RANK pins `rank`: after its first batch it runs no more until another rank took
+/// some of its jobs, so that others run the back of its chunk in every steady call, whatever the schedule.
+bool held(int rank) {
+  const char* v = std::getenv("MAPRECT_TEST_HOLD_RANK");
+  return v != nullptr && std::atoi(v) == rank;
+}
+
 int sum(const std::vector<int>& v, std::size_t from) {
   int total = 0;
   for (std::size_t k = from; k < v.size(); ++k) total += v[k];
@@ -120,8 +127,9 @@ TEST_CASE("the jobs of a slow rank are run by the others, with the in-process bi
   const auto serial =
       test::in_process([&] { return evaluate<605, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i); });
   detail::plan_root_share(605, J / 2);
-  // Who ran what is the schedule's: every steady call accounts for each job once; that others ran the back of
-  // the slow rank's chunk (a 4 ms sleep per job against 50 us) is summed over the calls.
+  // Who ran what is the schedule's: every steady call accounts for each job once. That others ran the back of
+  // the slow rank's chunk in every steady call is pinned by holding rank 1 (the test's "held" entries): on a
+  // loaded machine a preempted 50 us job can last a time slice, and the others need not outrun its 4 ms sleeps.
   int taken_by_root = 0, taken_by_workers = 0, calls_helping_1 = 0;
   for (int call = 0; call < 4; ++call) {
     INFO("call " << call << ", ranks " << R);
@@ -145,8 +153,8 @@ TEST_CASE("the jobs of a slow rank are run by the others, with the in-process bi
   // Which of the others asks first is the schedule's as well (on a loaded machine each ask waits for its
   // owner to be scheduled): the root and the other workers share the slow rank's jobs as their asks come.
   INFO("the root took " << taken_by_root << " jobs, the workers " << taken_by_workers);
-  if (R > 1) CHECK(calls_helping_1 > 0);
-  if (R > 1) CHECK(taken_by_root + taken_by_workers > 0);
+  if (R > 1 && held(1)) CHECK(calls_helping_1 == 3);
+  if (R > 1 && held(1)) CHECK(taken_by_root + taken_by_workers >= 3);
 }
 
 TEST_CASE("a failing job that another rank took keeps its type and message; the lowest failing job decides") {
@@ -196,12 +204,15 @@ int check_root_jobs_taken(int J, int root_jobs) {
   return b.ends[0];
 }
 
-/// Whether the workers ran jobs of the slow root's chunk in one of the calls whose root ends are `ends` (at
-/// one rank: trivially): the root sleeps 3 ms per job where the workers spin 50 us. How many is the
-/// schedule's (on a loaded machine each ask waits for its owner to be scheduled); what an owner grants per
-/// ask is test_grant_rule's.
-bool workers_took_some(const std::vector<int>& ends, int root_jobs) {
-  return test::the_cluster->size() == 1 || *std::min_element(ends.begin(), ends.end()) < root_jobs;
+/// With the root held (MAPRECT_TEST_HOLD_RANK=0: after its first batch it runs no more of its own until a
+/// worker took some), checks that the workers ran jobs of the slow root's chunk in every call whose root ends
+/// are `ends`. Without the hold that is the schedule's (on a loaded machine each ask waits for its owner to be
+/// scheduled, and a preempted 50 us job can outlast the root's 3 ms sleeps), and nothing is asserted. What an
+/// owner grants per ask is test_grant_rule's.
+void check_workers_took_some(const std::vector<int>& ends, int root_jobs) {
+  if (test::the_cluster->size() == 1 || !held(0)) return;
+  INFO("the root's own jobs ended at " << *std::max_element(ends.begin(), ends.end()) << " of " << root_jobs);
+  CHECK(*std::max_element(ends.begin(), ends.end()) < root_jobs);
 }
 
 }  // namespace
@@ -221,7 +232,7 @@ TEST_CASE("the jobs of a slow root are run by the workers, with the in-process b
   ends.push_back(check_root_jobs_taken(J, root_jobs));
   test::check_bit_equal<611, test::rank_slowed_job, double, double>(d.phi, d.theta, d.x_r, d.x_i);
   ends.push_back(check_root_jobs_taken(J, root_jobs));
-  CHECK(workers_took_some(ends, root_jobs));
+  check_workers_took_some(ends, root_jobs);
 }
 
 TEST_CASE("a failing job among the root's that a worker took keeps its type and message; the lowest job decides") {
@@ -271,10 +282,10 @@ TEST_CASE("a failing job among the root's that a worker took keeps its type and 
     good_ends.push_back(check_root_jobs_taken(J, root_jobs));
   }
   if (R == 1) return;
-  // The root sleeps 3 ms per job, the workers spin 50 us: in some call a worker was granted the root's last
-  // job (it failed off the root), and in some good call the workers ran jobs of the root's chunk.
-  CHECK(*std::min_element(ends.begin(), ends.end()) <= last_of_root);
-  CHECK(workers_took_some(good_ends, root_jobs));
+  // The root sleeps 3 ms per job, the workers spin 50 us; held, in every call a worker was granted the root's
+  // last job (it failed off the root), and in every good call the workers ran jobs of the root's chunk.
+  check_workers_took_some(ends, last_of_root + 1);
+  check_workers_took_some(good_ends, root_jobs);
 }
 
 TEST_CASE("with a message stream the root keeps its own jobs: their text reaches the stream in job order") {
@@ -329,7 +340,7 @@ TEST_CASE("a job_data's rows of the root's jobs go to each worker once; a new jo
     ends.push_back(check_root_jobs_taken(J, root_jobs));
     taken += root_jobs - ends.back();
   }
-  CHECK(workers_took_some(ends, root_jobs));
+  check_workers_took_some(ends, root_jobs);
   // A failure in the root's last job, which a worker takes: the error keeps its type and message, and the
   // next calls, whose claims run from the rows the workers hold, give the in-process bits.
   slowed_data bad = d;
