@@ -34,7 +34,7 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   thief_seconds_[thief] = ask.thief_seconds;
   ask_message seen = ask;
   seen.idle_ranks = idle_ranks();
-  seen.least_seconds = round_trip(thief);
+  seen.least_seconds = static_cast<float>(round_trip(thief));
   thieves_.note(seen);
   if (wants_[thief] && !stopping_ && claimable_ && own_.left() > 0) {
     // A held root (a test's pin) grants whatever is worth it, as a held worker does (serve_asks).
@@ -87,8 +87,7 @@ void claims_broker::ask_victim(int v, int thief, int held, double held_seconds, 
   // from the root as well (the rows go out, the blocks come back).
   const double least = round_trip(thief > 0 ? thief : v);
   const double thief_seconds = thief > 0 ? thief_seconds_[thief] : pace_.per_job();
-  const ask_message m{want ? 1.0 : 0.0, static_cast<double>(held), held_seconds, least, thief_seconds,
-                      static_cast<double>(idle_ranks())};
+  const ask_message m = ask_message::of(want, held, held_seconds, least, thief_seconds, idle_ranks());
   post_ask(s_.comm, v, m, ask.answer, ask.reply);
   note_control(sizeof(ask_message));
   if (thief == 0) root_asking_ = true;
@@ -319,8 +318,8 @@ namespace {
 /// Keeps a batch's failure in `failure` when it fails before what is there (a failure before a changed
 /// output count).
 void note_batch_failure(const result_head& head, int thief, stolen_failure& failure) {
-  const auto code = static_cast<wire::status>(static_cast<int>(head.code));
-  const int job = static_cast<int>(head.job);
+  const auto code = static_cast<wire::status>(head.code);
+  const int job = head.job;
   if (code == wire::status::failed && (failure.code != wire::status::failed || job < failure.job))
     failure = {code, thief, job};
   else if (code == wire::status::counts_changed && failure.code == wire::status::ok)
@@ -334,9 +333,8 @@ int claims_broker::poll_results() {
   MPI_Status st;
   while (MPI_Iprobe(MPI_ANY_SOURCE, claims_tag::result, s_.comm, &pending, &st), pending) {
     result_head head;
-    MPI_Recv(&head, sizeof(result_head) / sizeof(double), MPI_DOUBLE, st.MPI_SOURCE, claims_tag::result, s_.comm,
-             MPI_STATUS_IGNORE);
-    note_control(sizeof(result_head));
+    MPI_Recv(&head, sizeof head, MPI_BYTE, st.MPI_SOURCE, claims_tag::result, s_.comm, MPI_STATUS_IGNORE);
+    note_control(static_cast<std::size_t>(head.bytes(st.MPI_SOURCE)));
     receive_result(st.MPI_SOURCE, head);
     ++results;
   }
@@ -346,7 +344,7 @@ int claims_broker::poll_results() {
 void claims_broker::receive_result(int from, const result_head& head) {
   int n = 0;
   double* blocks = work_.place_result(from, head, n);
-  if (static_cast<int>(head.owner) == from) {  // its own jobs: the status rides in the head
+  if (head.owner == from) {  // its own jobs: the status rides in the head
     own_in_[from] = 1;
     ++own_results_;
     traffic_.received_doubles += wire::status_doubles;

@@ -50,7 +50,7 @@ bool probe_after_progress(MPI_Comm comm, int tag, MPI_Status& st) {
 }
 
 void post_ask(MPI_Comm comm, int owner, const ask_message& ask, grant_message& grant, MPI_Request& reply) {
-  MPI_Send(&ask, ask_doubles, MPI_DOUBLE, owner, claims_tag::ask, comm);
+  MPI_Send(&ask, sizeof ask, MPI_BYTE, owner, claims_tag::ask, comm);
   MPI_Irecv(&grant, 3, MPI_INT, owner, claims_tag::grant, comm, &reply);
 }
 

@@ -16,6 +16,8 @@
 // Every job runs the same code wherever it runs: the bits do not depend on who ran what.
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <limits>
 #include <maprect/detail/call.hpp>
@@ -129,18 +131,32 @@ wire::status run_answering(cluster_state& s, bool aside, double expected_seconds
 /// could start one: `held_jobs` jobs of this owner's (granted earlier) and `held_seconds` of other work (the
 /// root's own jobs, by their mean time so far). Jobs differ in cost between owners and within a chunk, so
 /// the owner turns seconds into jobs at its own latest time per job.
+/// Counts go as 32-bit integers and times as 32-bit floats (a grant needs no more than 7 digits of a time),
+/// so that an ask is 24 bytes: the claims' control traffic is a few asks, grants and heads per job claimed.
 struct ask_message {
-  double want = 0;          ///< 1: a batch, 0: none
-  double held_jobs = 0;     ///< the owner's jobs the thief still holds
-  double held_seconds = 0;  ///< other work the thief still holds
-  double least_seconds = 0; ///< the least work worth a batch: a round trip between the root and the thief
-  double thief_seconds = 0; ///< the thief's pace on its own jobs (own_pace; 0: none timed)
-  double idle_ranks = 0;    ///< the ranks out of their own jobs as the root knows, the thief included
+  std::int32_t want = 0;       ///< 1: a batch, 0: none
+  std::int32_t held_jobs = 0;  ///< the owner's jobs the thief still holds
+  float held_seconds = 0;      ///< other work the thief still holds
+  float least_seconds = 0;     ///< the least work worth a batch: a round trip between the root and the thief
+  float thief_seconds = 0;     ///< the thief's pace on its own jobs (own_pace; 0: none timed)
+  std::int32_t idle_ranks = 0; ///< the ranks out of their own jobs as the root knows, the thief included
+
+  /// An ask: `want` a batch or none, with what the thief holds, the least work worth a batch, its pace and
+  /// the ranks out of their own jobs.
+  static ask_message of(bool want, int held, double held_seconds, double least_seconds, double thief_seconds,
+                        int idle_ranks = 0) {
+    return {want ? 1 : 0,
+            held,
+            static_cast<float>(held_seconds),
+            static_cast<float>(least_seconds),
+            static_cast<float>(thief_seconds),
+            idle_ranks};
+  }
 
   /// All the thief holds, in the owner's jobs at `seconds_per_job` (0: none timed yet, the seconds count for
   /// nothing): the owner's jobs it holds take it thief_seconds each where that is known.
   int held(double seconds_per_job) const {
-    if (seconds_per_job <= 0) return static_cast<int>(held_jobs);
+    if (seconds_per_job <= 0) return held_jobs;
     const double jobs = thief_seconds > 0 ? held_jobs * thief_seconds / seconds_per_job : held_jobs;
     return static_cast<int>(jobs + held_seconds / seconds_per_job);
   }
@@ -157,7 +173,7 @@ class idle_thieves {
  public:
   /// Takes what `ask` says of them.
   void note(const ask_message& ask) {
-    ranks_ = static_cast<int>(ask.idle_ranks);
+    ranks_ = ask.idle_ranks;
     seconds_ = ask.thief_seconds;
     trip_ = ask.least_seconds;
   }
@@ -223,8 +239,7 @@ wire::status run_own_batches(cluster_state& s, unstarted_jobs& jobs, const idle_
   return wire::status::ok;
 }
 
-/// Doubles in an ask_message.
-constexpr int ask_doubles = sizeof(ask_message) / sizeof(double);
+static_assert(sizeof(ask_message) == 24, "an ask goes as 24 bytes");
 
 /// A grant of the claims by message: rank `owner`'s local jobs [begin, end) (empty: none left).
 struct grant_message {
@@ -250,7 +265,7 @@ void answer_asks(MPI_Comm comm, Grant&& grant, Stop&& stop) {
   MPI_Status st;
   while (probe_after_progress(comm, claims_tag::ask, st) && !stop()) {
     ask_message ask;
-    MPI_Recv(&ask, ask_doubles, MPI_DOUBLE, st.MPI_SOURCE, claims_tag::ask, comm, MPI_STATUS_IGNORE);
+    MPI_Recv(&ask, sizeof ask, MPI_BYTE, st.MPI_SOURCE, claims_tag::ask, comm, MPI_STATUS_IGNORE);
     grant(st.MPI_SOURCE, ask);
   }
 }
@@ -287,18 +302,31 @@ void receive_grant_payload(MPI_Comm comm, int tag, double* values, int n);
 void receive_grant_payload(MPI_Comm comm, int tag, int* values, int n);
 
 /// What a worker sends the root ahead of the blocks of its own jobs, or of a batch it ran for another rank.
+/// It goes in an ask_message's integers and floats: 32 bytes, or the 20 before `busy` for a batch run for
+/// another rank, which reports no times.
 struct result_head {
-  double owner = 0;    ///< whose chunk: the worker's own, or the batch's owner
-  double begin = 0;    ///< the owner's local jobs [begin, end) whose blocks follow
-  double end = 0;
-  double code = 0;     ///< a wire::status, or not_run
-  double job = -1;     ///< global index of the failing job
-  double busy = 0;     ///< own jobs: seconds on them, and the team's slowest and fastest thread's
-  double slowest = 0;
-  double fastest = 0;
+  std::int32_t owner = 0;  ///< whose chunk: the worker's own, or the batch's owner
+  std::int32_t begin = 0;  ///< the owner's local jobs [begin, end) whose blocks follow
+  std::int32_t end = 0;
+  std::int32_t code = 0;   ///< a wire::status, or not_run
+  std::int32_t job = -1;   ///< global index of the failing job
+  float busy = 0;          ///< own jobs: seconds on them, and the team's slowest and fastest thread's
+  float slowest = 0;
+  float fastest = 0;
   /// A batch granted after the thief's own failure, entirely behind it: not run, no blocks follow.
   static constexpr int not_run = -1;
+
+  /// The bytes it goes as: a worker's own jobs' head with its times, a batch's without them.
+  int bytes(int sender) const { return owner == sender ? static_cast<int>(sizeof(result_head)) : 5 * 4; }
+
+  /// Its status as a gather of statuses holds a worker's (wire::status_doubles into `status`).
+  void write_status(double* status) const {
+    const double values[wire::status_doubles] = {static_cast<double>(code), static_cast<double>(job), busy, slowest,
+                                                 fastest};
+    std::copy_n(values, wire::status_doubles, status);
+  }
 };
+static_assert(sizeof(result_head) == 32 && offsetof(result_head, busy) == 5 * 4, "a result head is 32 or 20 bytes");
 
 /// The first failure, by job index, among the batches the workers ran for other workers in a call.
 struct stolen_failure {

@@ -116,7 +116,7 @@ void worker_claims::serve_asks(bool until_answered) {
 }
 
 void worker_claims::post_ask(bool want, int held, double held_seconds) {
-  const ask_message ask{want ? 1.0 : 0.0, static_cast<double>(held), held_seconds, 0.0, pace_.per_job()};
+  const ask_message ask = ask_message::of(want, held, held_seconds, 0.0, pace_.per_job());
   detail::post_ask(s_.comm, 0, ask, grant_, grant_request_);
 }
 
@@ -131,22 +131,21 @@ grant_message worker_claims::await_grant() {
 
 void worker_claims::run_stolen(const grant_message& got, int failed_job) {
   stolen_batch& b = stolen_.emplace_back();
-  b.head = {static_cast<double>(got.owner), static_cast<double>(got.begin), static_cast<double>(got.end),
-            static_cast<double>(wire::status::ok)};
+  b.head = {got.owner, got.begin, got.end, static_cast<int>(wire::status::ok)};
   // A batch wholly behind this rank's own failing job cannot change which job fails first.
   if (failed_job >= 0 && work_.global_job(got.owner, got.begin) >= failed_job) {
     b.head.code = result_head::not_run;
   } else {
     int job = -1;
-    b.head.code = static_cast<double>(work_.run_batch(got, b.blocks, job));
+    b.head.code = static_cast<int>(work_.run_batch(got, b.blocks, job));
     b.head.job = job;
   }
-  const bool ok = b.head.code == static_cast<double>(wire::status::ok);
+  const bool ok = b.head.code == static_cast<int>(wire::status::ok);
   send_result(b.head, b.blocks.data(), ok ? static_cast<int>(b.blocks.size()) : 0, b.sends);
 }
 
 void worker_claims::send_result(const result_head& head, const double* blocks, int n, MPI_Request (&sends)[2]) {
-  MPI_Isend(&head, sizeof(result_head) / sizeof(double), MPI_DOUBLE, 0, claims_tag::result, s_.comm, &sends[0]);
+  MPI_Isend(&head, head.bytes(s_.rank), MPI_BYTE, 0, claims_tag::result, s_.comm, &sends[0]);
   if (n > 0) MPI_Isend(blocks, n, MPI_DOUBLE, 0, claims_tag::blocks, s_.comm, &sends[1]);
 }
 
@@ -164,9 +163,9 @@ void worker_claims::take_from_root(int failed_job) {
     // Every batch granted is answered; one that fails ends this rank's asks for more.
     run_stolen(got, failed_job);
     const stolen_batch& b = stolen_.back();
-    if (b.head.code == static_cast<double>(wire::status::failed) && (failed_job < 0 || b.head.job < failed_job))
-      failed_job = static_cast<int>(b.head.job);
-    if (b.head.code != static_cast<double>(wire::status::ok)) want = false;
+    if (b.head.code == static_cast<int>(wire::status::failed) && (failed_job < 0 || b.head.job < failed_job))
+      failed_job = b.head.job;
+    if (b.head.code != static_cast<int>(wire::status::ok)) want = false;
   }
 }
 
@@ -174,8 +173,14 @@ void worker_claims::send_own(int failed_job, double busy, const team_busy& threa
   const int end = jobs_.end();
   int n = 0;
   const double* blocks = work_.own_blocks(end, n);
-  own_head_ = {static_cast<double>(s_.rank), 0.0, static_cast<double>(end), static_cast<double>(code_),
-               static_cast<double>(failed_job), busy, threads.slowest_seconds, threads.fastest_seconds};
+  own_head_ = {s_.rank,
+               0,
+               end,
+               static_cast<int>(code_),
+               failed_job,
+               static_cast<float>(busy),
+               static_cast<float>(threads.slowest_seconds),
+               static_cast<float>(threads.fastest_seconds)};
   send_result(own_head_, blocks, n, own_sends_);
 }
 
@@ -191,8 +196,7 @@ void serve_claims(cluster_state& s, worker_claimed_work& work, bool hold) {
   s.chunks.reset_busy();
   worker_claims claims(s, work, hold);
   const int failed_job = claims.run_own();
-  claims.send_own(failed_job, seconds_since(start),
-                  s.chunks.busy());
+  claims.send_own(failed_job, seconds_since(start), s.chunks.busy());
   claims.take_from_root(failed_job);
   claims.finish_sends();
 }

@@ -92,13 +92,11 @@ int blocks_between(const root_site& site, int r, int begin, int end) {
 }  // namespace
 
 double* map_rect_claimed_jobs::place_result(int from, const result_head& head, int& n) {
-  const int owner = static_cast<int>(head.owner), begin = static_cast<int>(head.begin),
-            end = static_cast<int>(head.end), code = static_cast<int>(head.code);
+  const int owner = head.owner, begin = head.begin, end = head.end, code = head.code;
   double* region = buffer_ + site_.results.displs[owner];
   n = 0;
   if (owner == from) {  // its own jobs [0, end): the status goes where a gather puts it
-    const double status[wire::status_doubles] = {head.code, head.job, head.busy, head.slowest, head.fastest};
-    std::copy_n(status, wire::status_doubles, region);
+    head.write_status(region);
     s_.call.worker_ends[from] = end;
     n = blocks_between(site_, from, 0, end);
   } else {

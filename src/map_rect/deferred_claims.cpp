@@ -137,13 +137,13 @@ wire::status deferred_root_jobs::run_on_root_jobs(int first, int n, int& failed_
 }
 
 double* deferred_root_jobs::place_result(int from, const result_head& head, int& n) {
-  const int owner = static_cast<int>(head.owner), code = static_cast<int>(head.code);
-  const int first = plan_.first(owner) + static_cast<int>(head.begin);
-  const int end = plan_.first(owner) + static_cast<int>(head.end);
+  const int owner = head.owner, code = head.code;
+  const int first = plan_.first(owner) + head.begin;
+  const int end = plan_.first(owner) + head.end;
   const bool failed = code == static_cast<int>(wire::status::failed);
-  note_outcome(from, failed ? static_cast<int>(head.job) : -1, nullptr,
+  note_outcome(from, failed ? head.job : -1, nullptr,
                code == static_cast<int>(wire::status::counts_changed));
-  if (owner == from) s_.call.worker_ends[from] = static_cast<int>(head.end);
+  if (owner == from) s_.call.worker_ends[from] = head.end;
   else if (code != result_head::not_run) s_.call.worker_taken[from] += end - first;
   if (code != result_head::not_run) ran_[from].push_back({first, end});
   // A worker's own values come whatever its status (sized by the plan); a batch's only when it ran through.

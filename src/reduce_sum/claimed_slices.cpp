@@ -81,14 +81,13 @@ wire::status reduce_claimed_slices::run(job_range g, int& failed_job) {
 
 double* reduce_claimed_slices::place_result(int from, const result_head& head, int& n) {
   reduce_root_buffers& b = s_.root.reduce;
-  const int owner = static_cast<int>(head.owner), code = static_cast<int>(head.code);
-  const int begin = global_job(owner, static_cast<int>(head.begin));
-  const int end = global_job(owner, static_cast<int>(head.end));
+  const int owner = head.owner, code = head.code;
+  const int begin = global_job(owner, head.begin);
+  const int end = global_job(owner, head.end);
   double* status = b.statuses.data() + static_cast<std::ptrdiff_t>(from) * wire::status_doubles;
   n = 0;
   if (owner == from) {  // its own slices [first, end), and its status
-    const double own[wire::status_doubles] = {head.code, head.job, head.busy, head.slowest, head.fastest};
-    std::copy_n(own, wire::status_doubles, status);
+    head.write_status(status);
     b.claim_ends[from] = end;
     n = blocks_of(*req_.layout, begin, end);
   } else {

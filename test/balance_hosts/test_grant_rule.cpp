@@ -79,7 +79,8 @@ TEST_CASE("grants: none when the batch is smaller than the least worth a round t
 }
 
 TEST_CASE("asks: the least worth a batch, in the owner's jobs at its time per job") {
-  const maprect::detail::ask_message ask{1.0, 2.0, 0.003, 0.0005};  // a round trip of 500 us
+  using maprect::detail::ask_message;
+  const ask_message ask = ask_message::of(true, 2, 0.003, 0.0005, 0.0);  // a round trip of 500 us
   CHECK(ask.least(0.0001) == 5);    // jobs of 100 us
   CHECK(ask.least(0.001) == 1);     // jobs dearer than the round trip: any batch is worth it
   CHECK(ask.least(0.0) == 1);       // nothing timed yet
@@ -124,7 +125,9 @@ TEST_CASE("grants by speed: each other rank's part at its speed, half while eith
 }
 
 TEST_CASE("asks: jobs the thief holds count at the thief's time per job where it is known") {
-  maprect::detail::ask_message ask{1.0, 3.0, 0.002, 0.0, 0.001};  // 3 of the owner's jobs at 1 ms each, 2 ms more
+  using maprect::detail::ask_message;
+  // 3 of the owner's jobs at 1 ms each, 2 ms more
+  ask_message ask = ask_message::of(true, 3, 0.002, 0.0, 0.001);
   CHECK(ask.held(0.003) == 1);  // (3 ms + 2 ms) at the owner's 3 ms per job
   ask.thief_seconds = 0;
   CHECK(ask.held(0.003) == 3);  // untimed thief: its held jobs count as the owner's own, and 2 ms is none
@@ -135,7 +138,8 @@ TEST_CASE("a slow owner leaves its last jobs to idle ranks that would run them a
   idle_thieves none;
   CHECK_FALSE(none.outrun(1, 1.0));  // nobody has asked: the owner runs its jobs
   idle_thieves thieves;
-  maprect::detail::ask_message ask{1.0, 0.0, 0.0, 100e-6, 1e-3, 3.0};  // 3 idle ranks at 1 ms a job, 100 us apart
+  using maprect::detail::ask_message;
+  ask_message ask = ask_message::of(true, 0, 0.0, 100e-6, 1e-3, 3);  // 3 idle ranks at 1 ms a job, 100 us apart
   thieves.note(ask);
   CHECK(thieves.outrun(3, 3e-3));         // one round of 1 ms and a trip, against the owner's 3 ms
   CHECK(thieves.outrun(6, 3e-3));         // two rounds: 2.1 ms < 3 ms
