@@ -40,7 +40,7 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
     // A held root (a test's pin) grants whatever is worth it, as a held worker does (serve_asks).
     const int least = s_.settings.test_held_rank == 0 ? 1 : jobs_worth(round_trip(thief), job_seconds_);
     const double share = grant_share(pace_.per_job(), ask.thief_seconds, s_.size);
-    const job_range g = own_.grant_back(ask.held(job_seconds_), least, share);
+    const job_range g = own_.grant_back(ask.held(job_seconds_, pace_.per_job()), least, share);
     refused_ = refused_ || (!is_later(g) && g.empty());
     if (is_later(g) || !g.empty()) {  // "later": the thief holds enough, and asks again once it ran it
       send_grant_to(thief, 0, g);

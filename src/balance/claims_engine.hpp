@@ -154,10 +154,12 @@ struct ask_message {
   }
 
   /// All the thief holds, in the owner's jobs at `seconds_per_job` (0: none timed yet, the seconds count for
-  /// nothing): the owner's jobs it holds take it thief_seconds each where that is known.
-  int held(double seconds_per_job) const {
+  /// nothing). The owner's jobs it holds count by the two ranks' speeds, their paces on their own jobs
+  /// (`owner_pace` the owner's) where both are known: the held jobs cost what the owner's jobs cost, not
+  /// what the thief's own did, which in a skewed call may be a tenth.
+  int held(double seconds_per_job, double owner_pace) const {
     if (seconds_per_job <= 0) return held_jobs;
-    const double jobs = thief_seconds > 0 ? held_jobs * thief_seconds / seconds_per_job : held_jobs;
+    const double jobs = thief_seconds > 0 && owner_pace > 0 ? held_jobs * thief_seconds / owner_pace : held_jobs;
     return static_cast<int>(jobs + held_seconds / seconds_per_job);
   }
   /// The fewest jobs worth a batch at `seconds_per_job`.

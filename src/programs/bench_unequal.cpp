@@ -1,6 +1,8 @@
-// maprect-bench-unequal [--jobs 48] [--job-ms 1] [--slow-factor 3] [--slow-rank -1] [--calls 30] [--warm-up 5]
-//                       [--kind map_rect|reduce_sum] [--json FILE]: time per gradient when one rank is s times
-//                       slower than the others, the jobs those of a map_rect call or the slices of a reduce_sum.
+// maprect-bench-unequal [--jobs 48] [--job-ms 1] [--slow-factor 3] [--slow-rank -1] [--skew 1] [--calls 30]
+//                       [--warm-up 5] [--kind map_rect|reduce_sum] [--json FILE]: time per gradient when one rank
+//                       is s times slower than the others, the jobs those of a map_rect call or the slices of a
+//                       reduce_sum; with --skew D the last tenth of the jobs sleep D times longer (the skewed
+//                       model's shape, without its CPU).
 // Each job sleeps job_ms milliseconds, s times longer on the slow rank (-1: none, 0: the root, k: worker k), so
 // that the ranks' speeds differ by a known factor even with more ranks than cores. The root times each call and
 // prints one line: the median against the balanced bound, total work / sum of the ranks' speeds (issue #32's
@@ -30,6 +32,7 @@ struct settings {
   double job_ms = 1.0;
   double slow_factor = 3.0;
   int slow_rank = -1;
+  double skew = 1.0;  ///< the last tenth of the jobs (j >= 0.9 J) cost this many times job_ms
   int calls = 30;
   int warm_up = 5;
   bool reduce = false;  ///< --kind reduce_sum: each job is a slice of two terms
@@ -45,16 +48,27 @@ int world_rank() {
   return rank;
 }
 
+/// Job j's cost on one rank of normal speed, in milliseconds.
+double job_cost_ms(int j) {
+  const settings& s = the_settings;
+  return 10 * j >= 9 * s.jobs ? s.job_ms * s.skew : s.job_ms;
+}
+
+/// Job j's sleep on this rank.
+void sleep_job(int j) {
+  const settings& s = the_settings;
+  const double ms = world_rank() == s.slow_rank ? job_cost_ms(j) * s.slow_factor : job_cost_ms(j);
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+}
+
 /// One job: sleeps (no CPU, so 4 ranks on 2 cores keep their speeds) and returns
 /// phi0 * theta0 * x + sin(phi1 + theta1), a function of every parameter so that the gradient carries bits.
 struct sleepy_job {
   template <class T1, class T2>
   Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(
       const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi, const Eigen::Matrix<T2, Eigen::Dynamic, 1>& theta,
-      const std::vector<double>& x_r, const std::vector<int>&, std::ostream*) const {
-    const settings& s = the_settings;
-    const double ms = world_rank() == s.slow_rank ? s.job_ms * s.slow_factor : s.job_ms;
-    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+      const std::vector<double>& x_r, const std::vector<int>& x_i, std::ostream*) const {
+    sleep_job(x_i[0]);
     Eigen::Matrix<maprect::return_type_t<T1, T2>, Eigen::Dynamic, 1> out(1);
     out(0) = phi(0) * theta(0) * x_r[0] + sin(phi(1) + theta(1));
     return out;
@@ -67,9 +81,7 @@ struct sleepy_partial {
   maprect::detail::reduce_return_t<T_slice, T_phi> operator()(const std::vector<T_slice>& slice, int start, int,
                                                               std::ostream*, const std::vector<T_phi>& phi,
                                                               const std::vector<double>& x) const {
-    const settings& s = the_settings;
-    const double ms = world_rank() == s.slow_rank ? s.job_ms * s.slow_factor : s.job_ms;
-    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+    sleep_job(start / 2);
     return phi[0] * slice[0] * x[static_cast<std::size_t>(start / 2)] + sin(phi[1] + slice[1]);
   }
 };
@@ -95,6 +107,7 @@ struct unequal_data {
       theta[j].resize(2);
       theta[j] << 0.1 * std::sin(j + 1.0), 0.2 * std::cos(j + 1.0);
       x_r[j] = {std::cos(0.37 * j)};
+      x_i[j] = {j};
     }
   }
 
@@ -196,6 +209,7 @@ void parse(int argc, char** argv) {
     else if (name == "--job-ms") s.job_ms = std::max(0.0, std::atof(v));
     else if (name == "--slow-factor") s.slow_factor = std::max(0.0, std::atof(v));
     else if (name == "--slow-rank") s.slow_rank = std::atoi(v);
+    else if (name == "--skew") s.skew = std::max(0.0, std::atof(v));
     else if (name == "--calls") s.calls = std::max(1, std::atoi(v));
     else if (name == "--warm-up") s.warm_up = std::max(0, std::atoi(v));
     else if (name == "--json") s.json = v;
@@ -204,7 +218,7 @@ void parse(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: maprect-bench-unequal [--jobs J] [--job-ms MS] [--slow-factor S] [--slow-rank R] "
-                   "[--calls N] [--warm-up N] [--kind map_rect|reduce_sum] [--json FILE]\n");
+                   "[--skew D] [--calls N] [--warm-up N] [--kind map_rect|reduce_sum] [--json FILE]\n");
       std::exit(2);
     }
   }
@@ -219,14 +233,21 @@ struct figures {
 };
 
 /// Balanced bound: total work over the sum of the ranks' speeds (the slow rank counts 1/s); and the even
-/// split's time, the slowest rank's ceil(J / ranks) jobs, for reference.
+/// split's time, the slowest rank's contiguous ceil(J / ranks) jobs, for reference.
 void bounds(figures& f) {
   const settings& s = the_settings;
   const bool slowed = s.slow_rank >= 0 && s.slow_rank < f.ranks && s.slow_factor > 0;
   const double speeds = slowed ? f.ranks - 1 + 1 / s.slow_factor : f.ranks;
-  f.bound_ms = s.jobs * s.job_ms / speeds;
+  double work = 0;
+  for (int j = 0; j < s.jobs; ++j) work += job_cost_ms(j);
+  f.bound_ms = work / speeds;
   const int per_rank = (s.jobs + f.ranks - 1) / f.ranks;
-  f.even_ms = per_rank * s.job_ms * (slowed ? s.slow_factor : 1.0);
+  f.even_ms = 0;
+  for (int r = 0; r < f.ranks; ++r) {
+    double chunk = 0;
+    for (int j = r * per_rank; j < std::min(s.jobs, (r + 1) * per_rank); ++j) chunk += job_cost_ms(j);
+    f.even_ms = std::max(f.even_ms, chunk * (slowed && r == s.slow_rank ? s.slow_factor : 1.0));
+  }
 }
 
 /// Prints the key=value line and, with --json, writes the same figures to that file.
@@ -234,10 +255,10 @@ void report(const figures& f) {
   const settings& s = the_settings;
   const char* kind = s.reduce ? "reduce_sum" : "map_rect";
   std::printf(
-      "kind=%s ranks=%d balance=%s slow_rank=%d s=%g jobs=%d job_ms=%g calls=%d median_ms=%.3f bound_ms=%.3f "
-      "ratio=%.3f even_ms=%.3f root_jobs=%d taken_jobs=%d bits=same\n",
-      kind, f.ranks, f.balance, s.slow_rank, s.slow_factor, s.jobs, s.job_ms, s.calls, f.median_ms, f.bound_ms,
-      f.median_ms / f.bound_ms, f.even_ms, f.root_jobs, f.taken_jobs);
+      "kind=%s ranks=%d balance=%s slow_rank=%d s=%g skew=%g jobs=%d job_ms=%g calls=%d median_ms=%.3f "
+      "bound_ms=%.3f ratio=%.3f even_ms=%.3f root_jobs=%d taken_jobs=%d bits=same\n",
+      kind, f.ranks, f.balance, s.slow_rank, s.slow_factor, s.skew, s.jobs, s.job_ms, s.calls, f.median_ms,
+      f.bound_ms, f.median_ms / f.bound_ms, f.even_ms, f.root_jobs, f.taken_jobs);
   if (s.json.empty()) return;
   FILE* out = std::fopen(s.json.c_str(), "w");
   if (out == nullptr) {
@@ -245,11 +266,11 @@ void report(const figures& f) {
     return;
   }
   std::fprintf(out,
-               "{\"kind\": \"%s\", \"ranks\": %d, \"balance\": \"%s\", \"slow_rank\": %d, \"s\": %g, \"jobs\": %d, "
-               "\"job_ms\": %g, \"calls\": %d, \"median_ms\": %.4f, \"bound_ms\": %.4f, \"ratio\": %.4f, "
-               "\"even_ms\": %.4f, \"root_jobs\": %d, \"taken_jobs\": %d}\n",
-               kind, f.ranks, f.balance, s.slow_rank, s.slow_factor, s.jobs, s.job_ms, s.calls, f.median_ms, f.bound_ms,
-               f.median_ms / f.bound_ms, f.even_ms, f.root_jobs, f.taken_jobs);
+               "{\"kind\": \"%s\", \"ranks\": %d, \"balance\": \"%s\", \"slow_rank\": %d, \"s\": %g, "
+               "\"skew\": %g, \"jobs\": %d, \"job_ms\": %g, \"calls\": %d, \"median_ms\": %.4f, \"bound_ms\": %.4f, "
+               "\"ratio\": %.4f, \"even_ms\": %.4f, \"root_jobs\": %d, \"taken_jobs\": %d}\n",
+               kind, f.ranks, f.balance, s.slow_rank, s.slow_factor, s.skew, s.jobs, s.job_ms, s.calls, f.median_ms,
+               f.bound_ms, f.median_ms / f.bound_ms, f.even_ms, f.root_jobs, f.taken_jobs);
   std::fclose(out);
 }
 

@@ -84,7 +84,7 @@ TEST_CASE("asks: the least worth a batch, in the owner's jobs at its time per jo
   CHECK(ask.least(0.0001) == 5);    // jobs of 100 us
   CHECK(ask.least(0.001) == 1);     // jobs dearer than the round trip: any batch is worth it
   CHECK(ask.least(0.0) == 1);       // nothing timed yet
-  CHECK(ask.held(0.001) == 5);      // 2 jobs held and 3 ms of other work
+  CHECK(ask.held(0.001, 0.001) == 5);  // 2 jobs held and 3 ms of other work
 }
 
 TEST_CASE("the owner's batches: at least the least worth a round trip, fewer where fewer are left") {
@@ -124,13 +124,18 @@ TEST_CASE("grants by speed: each other rank's part at its speed, half while eith
   CHECK(same(jobs.grant_back(2, 1, grant_share(3e-3, 1e-3, 4)), {11, 14}));  // 0.3 of the 12 beyond 2 held: 3
 }
 
-TEST_CASE("asks: jobs the thief holds count at the thief's time per job where it is known") {
+TEST_CASE("asks: jobs the thief holds count by the ranks' paces where both are known") {
   using maprect::detail::ask_message;
-  // 3 of the owner's jobs at 1 ms each, 2 ms more
+  // 3 of the owner's jobs, a thief at 1 ms per job of its own, 2 ms more
   ask_message ask = ask_message::of(true, 3, 0.002, 0.0, 0.001);
-  CHECK(ask.held(0.003) == 1);  // (3 ms + 2 ms) at the owner's 3 ms per job
+  CHECK(ask.held(0.003, 0.003) == 1);  // the thief 3x as fast: 1 job, and 2 ms at the owner's 3 ms per job
+  // A skewed range: the owner's jobs now cost 10 ms, its pace over the call 1 ms, as the thief's. The held
+  // jobs are the owner's, as dear as its latest: 3 of them, not the 0.3 that 1 ms against 10 would make.
+  CHECK(ask.held(0.010, 0.001) == 3);
   ask.thief_seconds = 0;
-  CHECK(ask.held(0.003) == 3);  // untimed thief: its held jobs count as the owner's own, and 2 ms is none
+  CHECK(ask.held(0.003, 0.003) == 3);  // untimed thief: its held jobs count as the owner's own, and 2 ms is none
+  ask.thief_seconds = 0.001;
+  CHECK(ask.held(0.003, 0.0) == 3);    // untimed owner: the same
 }
 
 TEST_CASE("a slow owner leaves its last jobs to idle ranks that would run them all before its next one") {
