@@ -101,7 +101,8 @@ void worker_claims::serve_asks(bool until_answered) {
     thieves_.note(ask);
     const int least = hold_ ? 1 : ask.least(job_seconds_);
     const double share = grant_share(pace_.per_job(), ask.thief_seconds, s_.size);
-    const job_range g = ask.want != 0 ? jobs_.grant_back(ask.held(job_seconds_, pace_.per_job()), least, share) : job_range{};
+    const int held = ask.held(job_seconds_, pace_.per_job());
+    const job_range g = ask.want != 0 ? jobs_.grant_back(held, least, share) : job_range{};
     answered_none_ = answered_none_ || (!is_later(g) && g.empty());
     send_grant(s_.comm, root, s_.rank, g);
   };
