@@ -333,10 +333,12 @@ bin=$(find "$MAPRECT_BUILD_DIR/test" -name test_balance_hosts -type f -print -qu
 for held in "" 0; do
   env_args=()
   [ -z "$held" ] || env_args=(-x "MAPRECT_TEST_HOLD_RANK=$held")
-  what="test_balance_hosts np=$N_HOSTS under MAPRECT_BALANCE=hosts across $N_HOSTS hosts over TCP${held:+, rank $held held}"
+  what="test_balance_hosts np=$N_HOSTS under MAPRECT_BALANCE=hosts across $N_HOSTS hosts over TCP"
+  what+="${held:+, rank $held held}"
   start=$SECONDS
   if netns_mpirun -x MAPRECT_BALANCE=hosts "${env_args[@]}" "$bin" --use-colour no >"$WORK/balance_hosts.log" 2>&1; then
-    pass "$what ($((SECONDS - start)) s): $(grep -E '^(All tests passed|test cases)' "$WORK/balance_hosts.log" | tail -1)"
+    summary=$(grep -E '^(All tests passed|test cases)' "$WORK/balance_hosts.log" | tail -1)
+    pass "$what ($((SECONDS - start)) s): $summary"
   else
     cat "$WORK/balance_hosts.log"
     fail "$what"
