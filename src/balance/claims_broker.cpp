@@ -237,11 +237,10 @@ void claims_broker::note_failure(int job) {
   stopping_ = true;
 }
 
-wire::status claims_broker::run_own(own_batch_runner& batches, bool hold, int& failed_job) {
+wire::status claims_broker::run_own(own_batch_runner& batches, int& failed_job) {
   struct root_owner {
     claims_broker& b;
     own_batch_runner& batches;
-    bool hold;
     int least_batch() const { return b.least_own_batch(); }
     void starting(job_range) {}
     wire::status run(job_range got, int& failed) { return batches.run(got, failed); }
@@ -249,10 +248,10 @@ wire::status claims_broker::run_own(own_batch_runner& batches, bool hold, int& f
     void serve_asks() { b.serve_asks(); }
     void ran(job_range got, double seconds) {
       batches.ran_for(seconds);
-      if (hold && got.begin == 0) b.hold_for_claims();
+      if (got.begin == 0) b.hold_for_claims();
       b.after_batch(got.end, b.own_.left());
     }
-  } owner{*this, batches, hold};
+  } owner{*this, batches};
   const wire::status code = run_own_batches(s_, own_, thieves_, job_seconds_, pace_, owner, failed_job);
   if (code == wire::status::failed) note_failure(failed_job);
   return code;

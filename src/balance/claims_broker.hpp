@@ -55,9 +55,9 @@ class claims_broker {
   /// Runs the root's own jobs from the front in `batches`, as a worker runs its range: times each batch,
   /// answers the asks between them, and asks a worker for a batch once few are left. Stops at a batch that
   /// fails (noted, and the jobs after it dropped: they cannot fail first) or changes its output counts
-  /// (dropped too: their blocks would not fit). With `hold`, the test pin after the first batch
-  /// (hold_for_claims), as serve_claims' `hold` pins a worker. Returns that batch's status, or ok.
-  wire::status run_own(own_batch_runner& batches, bool hold, int& failed_job);
+  /// (dropped too: their blocks would not fit). Under MAPRECT_TEST_HOLD_RANK=0 the test pin after the first
+  /// batch (hold_for_claims), as serve_claims' `hold` pins a worker. Returns that batch's status, or ok.
+  wire::status run_own(own_batch_runner& batches, int& failed_job);
   /// A job the root ran failed (the lowest failing job decides): no more asks go out, and a batch granted
   /// from behind it is dropped. A batch granted from before it still runs, so that nobody's lower failure hides.
   void note_failure(int job);

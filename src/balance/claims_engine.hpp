@@ -319,7 +319,9 @@ struct result_head {
   static constexpr int not_run = -1;
 
   /// The bytes it goes as: a worker's own jobs' head with its times, a batch's without them.
-  int bytes(int sender) const { return owner == sender ? static_cast<int>(sizeof(result_head)) : 5 * 4; }
+  int bytes(int sender) const {
+    return static_cast<int>(owner == sender ? sizeof(result_head) : offsetof(result_head, busy));
+  }
 
   /// Its status as a gather of statuses holds a worker's (wire::status_doubles into `status`).
   void write_status(double* status) const {
@@ -328,7 +330,7 @@ struct result_head {
     std::copy_n(values, wire::status_doubles, status);
   }
 };
-static_assert(sizeof(result_head) == 32 && offsetof(result_head, busy) == 5 * 4, "a result head is 32 or 20 bytes");
+static_assert(sizeof(result_head) == 32 && offsetof(result_head, busy) == 20, "a result head is 32 or 20 bytes");
 
 /// The first failure, by job index, among the batches the workers ran for other workers in a call.
 struct stolen_failure {

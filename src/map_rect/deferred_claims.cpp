@@ -241,7 +241,7 @@ bool root_deferred_claims(cluster_state& s, const root_site& site, const call_re
   // A functor's messages reach the caller's stream only from the root: with one, its jobs stay its own.
   broker.reset(site.plan.root_jobs, req.msgs == nullptr);
   int failed_job = -1;
-  const wire::status own = broker.run_own(work, s.settings.test_held_rank == 0, failed_job);
+  const wire::status own = broker.run_own(work, failed_job);
   std::vector<int> late;
   // Once the root's own jobs failed or changed their counts, nobody runs another batch.
   if (broker.run(own == wire::status::ok, late) < 0) abort_late(s, name_of(req), late);

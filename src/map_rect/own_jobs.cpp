@@ -105,7 +105,7 @@ rank_status run_own_claimable(cluster_state& s, const root_site& site, const cal
     return {wire::status::failed, batches.cursor};
   }
   int failed_job = -1;
-  const wire::status code = own.run_own(batches, s.settings.test_held_rank == 0, failed_job);
+  const wire::status code = own.run_own(batches, failed_job);
   if (code != wire::status::ok) return {code, code == wire::status::failed ? failed_job : -1};
   if (req.session != nullptr && !in_place)
     req.session->drain(s.call.own_out.data() + wire::status_doubles, 0, own.jobs().end(), s.call.own_counts.data());

@@ -332,7 +332,7 @@ void reduce_command::claim_by_message() {
   // A functor's messages reach the caller's stream only from the root: with one, its slices stay its own.
   broker.reset(last_, current_ && !req_->messages);
   int failed_slice = INT_MAX;
-  broker.run_own(work, true, failed_slice);
+  broker.run_own(work, failed_slice);
   b.claim_ends[0] = broker.jobs().end();
   std::vector<int> late;
   if (broker.run(current_, late) < 0) abort_late(s_, reduce_call(h_.call_id), late);

@@ -64,12 +64,9 @@ bool balancing_across_hosts() {
   return v != nullptr && std::strcmp(v, "hosts") == 0;
 }
 
-/// Whether MAPRECT_TEST_HOLD_RANK pins `rank`: after its first batch it runs no more until another rank took
-/// some of its jobs, so that others run the back of its chunk in every steady call, whatever the schedule.
-bool held(int rank) {
-  const char* v = std::getenv("MAPRECT_TEST_HOLD_RANK");
-  return v != nullptr && std::atoi(v) == rank;
-}
+/// Whether MAPRECT_TEST_HOLD_RANK pins `rank` (as the ranks agreed it): after its first batch it runs no more
+/// until another rank took some of its jobs, so that others run the back of its chunk in every steady call.
+bool held(int rank) { return detail::live_cluster_root()->settings.test_held_rank == rank; }
 
 int sum(const std::vector<int>& v, std::size_t from) {
   int total = 0;
