@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# Fuzzes every reader of a file the user gives (test/fuzz/fuzz_<target>.cpp) with libFuzzer, ASan and UBSan
-# (clang), in build-fuzz/, starting from the seed corpus in test/fuzz/corpus/<target>/. Fails on any finding:
-# a crash, an uncaught exception, an error that is not one line naming the file, a sanitizer report, a leak,
-# an input slower than 10 s, more than 2 GB resident or one allocation over 64 MB.
+# Fuzzes every reader of a file the user gives (test/fuzz/fuzz_<target>.cpp) with libFuzzer, ASan and UBSan (clang), in
+# the sanitize stage's build-sanitize/, starting from the seed corpus in test/fuzz/corpus/<target>/. Fails on any
+# finding: a crash, an uncaught exception, an error that is not one line naming the file, a sanitizer report, a leak, an
+# input slower than 10 s, more than 2 GB resident or one allocation over 64 MB.
 #   scripts/fuzz.sh                   every target for 20 s (stage `fuzz` of scripts/test.sh)
 #   scripts/fuzz.sh --seconds 300     every target for 300 s
 #   scripts/fuzz.sh --long            every target for 10^6 executions (the figures in docs/reliability.md)
 #   scripts/fuzz.sh ... TARGET...     only these targets (e.g. checkpoint)
 #   scripts/fuzz.sh --build-only      configure and build, fuzz nothing (scripts/test.sh builds ahead of the stage)
-#   MAPRECT_FUZZ_BUILD_DIR            build directory (default: <repo>/build-fuzz)
-# A finding's input is left in build-fuzz/findings/<target>/; the grown corpus in build-fuzz/corpus/<target>/.
+#   MAPRECT_SANITIZE_BUILD_DIR        build directory (default: <repo>/build-sanitize, scripts/sanitize.sh's)
+# A finding's input is left in build-sanitize/findings/<target>/; the grown corpus in
+# build-sanitize/corpus/<target>/.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=setup.sh
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$MAPRECT_ROOT"
 
-BUILD=${MAPRECT_FUZZ_BUILD_DIR:-$MAPRECT_ROOT/build-fuzz}
+BUILD=${MAPRECT_SANITIZE_BUILD_DIR:-$MAPRECT_ROOT/build-sanitize}
 FUZZ_DIR=$MAPRECT_ROOT/test/fuzz
 limit=(-max_total_time=20)
 build_only=0
@@ -31,11 +32,11 @@ while [ $# -gt 0 ]; do
   shift
 done
 if [ "${#targets[@]}" -eq 0 ]; then
-  mapfile -t targets < <(sed -n 's/^maprect_fuzz_target(\([a-z_0-9]*\) .*/\1/p' "$FUZZ_DIR/CMakeLists.txt")
+  mapfile -t targets < <(sed -n 's/^maprect_fuzz_target(\([a-z_0-9]*\).*/\1/p' "$FUZZ_DIR/CMakeLists.txt")
 fi
 
-log "fuzz: configure $BUILD (clang, libFuzzer + ASan + UBSan)"
-configure_clang "$BUILD" -DMAPRECT_FUZZ=ON -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG"
+log "fuzz: configure $BUILD (clang, ASan + UBSan; libFuzzer's coverage in the readers)"
+configure_sanitize "$BUILD"
 log "fuzz: build ${targets[*]}"
 cmake --build "$BUILD" -j"$MAPRECT_JOBS" --target "${targets[@]/#/fuzz_}"
 [ "$build_only" = 0 ] || exit 0

@@ -71,6 +71,12 @@ configure_clang() {
     "$@" $(compiler_launcher) >/dev/null
 }
 
+# configure_sanitize BUILD: the ASan + UBSan build of the sanitize and fuzz stages (scripts/sanitize.sh,
+# scripts/fuzz.sh), the same arguments from both so that neither makes the other's objects stale.
+configure_sanitize() {
+  configure_clang "$1" -DMAPRECT_SANITIZE=ON -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
+}
+
 # Configures (first time) and builds maprect in Release: every target, or only the targets given.
 build() {
   log "configure: $MAPRECT_BUILD_DIR (Release, Ninja)"

@@ -9,12 +9,12 @@ cd "$MAPRECT_ROOT"
 # MAPRECT_STAGES="setup tsan" scripts/test.sh runs only the stages named (in the order given).
 read -r -a STAGES <<<"${MAPRECT_STAGES:-setup ctest slurm multihost soak tsan valgrind sanitize fuzz}"
 
-# The clang builds of the tsan, sanitize and fuzz stages start once setup has passed, one after the other at
-# the lowest CPU priority: they take what the stages before theirs leave of the cores (the ctest stage keeps
-# them 60% busy, slurm and multihost mostly wait on daemons and delays) and yield it to the tests. A stage
-# waits for its build, then runs its script, whose build then finds nothing to do (or, after a failed build
-# ahead, fails in the foreground with the compiler's messages).
-PREBUILDS=(tsan sanitize fuzz)
+# The clang builds of the tsan and sanitize stages (the fuzz stage's binaries are part of the sanitize build) start once
+# setup has passed, one after the other at the lowest CPU priority: they take what the stages before theirs leave of the
+# cores (the ctest stage keeps them 60% busy, slurm and multihost mostly wait on daemons and delays) and yield it to the
+# tests. A stage waits for its build, then runs its script, whose build then finds nothing to do (or, after a failed
+# build ahead, fails in the foreground with the compiler's messages).
+PREBUILDS=(tsan sanitize)
 PREBUILD_LOGS=$MAPRECT_BUILD_DIR/prebuild
 PREBUILD_PID=
 
@@ -99,10 +99,10 @@ stage_sanitize() {
   scripts/sanitize.sh
 }
 
-# libFuzzer with ASan + UBSan on every reader of a file, 20 s per target from the seed corpus, in build-fuzz/:
-# no findings (the long pass is `scripts/fuzz.sh --long`).
+# libFuzzer with ASan + UBSan on every reader of a file, 20 s per target from the seed corpus, in
+# build-sanitize/: no findings (the long pass is `scripts/fuzz.sh --long`).
 stage_fuzz() {
-  await_prebuild fuzz
+  await_prebuild sanitize
   scripts/fuzz.sh
 }
 
