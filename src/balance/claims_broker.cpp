@@ -9,7 +9,7 @@ claims_broker::claims_broker(cluster_state& s, root_claimed_work& work)
     : s_(s), work_(work), own_start_(clock::now()), victims_(static_cast<std::size_t>(s.size)),
       told_(static_cast<std::size_t>(s.size), 0), wants_(static_cast<std::size_t>(s.size), 0),
       own_in_(static_cast<std::size_t>(s.size), 0), batches_out_(static_cast<std::size_t>(s.size), 0),
-      thief_seconds_(static_cast<std::size_t>(s.size), 0.0) {
+      thief_seconds_(static_cast<std::size_t>(s.size), 0.0), taken_pace_(static_cast<std::size_t>(s.size)) {
   for (int v = 1; v < s.size; ++v) {
     victims_[v].left = work.jobs_of(v);
     victims_[v].known_at = own_start_;
@@ -30,17 +30,17 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   // A worker asks once all its own jobs are started: nobody can take any of them any more.
   victims_[thief].exhausted = true;
   victims_[thief].left = 0;
-  wants_[thief] = ask.want != 0 ? 1 : 0;
-  thief_seconds_[thief] = ask.thief_seconds;
+  wants_[thief] = ask.wants() ? 1 : 0;
+  // Its pace on its own jobs, for the asks the root sends other owners on its behalf.
+  if (!ask.on_owner_jobs()) thief_seconds_[thief] = ask.thief_seconds;
   ask_message seen = ask;
   seen.idle_ranks = idle_ranks();
   seen.least_seconds = static_cast<float>(round_trip(thief));
-  thieves_.note(seen);
+  thieves_.note(seen, ask.held_time(job_seconds_, pace_.per_job()));
   if (wants_[thief] && !stopping_ && claimable_ && own_.left() > 0) {
     // A held root (a test's pin) grants whatever is worth it, as a held worker does (serve_asks).
     const int least = s_.settings.test_held_rank == 0 ? 1 : jobs_worth(round_trip(thief), job_seconds_);
-    const double share = grant_share(pace_.per_job(), ask.thief_seconds, s_.size);
-    const job_range g = own_.grant_back(ask.held(job_seconds_, pace_.per_job()), least, share);
+    const job_range g = grant_for(own_, ask, job_seconds_, pace_.per_job(), least, s_.size);
     refused_ = refused_ || (!is_later(g) && g.empty());
     if (is_later(g) || !g.empty()) {  // "later": the thief holds enough, and asks again once it ran it
       send_grant_to(thief, 0, g);
@@ -86,8 +86,11 @@ void claims_broker::ask_victim(int v, int thief, int held, double held_seconds, 
   // A batch for the root is worth the ask's own round trip to the owner; one for a worker, its round trip
   // from the root as well (the rows go out, the blocks come back).
   const double least = round_trip(thief > 0 ? thief : v);
-  const double thief_seconds = thief > 0 ? thief_seconds_[thief] : pace_.per_job();
-  const ask_message m = ask_message::of(want, held, held_seconds, least, thief_seconds, idle_ranks());
+  // The root's own asks carry its time on the owner's jobs once it ran some in this call.
+  const bool on_owner = thief == 0 && taken_pace_[v].jobs > 0;
+  const double thief_seconds =
+      thief > 0 ? thief_seconds_[thief] : on_owner ? taken_pace_[v].per_job() : pace_.per_job();
+  const ask_message m = ask_message::of(want, held, held_seconds, least, thief_seconds, idle_ranks(), on_owner);
   post_ask(s_.comm, v, m, ask.answer, ask.reply);
   note_control(sizeof(ask_message));
   if (thief == 0) root_asking_ = true;
@@ -292,8 +295,10 @@ int claims_broker::run(bool want, std::vector<int>& late) {
       next_.pop_front();
       int failed_job = -1;
       const job_range g = running_.jobs;
+      const auto start = clock::now();
       const wire::status code = run_answering(s_, work_.runs_aside(), job_seconds_ * g.size(),
                                               [&] { return work_.run_on_root(running_.owner, g, failed_job); }, broker);
+      taken_pace_[running_.owner].add(seconds_since(start), g.size());
       running_ = {};
       taken += g.size();
       if (code == wire::status::failed) note_failure(failed_job);

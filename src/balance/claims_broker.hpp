@@ -162,6 +162,7 @@ class claims_broker {
   stolen_failure stolen_;
   claims_traffic traffic_;
   std::vector<double> thief_seconds_;  ///< per worker, its seconds per job of its own, as its latest ask said
+  std::vector<own_pace> taken_pace_;   ///< per worker, the root's time on the jobs of its it ran in this call
   idle_thieves thieves_;               ///< the ranks out of their own jobs, as the root's own jobs' owner
 
   void note_control(std::size_t bytes) {

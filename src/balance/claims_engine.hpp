@@ -16,6 +16,7 @@
 // Every job runs the same code wherever it runs: the bits do not depend on who ran what.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -134,18 +135,22 @@ wire::status run_answering(cluster_state& s, bool aside, double expected_seconds
 /// Counts go as 32-bit integers and times as 32-bit floats (a grant needs no more than 7 digits of a time),
 /// so that an ask is 24 bytes: the claims' control traffic is a few asks, grants and heads per job claimed.
 struct ask_message {
-  std::int32_t want = 0;       ///< 1: a batch, 0: none
+  std::int32_t want = 0;       ///< wants_batch: a batch; paced_on_owner: thief_seconds is on the owner's jobs
   std::int32_t held_jobs = 0;  ///< the owner's jobs the thief still holds
   float held_seconds = 0;      ///< other work the thief still holds
   float least_seconds = 0;     ///< the least work worth a batch: a round trip between the root and the thief
-  float thief_seconds = 0;     ///< the thief's pace on its own jobs (own_pace; 0: none timed)
+  float thief_seconds = 0;     ///< the thief's seconds per job (0: none timed), on its own or the owner's jobs
   std::int32_t idle_ranks = 0; ///< the ranks out of their own jobs as the root knows, the thief included
 
-  /// An ask: `want` a batch or none, with what the thief holds, the least work worth a batch, its pace and
-  /// the ranks out of their own jobs.
+  static constexpr std::int32_t wants_batch = 1;     ///< `want` bit: the thief wants a batch
+  static constexpr std::int32_t paced_on_owner = 2;  ///< `want` bit: thief_seconds timed on the owner's jobs
+
+  /// An ask: `want` a batch or none, with what the thief holds, the least work worth a batch, its seconds per
+  /// job (on the owner's jobs it ran in this call where `on_owner`, else on its own) and the ranks out of
+  /// their own jobs.
   static ask_message of(bool want, int held, double held_seconds, double least_seconds, double thief_seconds,
-                        int idle_ranks = 0) {
-    return {want ? 1 : 0,
+                        int idle_ranks = 0, bool on_owner = false) {
+    return {(want ? wants_batch : 0) | (on_owner ? paced_on_owner : 0),
             held,
             static_cast<float>(held_seconds),
             static_cast<float>(least_seconds),
@@ -153,44 +158,86 @@ struct ask_message {
             idle_ranks};
   }
 
-  /// All the thief holds, in the owner's jobs at `seconds_per_job` (0: none timed yet, the seconds count for
-  /// nothing). The owner's jobs it holds count by the two ranks' speeds, their paces on their own jobs
-  /// (`owner_pace` the owner's) where both are known: the held jobs cost what the owner's jobs cost, not
-  /// what the thief's own did, which in a skewed call may be a tenth.
+  /// Whether the thief wants a batch.
+  bool wants() const { return (want & wants_batch) != 0; }
+  /// Whether thief_seconds was timed on the owner's jobs (granted earlier in the call), not on its own.
+  bool on_owner_jobs() const { return (want & paced_on_owner) != 0; }
+  /// How many of the owner's jobs the thief runs in the time the owner runs one: the thief's seconds per job
+  /// over the owner's, on the same jobs where the thief has timed some of the owner's (`seconds_per_job`, the
+  /// owner's latest), else on their own jobs (`owner_pace`, its time per job so far); 1 while either is
+  /// untimed. Own jobs compare speeds only where jobs cost alike: in a skewed range an owner among dear jobs
+  /// took a thief with light ones for ten times as fast.
+  double thief_per_owner_job(double seconds_per_job, double owner_pace) const {
+    const double owner = on_owner_jobs() ? seconds_per_job : owner_pace;
+    return thief_seconds > 0 && owner > 0 ? thief_seconds / owner : 1.0;
+  }
+  /// All the thief holds, in the owner's seconds at `seconds_per_job` per job (0: none timed yet, the thief's
+  /// seconds count as the owner's): the owner's jobs it holds at thief_per_owner_job, since they cost what the
+  /// owner's jobs cost, not what the thief's own did.
+  double held_time(double seconds_per_job, double owner_pace) const {
+    return held_jobs * thief_per_owner_job(seconds_per_job, owner_pace) * seconds_per_job + held_seconds;
+  }
+  /// held_time in whole jobs of the owner's (held_jobs while none is timed), rounded down: a thief that holds
+  /// part of a job is granted more, which the unequal ranks need (a fast thief's 0.67 of a slow owner's job
+  /// rounded up left the owner its last jobs: 1.21 of the balanced bound against 1.17). A part within
+  /// held_job_slack of a whole job counts whole: two ranks' times on jobs alike differ by about that, and a
+  /// thief that held one of the owner's dear jobs timed at 0.99 of the owner's was granted its last as well.
   int held(double seconds_per_job, double owner_pace) const {
     if (seconds_per_job <= 0) return held_jobs;
-    const double jobs = thief_seconds > 0 && owner_pace > 0 ? held_jobs * thief_seconds / owner_pace : held_jobs;
-    return static_cast<int>(jobs + held_seconds / seconds_per_job);
+    return static_cast<int>(held_time(seconds_per_job, owner_pace) / seconds_per_job + held_job_slack);
+  }
+  /// The part of a job within which held() counts a whole one.
+  static constexpr double held_job_slack = 0.1;
+  /// The part of the owner's unstarted jobs the thief gets (grant_share), with `ranks` ranks in the call, by
+  /// the speeds thief_per_owner_job compares.
+  double share(double seconds_per_job, double owner_pace, int ranks) const {
+    return grant_share(on_owner_jobs() ? seconds_per_job : owner_pace, thief_seconds, ranks);
   }
   /// The fewest jobs worth a batch at `seconds_per_job`.
   int least(double seconds_per_job) const { return jobs_worth(least_seconds, seconds_per_job); }
 };
 
+/// An owner's answer to `ask` from its unstarted `jobs`, at `seconds_per_job` (its latest) and `owner_pace`
+/// (its time per job so far), with `ranks` ranks in the call: a batch from the back (grant_back) of at least
+/// `least` jobs, later_grant(), or none (empty), as the root's and a worker's jobs are granted alike.
+inline job_range grant_for(unstarted_jobs& jobs, const ask_message& ask, double seconds_per_job, double owner_pace,
+                           int least, int ranks) {
+  if (!ask.wants()) return {};
+  return jobs.grant_back(ask.held(seconds_per_job, owner_pace), least,
+                         ask.share(seconds_per_job, owner_pace, ranks));
+}
+
 /// Waits a little in a claim loop, as the policy says (`spins` counts the waits so far).
 void pause_in_claims(wait_policy policy, unsigned& spins);
 
 /// What an owner has heard of the ranks that would run its unstarted jobs if it did not: how many are out of
-/// their own, and how fast the latest of them runs its jobs.
+/// their own, how fast the latest of them runs jobs, and how long it is busy with what it holds.
 class idle_thieves {
  public:
-  /// Takes what `ask` says of them.
-  void note(const ask_message& ask) {
+  /// Takes what `ask` says of them; the thief that sent it still holds `held_seconds` of work, in the owner's
+  /// time (ask_message::held at the owner's time per job).
+  void note(const ask_message& ask, double held_seconds) {
     ranks_ = ask.idle_ranks;
     seconds_ = ask.thief_seconds;
     trip_ = ask.least_seconds;
+    held_ = held_seconds;
   }
   /// Whether an owner at `own_seconds` per job should leave its `left` unstarted jobs to them rather than start
-  /// the next: they would run all of them, a round trip included, before it ran that one. A slow owner that
-  /// started its last job as the others ran out of theirs made the call wait for it.
+  /// the next: they would run all of them, a round trip and what they hold included, before it ran that one. A
+  /// slow owner that started its last job as the others ran out of theirs made the call wait for it; one that
+  /// waited for a thief still busy with a batch of its dear jobs idled a job's time for nothing.
   bool outrun(int left, double own_seconds) const {
     if (ranks_ <= 0 || seconds_ <= 0 || own_seconds <= 0) return false;
-    return (left + ranks_ - 1) / ranks_ * seconds_ + trip_ < own_seconds;
+    // Whole jobs, each on one rank; what the asking thief holds shared out with the jobs among them all.
+    const double rounds = std::max<double>((left + ranks_ - 1) / ranks_ * seconds_, (held_ + left * seconds_) / ranks_);
+    return rounds + trip_ < own_seconds;
   }
 
  private:
   int ranks_ = 0;
   double seconds_ = 0;
   double trip_ = 0;
+  double held_ = 0;
 };
 
 /// While `thieves` would outrun the owner on `jobs` at `own_seconds` per job, answers asks (`serve`) instead

@@ -52,6 +52,7 @@ class worker_claims {
   idle_thieves thieves_;     ///< the ranks the root asks for
   double job_seconds_ = 0;   ///< seconds per job of its latest batch of its own (0: none timed yet)
   own_pace pace_;            ///< its time on its own jobs so far: its pace in grants and asks
+  own_pace root_jobs_pace_;  ///< its time on the root's jobs it ran in this call: its pace in asks once timed
   wire::status code_ = wire::status::ok;
   std::deque<stolen_batch> stolen_;  ///< a deque: their blocks stay where the sends read them
   result_head own_head_;
@@ -98,11 +99,9 @@ void worker_claims::serve_asks(bool until_answered) {
   // A held rank (a test's pin) grants whatever is worth it to nobody else, so that some claim ends its hold
   // however long the root's round trip was at start-up.
   const auto grant = [this](int root, const ask_message& ask) {
-    thieves_.note(ask);
+    thieves_.note(ask, ask.held_time(job_seconds_, pace_.per_job()));
     const int least = hold_ ? 1 : ask.least(job_seconds_);
-    const double share = grant_share(pace_.per_job(), ask.thief_seconds, s_.size);
-    const int held = ask.held(job_seconds_, pace_.per_job());
-    const job_range g = ask.want != 0 ? jobs_.grant_back(held, least, share) : job_range{};
+    const job_range g = grant_for(jobs_, ask, job_seconds_, pace_.per_job(), least, s_.size);
     answered_none_ = answered_none_ || (!is_later(g) && g.empty());
     send_grant(s_.comm, root, s_.rank, g);
   };
@@ -117,7 +116,10 @@ void worker_claims::serve_asks(bool until_answered) {
 }
 
 void worker_claims::post_ask(bool want, int held, double held_seconds) {
-  const ask_message ask = ask_message::of(want, held, held_seconds, 0.0, pace_.per_job());
+  // Its asks go to the root, which grants its own jobs: once this rank ran some, its time on them.
+  const bool on_root = root_jobs_pace_.jobs > 0;
+  const double seconds = on_root ? root_jobs_pace_.per_job() : pace_.per_job();
+  const ask_message ask = ask_message::of(want, held, held_seconds, 0.0, seconds, 0, on_root);
   detail::post_ask(s_.comm, 0, ask, grant_, grant_request_);
 }
 
@@ -138,8 +140,10 @@ void worker_claims::run_stolen(const grant_message& got, int failed_job) {
     b.head.code = result_head::not_run;
   } else {
     int job = -1;
+    const auto start = std::chrono::steady_clock::now();
     b.head.code = static_cast<int>(work_.run_batch(got, b.blocks, job));
     b.head.job = job;
+    if (got.owner == 0) root_jobs_pace_.add(seconds_since(start), got.range().size());
   }
   const bool ok = b.head.code == static_cast<int>(wire::status::ok);
   send_result(b.head, b.blocks.data(), ok ? static_cast<int>(b.blocks.size()) : 0, b.sends);

@@ -15,6 +15,7 @@
 
 using maprect::detail::answer_batch;
 using maprect::detail::claims_answer_seconds;
+using maprect::detail::grant_for;
 using maprect::detail::is_later;
 using maprect::detail::job_range;
 using maprect::detail::unstarted_jobs;
@@ -124,18 +125,50 @@ TEST_CASE("grants by speed: each other rank's part at its speed, half while eith
   CHECK(same(jobs.grant_back(2, 1, grant_share(3e-3, 1e-3, 4)), {11, 14}));  // 0.3 of the 12 beyond 2 held: 3
 }
 
-TEST_CASE("asks: jobs the thief holds count by the ranks' paces where both are known") {
+TEST_CASE("asks: jobs the thief holds count by the ranks' paces where both are known, in whole jobs") {
   using maprect::detail::ask_message;
   // 3 of the owner's jobs, a thief at 1 ms per job of its own, 2 ms more
   ask_message ask = ask_message::of(true, 3, 0.002, 0.0, 0.001);
-  CHECK(ask.held(0.003, 0.003) == 1);  // the thief 3x as fast: 1 job, and 2 ms at the owner's 3 ms per job
+  CHECK(ask.held(0.003, 0.003) == 1);  // the thief 3x as fast: 1 job, and 2 ms at the owner's 3 ms per job, 1.67
   // A skewed range: the owner's jobs now cost 10 ms, its pace over the call 1 ms, as the thief's. The held
   // jobs are the owner's, as dear as its latest: 3 of them, not the 0.3 that 1 ms against 10 would make.
   CHECK(ask.held(0.010, 0.001) == 3);
   ask.thief_seconds = 0;
-  CHECK(ask.held(0.003, 0.003) == 3);  // untimed thief: its held jobs count as the owner's own, and 2 ms is none
+  CHECK(ask.held(0.003, 0.003) == 3);  // untimed thief: its held jobs count as the owner's own, 2 ms as 0.67
   ask.thief_seconds = 0.001;
   CHECK(ask.held(0.003, 0.0) == 3);    // untimed owner: the same
+  ask.thief_seconds = 0.00297;         // 0.99 of the owner's: within the slack of 3 whole jobs, and 0.67
+  CHECK(ask.held(0.003, 0.003) == 3);
+}
+
+TEST_CASE("asks: a thief that ran some of the owner's jobs is compared with the owner on those jobs") {
+  using maprect::detail::ask_message;
+  // A skewed range: the owner's latest jobs cost 10.2 ms, its pace over the call is 1.7 ms (light jobs
+  // first), the thief's own jobs took 1.1 ms and the owner's dear jobs granted to it 10.1 ms.
+  const ask_message own = ask_message::of(true, 1, 0.0, 0.0, 0.0011);
+  const ask_message on_owner = ask_message::of(true, 1, 0.0, 0.0, 0.0101, 0, true);
+  CHECK_FALSE(own.on_owner_jobs());
+  CHECK(on_owner.on_owner_jobs());
+  CHECK(on_owner.wants());
+  // By their own jobs the thief looks 1.5 times as fast, and the dear job it holds as 0.65 of one, which
+  // rounded down to none gave it the owner's last job too. On the same jobs they are alike: 0.99, one job.
+  CHECK(own.thief_per_owner_job(0.0102, 0.0017) == Approx(0.0011 / 0.0017));
+  CHECK(on_owner.thief_per_owner_job(0.0102, 0.0017) == Approx(0.0101 / 0.0102));
+  CHECK(on_owner.held(0.0102, 0.0017) == 1);
+  CHECK(own.share(0.0102, 0.0017, 2) == Approx(0.0017 / (0.0011 + 0.0017)));
+  CHECK(on_owner.share(0.0102, 0.0017, 2) == Approx(0.0102 / (0.0101 + 0.0102)));
+  // The owner's last job stays with it while the thief still holds one as dear ("later"); a thief that holds
+  // none gets it; a thief that wants none gets none.
+  unstarted_jobs last;
+  last.reset(1);
+  CHECK(is_later(grant_for(last, on_owner, 0.0102, 0.0017, 1, 2)));
+  const ask_message idle = ask_message::of(true, 0, 0.0, 0.0, 0.0101, 0, true);
+  CHECK(same(grant_for(last, idle, 0.0102, 0.0017, 1, 2), {0, 1}));
+  unstarted_jobs more;
+  more.reset(4);
+  const job_range none = grant_for(more, ask_message::of(false, 0, 0.0, 0.0, 0.0101, 0, true), 0.0102, 0.0017, 1, 2);
+  CHECK((none.empty() && !is_later(none)));
+  CHECK(more.left() == 4);
 }
 
 TEST_CASE("a slow owner leaves its last jobs to idle ranks that would run them all before its next one") {
@@ -145,12 +178,23 @@ TEST_CASE("a slow owner leaves its last jobs to idle ranks that would run them a
   idle_thieves thieves;
   using maprect::detail::ask_message;
   ask_message ask = ask_message::of(true, 0, 0.0, 100e-6, 1e-3, 3);  // 3 idle ranks at 1 ms a job, 100 us apart
-  thieves.note(ask);
+  thieves.note(ask, 0.0);
   CHECK(thieves.outrun(3, 3e-3));         // one round of 1 ms and a trip, against the owner's 3 ms
   CHECK(thieves.outrun(6, 3e-3));         // two rounds: 2.1 ms < 3 ms
   CHECK_FALSE(thieves.outrun(9, 3e-3));   // three rounds: 3.1 ms
   CHECK_FALSE(thieves.outrun(1, 1e-3));   // an owner as fast as they: one job is no sooner elsewhere
   CHECK_FALSE(thieves.outrun(1, 0.0));    // an untimed owner runs its jobs
+  // The thief that asked still holds 2.5 ms of work. Alone, it would end the owner's last job after 3.6 ms;
+  // among 3 the 5.5 ms of work take 1.83 ms each.
+  ask.idle_ranks = 1;
+  thieves.note(ask, 2.5e-3);
+  CHECK_FALSE(thieves.outrun(1, 3e-3));
+  CHECK(thieves.outrun(1, 4e-3));
+  ask.idle_ranks = 3;
+  thieves.note(ask, 2.5e-3);
+  CHECK(thieves.outrun(3, 3e-3));
+  CHECK(thieves.outrun(6, 3e-3));        // (2.5 + 6) / 3 = 2.83 ms, and the trip: 2.93 ms
+  CHECK_FALSE(thieves.outrun(7, 3e-3));  // (2.5 + 7) / 3 = 3.17 ms
 }
 
 TEST_CASE("a batch aside runs on its own thread while the caller answers, and ends when the batch does") {
