@@ -168,7 +168,7 @@ struct ask_message {
   /// untimed. Own jobs compare speeds only where jobs cost alike: in a skewed range an owner among dear jobs
   /// took a thief with light ones for ten times as fast.
   double thief_per_owner_job(double seconds_per_job, double owner_pace) const {
-    const double owner = on_owner_jobs() ? seconds_per_job : owner_pace;
+    const double owner = owner_seconds(seconds_per_job, owner_pace);
     return thief_seconds > 0 && owner > 0 ? thief_seconds / owner : 1.0;
   }
   /// All the thief holds, in the owner's seconds at `seconds_per_job` per job (0: none timed yet, the thief's
@@ -191,10 +191,16 @@ struct ask_message {
   /// The part of the owner's unstarted jobs the thief gets (grant_share), with `ranks` ranks in the call, by
   /// the speeds thief_per_owner_job compares.
   double share(double seconds_per_job, double owner_pace, int ranks) const {
-    return grant_share(on_owner_jobs() ? seconds_per_job : owner_pace, thief_seconds, ranks);
+    return grant_share(owner_seconds(seconds_per_job, owner_pace), thief_seconds, ranks);
   }
   /// The fewest jobs worth a batch at `seconds_per_job`.
   int least(double seconds_per_job) const { return jobs_worth(least_seconds, seconds_per_job); }
+
+ private:
+  /// The owner's seconds per job on the jobs thief_seconds was timed on.
+  double owner_seconds(double seconds_per_job, double owner_pace) const {
+    return on_owner_jobs() ? seconds_per_job : owner_pace;
+  }
 };
 
 /// An owner's answer to `ask` from its unstarted `jobs`, at `seconds_per_job` (its latest) and `owner_pace`

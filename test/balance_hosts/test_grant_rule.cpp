@@ -137,7 +137,8 @@ TEST_CASE("asks: jobs the thief holds count by the ranks' paces where both are k
   CHECK(ask.held(0.003, 0.003) == 3);  // untimed thief: its held jobs count as the owner's own, 2 ms as 0.67
   ask.thief_seconds = 0.001;
   CHECK(ask.held(0.003, 0.0) == 3);    // untimed owner: the same
-  ask.thief_seconds = 0.00297;         // 0.99 of the owner's: within the slack of 3 whole jobs, and 0.67
+  // 0.99 of the owner's: 3 x 0.99 jobs and 2 ms of 3 make 3.64 jobs, rounded down to 3
+  ask.thief_seconds = 0.00297;
   CHECK(ask.held(0.003, 0.003) == 3);
 }
 
