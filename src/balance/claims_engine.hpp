@@ -102,14 +102,21 @@ inline int jobs_worth(double seconds, double seconds_per_job) {
 }
 
 /// The longest an owner runs its own jobs between two answers to asks, per team thread, where its jobs are
-/// shorter: a thief waits this long at most beyond the owner's job. A poll of the network costs well under 1%
-/// of it; a team's start and join of a batch cost more than a poll, so a team's batches last longer.
+/// shorter and answering costs little: a thief waits this long at most beyond the owner's job. A poll of shared
+/// memory costs well under 1% of it; a team's start and join of a batch cost more than a poll, so a team's
+/// batches last longer.
 constexpr double claims_answer_seconds = 50e-6;
 
+/// How many times an answer's cost an owner's batch lasts at least. A poll of TCP costs 8 us here (Open MPI
+/// reads its sockets twice, probe_after_progress): at 50 us batches the polls made a skewed call's owners 25%
+/// slower, against a thief's wait of a batch once or twice a call.
+constexpr double claims_answer_cost_ratio = 16;
+
 /// The most jobs an owner on `threads` team threads runs between two answers to asks, at `seconds_per_job`
-/// of the batch's wall time per job (0, none timed yet: one).
-inline int answer_batch(double seconds_per_job, int threads) {
-  return jobs_worth(claims_answer_seconds * threads, seconds_per_job);
+/// of the batch's wall time per job (0, none timed yet: one), where an answer costs `answer_seconds`.
+inline int answer_batch(double seconds_per_job, int threads, double answer_seconds = 0) {
+  return jobs_worth(std::max(claims_answer_seconds * threads, claims_answer_cost_ratio * answer_seconds),
+                    seconds_per_job);
 }
 
 /// How often an owner whose batch runs aside (batch_aside) answers asks meanwhile: 8 times a batch, so that
@@ -274,7 +281,9 @@ wire::status run_own_batches(cluster_state& s, unstarted_jobs& jobs, const idle_
                              double& job_seconds, own_pace& pace, Owner& owner, int& failed_job) {
   const int threads = s.settings.threads;
   const auto serve = [&owner] { owner.serve_asks(); };
-  const auto next = [&] { return jobs.take_front(threads, owner.least_batch(), answer_batch(job_seconds, threads)); };
+  const auto next = [&] {
+    return jobs.take_front(threads, owner.least_batch(), answer_batch(job_seconds, threads, s.answers.seconds()));
+  };
   for (job_range got = next(); !got.empty(); got = next()) {
     const auto start = std::chrono::steady_clock::now();
     owner.starting(got);
@@ -287,7 +296,9 @@ wire::status run_own_batches(cluster_state& s, unstarted_jobs& jobs, const idle_
     const double seconds = seconds_since(start);
     job_seconds = seconds / got.size();  // a thief's held jobs count at this rate
     pace.add(seconds, got.size());
+    const auto answering = std::chrono::steady_clock::now();
     serve();
+    s.answers.add(seconds_since(answering));
     owner.ran(got, seconds);
     leave_to_thieves(s.settings.policy, jobs, thieves, job_seconds, serve);
   }

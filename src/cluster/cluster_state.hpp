@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/balance/answer_cost.hpp"
 #include "src/balance/batch_aside.hpp"
 #include "src/cluster/clock.hpp"
 #include "src/protocol/chunk_plan.hpp"
@@ -156,6 +157,7 @@ class cluster_state {
   team_chunks chunks;      ///< runs this rank's chunks on the team
   thread_team* previous_team = nullptr;  ///< root: the team installed on its thread before the cluster's
   batch_aside aside;       ///< runs an owner's long batches of claimed work while this thread answers asks
+  answer_cost answers;     ///< what answering asks between its batches costs this rank (claims by message)
   host_memory host;        ///< the claims (root and workers of its host) and the slots (all on one host)
   /// The hosts of tree and hierarchical collectives. Mutable: their buffers change in any call's collectives.
   mutable collective_hosts collectives;

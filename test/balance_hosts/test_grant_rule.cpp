@@ -111,6 +111,21 @@ TEST_CASE("the owner's batches: at most what answers asks in time, yet one per t
   CHECK(answer_batch(5e-6, 4) == 40);
 }
 
+TEST_CASE("the owner's batches last 16 answers' cost where answering costs more than shared memory's poll") {
+  using maprect::detail::answer_cost;
+  answer_cost cost;
+  CHECK(cost.seconds() == 0);
+  CHECK(answer_batch(32e-6, 1, cost.seconds()) == 1);  // untimed: 50 us of 32 us jobs
+  cost.add(8e-6);                                      // a poll of TCP
+  CHECK(cost.seconds() == 8e-6);
+  CHECK(answer_batch(32e-6, 1, cost.seconds()) == 4);  // 128 us of them
+  CHECK(answer_batch(32e-6, 4, cost.seconds()) == 6);  // a team of 4: 200 us, as before
+  cost.add(24e-6);                                     // a poll that answered an ask moves the mean by 1/16
+  CHECK(cost.seconds() == Approx(9e-6));
+  for (int i = 0; i < 200; ++i) cost.add(0.5e-6);      // shared memory's poll: back to 50 us batches
+  CHECK(answer_batch(32e-6, 1, cost.seconds()) == 1);
+}
+
 TEST_CASE("grants by speed: each other rank's part at its speed, half while either side is untimed") {
   using maprect::detail::grant_share;
   CHECK(grant_share(0.0, 1e-3, 4) == 0.5);   // the owner untimed
