@@ -9,6 +9,8 @@
 #include "src/cluster/cluster_state.hpp"
 #include "src/cluster/test_hooks.hpp"
 #include "src/map_rect/root_steps.hpp"
+#include "src/protocol/call_timeout.hpp"
+#include "src/protocol/start_up.hpp"
 
 namespace maprect::detail {
 
@@ -34,8 +36,7 @@ void abort_on_guarded_exit() {
     std::fprintf(stderr, "maprect: rank %d (host %s) exited while serving request %llu; aborting the job\n", s->rank,
                  host, static_cast<unsigned long long>(s->sequence));
   }
-  std::fflush(stderr);
-  MPI_Abort(s->comm, 1);
+  abort_job(*s, 1);
 }
 
 }  // namespace

@@ -2,8 +2,6 @@
 // What the root learns of every rank at start-up: its host, for error messages that name where a rank runs,
 // its threads against its CPUs, to warn of threads that a launcher's binding leaves without cores, and the
 // round trip of a message to it, below which a batch of jobs is not worth shipping there.
-#include <mpi.h>
-
 #include <string>
 #include <vector>
 
@@ -16,11 +14,6 @@ struct rank_fact {
   int cpus = 1;      ///< the CPUs of its affinity mask
   double round_trip = 0;  ///< seconds: the shortest of a few round trips of a small message from the root
 };
-
-/// Root: every rank's facts, in rank order; other ranks: empty. Collective over comm; the round trips are
-/// measured one worker after another, and a worker's own (from its answer to the root's next message) is
-/// left in `round_trip` (0 on the root).
-std::vector<rank_fact> gather_rank_facts(MPI_Comm comm, int threads, double& round_trip);
 
 /// The one-line warning for ranks that run more threads than their affinity mask has CPUs (ranks grouped
 /// by threads and CPUs, and the fixes), or "" when every rank has a CPU per thread.

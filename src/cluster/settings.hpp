@@ -1,6 +1,6 @@
 #pragma once
 // The settings a cluster's ranks agree on at start-up, read from the environment as the root has it.
-#include <mpi.h>
+#include <string>
 
 #include "src/transport/wait.hpp"
 
@@ -37,15 +37,25 @@ struct cluster_settings {
 constexpr int threads_from_environment = 0;
 constexpr int threads_auto = -1;
 
-/// The settings from the environment as the root has it: MAPRECT_WAIT (spin | sleep | auto; default auto:
-/// sleep when some host runs more ranks, or threads of their teams, than the CPUs they may use), MAPRECT_TIMEOUT (seconds) and
-/// MAPRECT_BALANCE (auto | static | even | hosts), MAPRECT_TRANSPORT (auto | messages), MAPRECT_COLLECTIVES
-/// (auto | flat | tree | hierarchical), MAPRECT_TEST_HOST_RANKS (a rank count) and MAPRECT_TEST_HOLD_RANK (a rank),
-/// both for tests only, and MAPRECT_THREADS
-/// (1 | N | auto; `threads_asked` other than threads_from_environment replaces it). Collective over comm:
-/// every rank returns the same settings (but for `threads`, which auto resolves per rank), or every rank
-/// throws std::invalid_argument with the message of the first rank whose value is invalid (the variable,
-/// the value and that rank). Below MPI_THREAD_FUNNELED every rank runs on one thread (rank 0 says so).
-cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked = threads_from_environment);
+/// This rank's reading of the environment, and what was wrong with it.
+struct environment_reading {
+  int policy = -1;                 ///< a wait_policy, or -1: auto
+  double timeout = 0;              ///< MAPRECT_TIMEOUT
+  balance_mode balance = balance_mode::automatic;  ///< MAPRECT_BALANCE
+  bool host_transport = true;      ///< MAPRECT_TRANSPORT=auto, and not MAPRECT_BALANCE=hosts
+  int threads = 1;                 ///< threads_auto, or a count
+  int collectives = collectives_auto;  ///< MAPRECT_COLLECTIVES
+  int test_host_ranks = 0;         ///< MAPRECT_TEST_HOST_RANKS
+  int test_held_rank = -1;         ///< MAPRECT_TEST_HOLD_RANK
+  std::string error;               ///< the first invalid value, named; empty: none
+};
+
+
+/// This rank's reading of MAPRECT_WAIT (spin | sleep | auto), MAPRECT_TIMEOUT (seconds), MAPRECT_BALANCE (auto |
+/// static | even | hosts), MAPRECT_TRANSPORT (auto | messages), MAPRECT_COLLECTIVES (auto | flat | tree |
+/// hierarchical), MAPRECT_TEST_HOST_RANKS (a rank count) and MAPRECT_TEST_HOLD_RANK (a rank), both for tests
+/// only, and MAPRECT_THREADS (1 | N | auto; `threads_asked` other than threads_from_environment replaces it).
+/// The ranks agree on the root's (choose_cluster_settings, src/protocol/start_up.hpp).
+environment_reading read_environment(int threads_asked, int rank);
 
 }  // namespace maprect::detail

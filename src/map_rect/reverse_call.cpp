@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/map_rect/root_steps.hpp"
+#include "src/protocol/call_timeout.hpp"
 #include "src/worker/worker_steps.hpp"
 
 namespace maprect::detail {
@@ -41,7 +42,7 @@ class reverse_command {
     // The root sweeps only calls it keeps, and a worker keeps every call the root keeps: the two disagree.
     std::fprintf(stderr, "maprect: rank %d was asked to sweep deferred call %d back, which it does not keep; "
                  "aborting\n", s.rank, v.arg);
-    MPI_Abort(s.comm, 3);
+    abort_job(s, 3);
   }
 
   /// Every step, in order.

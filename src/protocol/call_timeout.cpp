@@ -53,18 +53,19 @@ void gather_within_deadline(cluster_state& s, call_name call, std::chrono::stead
                  call.kind, call.call_id, s.settings.timeout, static_cast<unsigned long long>(s.sequence),
                  host_of(s.ranks, q));
   std::fprintf(stderr, "maprect: aborting the job (MAPRECT_TIMEOUT=%g)\n", s.settings.timeout);
-  std::fflush(stderr);
-  unguard_exit(s);  // this exit is deliberate and explained
-  MPI_Abort(s.comm, 1);
-  std::abort();  // MPI_Abort does not return
+  abort_job(s, 1);
 }
 
 [[noreturn]] void abort_mid_call(cluster_state& s, call_name call, const char* what) {
   std::fprintf(stderr, "maprect: the root failed during %scall id %d, request %llu (%s); aborting the job\n",
                call.kind, call.call_id, static_cast<unsigned long long>(s.sequence), what);
+  abort_job(s, 1);
+}
+
+void abort_job(cluster_state& s, int code) {
   std::fflush(stderr);
-  unguard_exit(s);  // this exit is deliberate and explained
-  MPI_Abort(s.comm, 1);
+  unguard_exit(s);
+  MPI_Abort(s.comm, code);
   std::abort();  // MPI_Abort does not return
 }
 

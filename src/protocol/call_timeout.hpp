@@ -45,4 +45,8 @@ void gather_within_deadline(cluster_state& s, call_name call, std::chrono::stead
 /// Root: `what` went wrong between the collectives of `call`; says so and aborts the job.
 [[noreturn]] void abort_mid_call(cluster_state& s, call_name call, const char* what);
 
+/// Any rank, once it has said why on stderr: aborts the job with exit status `code` (1: a rank failed or was
+/// late, 3: the ranks disagree on the protocol), this rank's exit guard disarmed, since the exit is explained.
+[[noreturn]] void abort_job(cluster_state& s, int code);
+
 }  // namespace maprect::detail

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "src/cluster/cluster_state.hpp"
+#include "src/protocol/call_timeout.hpp"
 #include "src/protocol/exchange.hpp"
 #include "src/worker/worker_steps.hpp"
 
@@ -33,7 +34,7 @@ void serve(cluster_state& s) {
     if (v.sequence != ++s.sequence) {
       std::fprintf(stderr, "maprect: rank %d received request %llu, expected %llu; aborting\n", s.rank,
                    static_cast<unsigned long long>(v.sequence), static_cast<unsigned long long>(s.sequence));
-      MPI_Abort(s.comm, 3);
+      abort_job(s, 3);
     }
     switch (v.cmd) {
       case command::call: serve_call(s, v, shared); break;
