@@ -41,6 +41,7 @@
 #                                                           GxK, with POINTWISE_COVARIATES covariates (default 98),
 #                                                           POINTWISE_REPEAT rounds (6) and the records in
 #                                                           POINTWISE_JSON when set
+#   scripts/netns-hosts.sh --benches-only --skewed "128x1000"  the benchmarks asked for, without the checks above
 # Delays are written 0, 20us, 0.2ms or 20 (microseconds). At each delay d the one-way time of 8-byte MPI round
 # trips between h1 and h2 (maprect-pingpong: 10th percentile of 1000, best of 3 runs) must exceed the switch's
 # own at delay 0 by at least 0.8 d, else FAIL. Delays always go through the switch, never `tc netem`: many
@@ -60,6 +61,7 @@ SKEWED=""
 SKEWED_BENCH=${SKEWED_BENCH:-maprect-skewed-bench}
 UNIFORM=""
 POINTWISE=""
+BENCHES_ONLY=""
 while [ $# -gt 0 ]; do
   case $1 in
     --delay) DELAY=$2; shift 2 ;;
@@ -67,6 +69,7 @@ while [ $# -gt 0 ]; do
     --skewed) SKEWED=$2; shift 2 ;;
     --uniform) UNIFORM=$2; shift 2 ;;
     --pointwise) POINTWISE=$2; shift 2 ;;
+    --benches-only) BENCHES_ONLY=1; shift ;;
     *) echo "netns-hosts.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -275,8 +278,9 @@ print(b, d, round(d - b, 1))" "${fast[0]}" "${fast[$1]}")
 for d in $DELAY $PLAN_DELAYS; do delay_us "$d" >/dev/null || exit 2; done
 
 # --- what to run ----------------------------------------------------------------------------------------------
-targets=(maprect-results-dump "${MPI_TESTS[@]}" test_balance_hosts test_reduce_sum_cluster test_reduce_sum_claims
-  maprect-fault-case)
+targets=()
+[ -n "$BENCHES_ONLY" ] || targets+=(maprect-results-dump "${MPI_TESTS[@]}" test_balance_hosts test_reduce_sum_cluster
+  test_reduce_sum_claims maprect-fault-case)
 [ -z "$SKEWED$UNIFORM" ] || targets+=("$SKEWED_BENCH")
 [ "$(delay_us "$DELAY")" = 0 ] && [ -z "$PLAN_DELAYS" ] || targets+=(maprect-delay-switch maprect-pingpong)
 missing=()
@@ -315,96 +319,99 @@ shm_mpirun() {
   timeout -k 15 180 mpirun --mca btl self,vader --mca btl_vader_single_copy_mechanism none "$@"
 }
 
-# --- the MPI tests across the hosts ---------------------------------------------------------------------------
-for t in "${MPI_TESTS[@]}"; do
-  bin=$(find "$MAPRECT_BUILD_DIR/test" -name "$t" -type f -print -quit)
-  start=$SECONDS
-  if netns_mpirun "$bin" --use-colour no >"$WORK/$t.log" 2>&1; then
-    pass "$t np=$N_HOSTS across $N_HOSTS hosts over TCP ($((SECONDS - start)) s): $(grep -E '^(All tests passed|test cases)' "$WORK/$t.log" | tail -1)"
-  else
-    cat "$WORK/$t.log"
-    fail "$t np=$N_HOSTS across $N_HOSTS hosts over TCP"
-  fi
-done
+# --- the checks (all but --benches-only) ------------------------------------------------------------------
+if [ -z "$BENCHES_ONLY" ]; then
+  # --- the MPI tests across the hosts ---------------------------------------------------------------------------
+  for t in "${MPI_TESTS[@]}"; do
+    bin=$(find "$MAPRECT_BUILD_DIR/test" -name "$t" -type f -print -quit)
+    start=$SECONDS
+    if netns_mpirun "$bin" --use-colour no >"$WORK/$t.log" 2>&1; then
+      pass "$t np=$N_HOSTS across $N_HOSTS hosts over TCP ($((SECONDS - start)) s): $(grep -E '^(All tests passed|test cases)' "$WORK/$t.log" | tail -1)"
+    else
+      cat "$WORK/$t.log"
+      fail "$t np=$N_HOSTS across $N_HOSTS hosts over TCP"
+    fi
+  done
 
-# Claims across hosts (MAPRECT_BALANCE=hosts): any rank runs any worker's jobs, with the bits of in process;
-# then with the root held (MAPRECT_TEST_HOLD_RANK=0), so that the workers take the slow root's jobs in every call.
-bin=$(find "$MAPRECT_BUILD_DIR/test" -name test_balance_hosts -type f -print -quit)
-for held in "" 0; do
-  env_args=()
-  [ -z "$held" ] || env_args=(-x "MAPRECT_TEST_HOLD_RANK=$held")
-  what="test_balance_hosts np=$N_HOSTS under MAPRECT_BALANCE=hosts across $N_HOSTS hosts over TCP"
-  what+="${held:+, rank $held held}"
-  start=$SECONDS
-  if netns_mpirun -x MAPRECT_BALANCE=hosts "${env_args[@]}" "$bin" --use-colour no >"$WORK/balance_hosts.log" 2>&1; then
-    summary=$(grep -E '^(All tests passed|test cases)' "$WORK/balance_hosts.log" | tail -1)
-    pass "$what ($((SECONDS - start)) s): $summary"
-  else
-    cat "$WORK/balance_hosts.log"
-    fail "$what"
-  fi
-done
+  # Claims across hosts (MAPRECT_BALANCE=hosts): any rank runs any worker's jobs, with the bits of in process;
+  # then with the root held (MAPRECT_TEST_HOLD_RANK=0), so that the workers take the slow root's jobs in every call.
+  bin=$(find "$MAPRECT_BUILD_DIR/test" -name test_balance_hosts -type f -print -quit)
+  for held in "" 0; do
+    env_args=()
+    [ -z "$held" ] || env_args=(-x "MAPRECT_TEST_HOLD_RANK=$held")
+    what="test_balance_hosts np=$N_HOSTS under MAPRECT_BALANCE=hosts across $N_HOSTS hosts over TCP"
+    what+="${held:+, rank $held held}"
+    start=$SECONDS
+    if netns_mpirun -x MAPRECT_BALANCE=hosts "${env_args[@]}" "$bin" --use-colour no >"$WORK/balance_hosts.log" 2>&1; then
+      summary=$(grep -E '^(All tests passed|test cases)' "$WORK/balance_hosts.log" | tail -1)
+      pass "$what ($((SECONDS - start)) s): $summary"
+    else
+      cat "$WORK/balance_hosts.log"
+      fail "$what"
+    fi
+  done
 
-# reduce_sum across hosts: under auto every steady call claims slices by message between any two ranks, the
-# root's included; test_reduce_sum_claims holds the slow rank (MAPRECT_TEST_HOLD_RANK), worker 1 and then the
-# root, so that others claim from it in every call.
-reduce_runs=("test_reduce_sum_cluster||" "test_reduce_sum_claims|1|" "test_reduce_sum_claims|0|[slow_root]")
-for run in "${reduce_runs[@]}"; do
-  IFS='|' read -r t held filter <<<"$run"
-  bin=$(find "$MAPRECT_BUILD_DIR/test" -name "$t" -type f -print -quit)
-  env_args=() filter_args=()
-  [ -z "$held" ] || env_args=(-x "MAPRECT_TEST_HOLD_RANK=$held")
-  [ -z "$filter" ] || filter_args=("$filter")
-  start=$SECONDS
-  if netns_mpirun "${env_args[@]}" "$bin" --use-colour no "${filter_args[@]}" >"$WORK/$t.$held.log" 2>&1; then
-    pass "$t${filter:+ $filter} np=$N_HOSTS across $N_HOSTS hosts over TCP${held:+, rank $held held} ($((SECONDS - start)) s): $(grep -E '^(All tests passed|test cases)' "$WORK/$t.$held.log" | tail -1)"
-  else
-    cat "$WORK/$t.$held.log"
-    fail "$t${filter:+ $filter} np=$N_HOSTS across $N_HOSTS hosts over TCP${held:+, rank $held held}"
-  fi
-done
+  # reduce_sum across hosts: under auto every steady call claims slices by message between any two ranks, the
+  # root's included; test_reduce_sum_claims holds the slow rank (MAPRECT_TEST_HOLD_RANK), worker 1 and then the
+  # root, so that others claim from it in every call.
+  reduce_runs=("test_reduce_sum_cluster||" "test_reduce_sum_claims|1|" "test_reduce_sum_claims|0|[slow_root]")
+  for run in "${reduce_runs[@]}"; do
+    IFS='|' read -r t held filter <<<"$run"
+    bin=$(find "$MAPRECT_BUILD_DIR/test" -name "$t" -type f -print -quit)
+    env_args=() filter_args=()
+    [ -z "$held" ] || env_args=(-x "MAPRECT_TEST_HOLD_RANK=$held")
+    [ -z "$filter" ] || filter_args=("$filter")
+    start=$SECONDS
+    if netns_mpirun "${env_args[@]}" "$bin" --use-colour no "${filter_args[@]}" >"$WORK/$t.$held.log" 2>&1; then
+      pass "$t${filter:+ $filter} np=$N_HOSTS across $N_HOSTS hosts over TCP${held:+, rank $held held} ($((SECONDS - start)) s): $(grep -E '^(All tests passed|test cases)' "$WORK/$t.$held.log" | tail -1)"
+    else
+      cat "$WORK/$t.$held.log"
+      fail "$t${filter:+ $filter} np=$N_HOSTS across $N_HOSTS hosts over TCP${held:+, rank $held held}"
+    fi
+  done
 
-# --- bit equality: across the hosts vs shared memory vs in process ---------------------------------------------
-if netns_mpirun "$DUMP" "$WORK/tcp.txt" >"$WORK/dump-tcp.log" 2>&1 &&
-  shm_mpirun -np "$N_HOSTS" "$DUMP" "$WORK/shm.txt" >"$WORK/dump-shm.log" 2>&1 &&
-  shm_mpirun -np 1 "$DUMP" "$WORK/np1.txt" >"$WORK/dump-np1.log" 2>&1; then
-  hosts=$(sed -n 's/^rank [0-9]* on host //p' "$WORK/dump-tcp.log" | sort -u | tr '\n' ' ')
-  if [ "$(sed -n 's/^rank [0-9]* on host //p' "$WORK/dump-tcp.log" | sort -u | wc -l)" -eq "$N_HOSTS" ]; then
-    pass "results dump ran on $N_HOSTS distinct hosts: $hosts"
+  # --- bit equality: across the hosts vs shared memory vs in process ---------------------------------------------
+  if netns_mpirun "$DUMP" "$WORK/tcp.txt" >"$WORK/dump-tcp.log" 2>&1 &&
+    shm_mpirun -np "$N_HOSTS" "$DUMP" "$WORK/shm.txt" >"$WORK/dump-shm.log" 2>&1 &&
+    shm_mpirun -np 1 "$DUMP" "$WORK/np1.txt" >"$WORK/dump-np1.log" 2>&1; then
+    hosts=$(sed -n 's/^rank [0-9]* on host //p' "$WORK/dump-tcp.log" | sort -u | tr '\n' ' ')
+    if [ "$(sed -n 's/^rank [0-9]* on host //p' "$WORK/dump-tcp.log" | sort -u | wc -l)" -eq "$N_HOSTS" ]; then
+      pass "results dump ran on $N_HOSTS distinct hosts: $hosts"
+    else
+      cat "$WORK/dump-tcp.log"
+      fail "results dump ran on hosts '$hosts', expected $N_HOSTS distinct ones"
+    fi
+    entries=$(grep -c '^value\|^d_' "$WORK/shm.txt" || true)
+    if cmp "$WORK/tcp.txt" "$WORK/shm.txt"; then
+      pass "TCP across hosts == shared memory, bit for bit ($entries values and gradient entries, $(wc -l <"$WORK/shm.txt") lines)"
+    else
+      diff "$WORK/shm.txt" "$WORK/tcp.txt" | head -20
+      fail "TCP across hosts differs from shared memory"
+    fi
+    if cmp "$WORK/np1.txt" "$WORK/shm.txt"; then
+      pass "shared memory np=$N_HOSTS == in process (np=1), bit for bit"
+    else
+      diff "$WORK/np1.txt" "$WORK/shm.txt" | head -20
+      fail "shared memory np=$N_HOSTS differs from in process"
+    fi
   else
-    cat "$WORK/dump-tcp.log"
-    fail "results dump ran on hosts '$hosts', expected $N_HOSTS distinct ones"
+    cat "$WORK"/dump-*.log
+    fail "maprect-results-dump did not run to the end"
   fi
-  entries=$(grep -c '^value\|^d_' "$WORK/shm.txt" || true)
-  if cmp "$WORK/tcp.txt" "$WORK/shm.txt"; then
-    pass "TCP across hosts == shared memory, bit for bit ($entries values and gradient entries, $(wc -l <"$WORK/shm.txt") lines)"
-  else
-    diff "$WORK/shm.txt" "$WORK/tcp.txt" | head -20
-    fail "TCP across hosts differs from shared memory"
-  fi
-  if cmp "$WORK/np1.txt" "$WORK/shm.txt"; then
-    pass "shared memory np=$N_HOSTS == in process (np=1), bit for bit"
-  else
-    diff "$WORK/np1.txt" "$WORK/shm.txt" | head -20
-    fail "shared memory np=$N_HOSTS differs from in process"
-  fi
-else
-  cat "$WORK"/dump-*.log
-  fail "maprect-results-dump did not run to the end"
+
+  # MPI on the network MAPRECT_NETWORK names, and faults of a rank on another host.
+  # shellcheck source-path=SCRIPTDIR source=netns-exposure.sh
+  source "$MAPRECT_ROOT/scripts/netns-exposure.sh"
+  check_network_binding
+  check_faults_across_hosts
+
+  # The ranks really talked over their link: bytes received by every host's interface.
+  rx=()
+  for i in $(seq 1 "$N_HOSTS"); do
+    rx+=("h$i $(ip netns exec "${PREFIX}h$i" cat "/sys/class/net/$DEVICE/statistics/rx_bytes") B")
+  done
+  echo "traffic received over the $LINK ($DEVICE): ${rx[*]}"
 fi
-
-# MPI on the network MAPRECT_NETWORK names, and faults of a rank on another host.
-# shellcheck source-path=SCRIPTDIR source=netns-exposure.sh
-source "$MAPRECT_ROOT/scripts/netns-exposure.sh"
-check_network_binding
-check_faults_across_hosts
-
-# The ranks really talked over their link: bytes received by every host's interface.
-rx=()
-for i in $(seq 1 "$N_HOSTS"); do
-  rx+=("h$i $(ip netns exec "${PREFIX}h$i" cat "/sys/class/net/$DEVICE/statistics/rx_bytes") B")
-done
-echo "traffic received over the $LINK ($DEVICE): ${rx[*]}"
 
 # --- the cost model against measurements across the hosts, at each delay (printed, not asserted) -----------------
 # One block of scripts/plan-validate.sh rows, labelled $1, over launcher $2.
