@@ -1,0 +1,28 @@
+// The claims' grant and batch rules (grant_rule.hpp).
+#include "src/balance/grant_rule.hpp"
+
+#include <cmath>
+
+namespace maprect::detail {
+
+job_range unstarted_jobs::take_front(int threads, int least, int most) {
+  if (front_ >= back_) return {};
+  const int left = back_ - front_;
+  const int take = std::min(left, std::max({std::min(claim_batch(left, threads), most), least, threads}));
+  front_ += take;
+  return {front_ - take, front_};
+}
+
+job_range unstarted_jobs::grant_back(int held, int least, double share) {
+  if (front_ >= back_) return {};
+  const int left = back_ - front_;
+  // Rounded down, but not below a whole number that share's own rounding missed (0.3 of 20 is 5.999...).
+  const int part = static_cast<int>(std::floor((left - held) * share + 1e-9));
+  const int take = held == 0 ? std::max(1, part) : part;
+  if (take <= 0) return later_grant();
+  if (take < least) return {};
+  back_ -= take;
+  return {back_, back_ + take};
+}
+
+}  // namespace maprect::detail
