@@ -34,7 +34,7 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   // Its pace on its own jobs, for the asks the root sends other owners on its behalf.
   if (!ask.on_owner_jobs()) thief_seconds_[thief] = ask.thief_seconds;
   ask_message seen = ask;
-  seen.idle_ranks = idle_ranks();
+  seen.set_idle_ranks(idle_ranks());
   seen.least_seconds = static_cast<float>(round_trip(thief));
   thieves_.note(seen, ask.held_time(job_seconds_, pace_.per_job()));
   if (wants_[thief] && !stopping_ && claimable_ && own_.left() > 0) {

@@ -202,11 +202,11 @@ TEST_CASE("a slow owner leaves its last jobs to idle ranks that would run them a
   CHECK_FALSE(thieves.outrun(1, 0.0));    // an untimed owner runs its jobs
   // The thief that asked still holds 2.5 ms of work. Alone, it would end the owner's last job after 3.6 ms;
   // among 3 the 5.5 ms of work take 1.83 ms each.
-  ask.idle_ranks = 1;
+  ask.set_idle_ranks(1);
   thieves.note(ask, 2.5e-3);
   CHECK_FALSE(thieves.outrun(1, 3e-3));
   CHECK(thieves.outrun(1, 4e-3));
-  ask.idle_ranks = 3;
+  ask.set_idle_ranks(3);
   thieves.note(ask, 2.5e-3);
   CHECK(thieves.outrun(3, 3e-3));
   CHECK(thieves.outrun(6, 3e-3));        // (2.5 + 6) / 3 = 2.83 ms, and the trip: 2.93 ms
