@@ -337,8 +337,10 @@ int claims_broker::poll_results() {
   MPI_Status st;
   while (MPI_Iprobe(MPI_ANY_SOURCE, claims_tag::result, s_.comm, &pending, &st), pending) {
     result_head head;
+    int bytes = 0;
+    MPI_Get_count(&st, MPI_BYTE, &bytes);
     MPI_Recv(&head, sizeof head, MPI_BYTE, st.MPI_SOURCE, claims_tag::result, s_.comm, MPI_STATUS_IGNORE);
-    note_control(static_cast<std::size_t>(head.bytes(st.MPI_SOURCE)));
+    note_control(static_cast<std::size_t>(bytes));
     receive_result(st.MPI_SOURCE, head);
     ++results;
   }

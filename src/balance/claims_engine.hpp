@@ -176,9 +176,10 @@ struct result_head {
   /// A batch granted after the thief's own failure, entirely behind it: not run, no blocks follow.
   static constexpr int not_run = -1;
 
-  /// The bytes it goes as: a worker's own jobs' head with its times, a batch's without them.
-  int bytes(int sender) const {
-    return static_cast<int>(owner == sender ? sizeof(result_head) : offsetof(result_head, busy));
+  /// The bytes it goes as: a worker's own jobs' head with its times where the work reports them (`timed`), a
+  /// batch's without them. The root receives either into a whole head, whose times stay 0.
+  int bytes(int sender, bool timed = true) const {
+    return static_cast<int>(owner == sender && timed ? sizeof(result_head) : offsetof(result_head, busy));
   }
 
   /// Its status as a gather of statuses holds a worker's (wire::status_doubles into `status`).
@@ -263,6 +264,8 @@ class worker_claimed_work {
   /// Whether run_own may run on another thread than MPI's (run_answering): only where the jobs keep no state
   /// on the thread that runs them.
   virtual bool runs_aside() const { return false; }
+  /// Whether the root reads the times in the head of its own jobs' result (the steady call's profile).
+  virtual bool reports_times() const { return true; }
 };
 
 /// Worker: steps 4 and 5 of a call by claims by message: runs its own jobs, answering the root's asks, sends

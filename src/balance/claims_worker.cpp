@@ -150,7 +150,7 @@ void worker_claims::run_stolen(const grant_message& got, int failed_job) {
 }
 
 void worker_claims::send_result(const result_head& head, const double* blocks, int n, MPI_Request (&sends)[2]) {
-  MPI_Isend(&head, head.bytes(s_.rank), MPI_BYTE, 0, claims_tag::result, s_.comm, &sends[0]);
+  MPI_Isend(&head, head.bytes(s_.rank, work_.reports_times()), MPI_BYTE, 0, claims_tag::result, s_.comm, &sends[0]);
   if (n > 0) MPI_Isend(blocks, n, MPI_DOUBLE, 0, claims_tag::blocks, s_.comm, &sends[1]);
 }
 

@@ -183,6 +183,8 @@ class deferred_worker_jobs final : public worker_claimed_work {
     values_.resize(0);
   }
   int own_jobs() const override { return site_.n_jobs; }
+  /// A deferred call reports no profile.
+  bool reports_times() const override { return false; }
   int unrunnable_job() override {
     if (f_ != nullptr) return -1;
     s_.worker.last_error = unregistered_call(v_.call_id, s_.rank);
