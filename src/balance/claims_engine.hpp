@@ -163,7 +163,7 @@ void receive_grant_payload(MPI_Comm comm, int tag, int* values, int n);
 
 /// What a worker sends the root ahead of the blocks of its own jobs, or of a batch it ran for another rank.
 /// It goes in an ask_message's integers and floats: 32 bytes, or the 20 before `busy` for a batch run for
-/// another rank, which reports no times.
+/// another rank, and for work whose root reads no times (worker_claimed_work::reports_times).
 struct result_head {
   std::int32_t owner = 0;  ///< whose chunk: the worker's own, or the batch's owner
   std::int32_t begin = 0;  ///< the owner's local jobs [begin, end) whose blocks follow
