@@ -16,11 +16,8 @@
 // wherever it runs: the bits do not depend on who ran what.
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <limits>
 #include <maprect/detail/call.hpp>
 #include <maprect/detail/claims_pay.hpp>
 #include <maprect/detail/job_error.hpp>

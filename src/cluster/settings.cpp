@@ -3,14 +3,9 @@
 
 #include "src/plan/cost_model.hpp"
 
-#include <maprect/detail/thread_count.hpp>
-#include <cstdio>
-#include <vector>
-
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
+#include <maprect/detail/thread_count.hpp>
 #include <stdexcept>
 #include <string>
 
