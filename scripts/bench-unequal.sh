@@ -54,16 +54,17 @@ median_range() {
 
 log "bench-unequal: $KIND, $(nproc) cores, $RANKS ranks, $JOBS jobs of $JOB_MS ms, s = $SLOW, $ROUNDS rounds of $CALLS calls"
 log "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-declare -A ratios ms bound
+declare -A ratios measured ms bound
 for round in $(seq "$ROUNDS"); do
   for balance in "${balances[@]}"; do
     for case_ in "${cases[@]}"; do
       line=$(MAPRECT_BALANCE="$balance" mpirun -np "$RANKS" --oversubscribe "$program" --jobs "$JOBS" \
         --job-ms "$JOB_MS" --slow-factor "$SLOW" --slow-rank "$(slow_rank "$case_")" --calls "$CALLS" --kind "$KIND")
       key="$balance/$case_"
-      ratios[$key]+=" $(sed -n 's/.*ratio=\([0-9.]*\).*/\1/p' <<<"$line")"
+      ratios[$key]+=" $(sed -n 's/.* ratio=\([0-9.]*\).*/\1/p' <<<"$line")"
+      measured[$key]+=" $(sed -n 's/.*measured_ratio=\([0-9.]*\).*/\1/p' <<<"$line")"
       ms[$key]+=" $(sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p' <<<"$line")"
-      bound[$key]=$(sed -n 's/.*bound_ms=\([0-9.]*\).*/\1/p' <<<"$line")
+      bound[$key]=$(sed -n 's/.* bound_ms=\([0-9.]*\).*/\1/p' <<<"$line")
       log "round $round: MAPRECT_BALANCE=$balance slow=$case_: $line"
     done
   done
@@ -72,13 +73,15 @@ log "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Table: one row per balance mode and case; the ratio is the one to compare with the targets (at most 1.15
 # with a slow root or worker, 1.10 with equal ranks).
-printf '%-7s %-7s %10s %-22s %-24s\n' "balance" "slow" "bound (ms)" "median ms (range)" "ratio to bound (range)"
+printf '%-7s %-7s %10s %-22s %-24s %-24s\n' "balance" "slow" "bound (ms)" "median ms (range)" \
+  "ratio to bound (range)" "to measured bound"
 for balance in "${balances[@]}"; do
   for case_ in "${cases[@]}"; do
     key="$balance/$case_"
     read -r -a r <<<"${ratios[$key]}"
     read -r -a m <<<"${ms[$key]}"
-    printf '%-7s %-7s %10s %-22s %-24s\n' "$balance" "$case_" "${bound[$key]}" "$(median_range 2 "${m[@]}")" \
-      "$(median_range 3 "${r[@]}")"
+    read -r -a v <<<"${measured[$key]}"
+    printf '%-7s %-7s %10s %-22s %-24s %-24s\n' "$balance" "$case_" "${bound[$key]}" "$(median_range 2 "${m[@]}")" \
+      "$(median_range 3 "${r[@]}")" "$(median_range 3 "${v[@]}")"
   done
 done
