@@ -1,8 +1,6 @@
 // The claims' grant and batch rules (grant_rule.hpp).
 #include "src/balance/grant_rule.hpp"
 
-#include <cmath>
-
 namespace maprect::detail {
 
 job_range unstarted_jobs::take_front(int threads, int least, int most) {
@@ -15,10 +13,7 @@ job_range unstarted_jobs::take_front(int threads, int least, int most) {
 
 job_range unstarted_jobs::grant_back(int held, int least, double share) {
   if (front_ >= back_) return {};
-  const int left = back_ - front_;
-  // Rounded down, but not below a whole number that share's own rounding missed (0.3 of 20 is 5.999...).
-  const int part = static_cast<int>(std::floor((left - held) * share + 1e-9));
-  const int take = held == 0 ? std::max(1, part) : part;
+  const int take = granted_jobs(back_ - front_, held, share);
   if (take <= 0) return later_grant();
   if (take < least) return {};
   back_ -= take;

@@ -4,6 +4,7 @@
 // (ask_message, grant_share, grant_for), and when an owner leaves its last jobs to idle thieves
 // (idle_thieves). Unit-tested without MPI (test/balance_hosts/test_grant_rule.cpp).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -60,11 +61,22 @@ struct own_pace {
 
 /// The part of an owner's unstarted jobs a thief gets, the owner at `own_seconds` and the thief at
 /// `thief_seconds` per job, with `ranks` ranks in the call: by the call's end every other rank is out of work
-/// and asks, so each is granted its part by its speed, o / (t + (ranks - 1) o); a thief that comes back for
-/// more costs a round trip, one that got too much ends last. Half while either is untimed.
+/// and claims, so each gets its part by its speed, o / (t + (ranks - 1) o); a thief that comes back for
+/// more costs a claim (a round trip by message), one that got too much ends last. As if alike, 1 / ranks,
+/// while either is untimed.
 inline double grant_share(double own_seconds, double thief_seconds, int ranks) {
-  if (own_seconds <= 0 || thief_seconds <= 0 || ranks < 2) return 0.5;
+  if (ranks < 2) return 0.5;
+  if (own_seconds <= 0 || thief_seconds <= 0) return 1.0 / ranks;
   return own_seconds / (thief_seconds + (ranks - 1) * own_seconds);
+}
+
+/// How many of `left` unstarted jobs a thief that holds work worth `held` of them gets at `share`
+/// (grant_share): that part of what is left beyond what it holds, rounded down but not below a whole number
+/// that the share's own rounding missed (0.3 of 20 is 5.999...), and at least one to a thief that holds none.
+/// Zero or less: it holds enough for now.
+inline int granted_jobs(int left, int held, double share) {
+  const int part = static_cast<int>(std::floor((left - held) * share + 1e-9));
+  return held == 0 ? std::max(1, part) : part;
 }
 
 /// The answer "none for now, ask again once your batch is done" to a thief that holds enough (as opposed to

@@ -11,10 +11,12 @@ namespace {
 
 // A word per cache line: a worker's claims do not disturb its neighbours', and the root reading a worker's
 // progress does not disturb that worker's claims. Rank r's claim word is in line 3r, its progress in 3r + 1,
-// the count of its jobs others ran in 3r + 2; the call's words follow the last rank's.
+// the count of its jobs others ran and its pace in 3r + 2; the call's words follow the last rank's.
 constexpr MPI_Aint line = 64;
 constexpr MPI_Aint lines_per_rank = 3;
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "claim words must work across processes");
+static_assert(std::atomic<double>::is_always_lock_free, "paces must work across processes");
+constexpr MPI_Aint pace_at = 8;  ///< the pace's place in a rank's third line
 // A progress word and the report behind it share their line.
 static_assert(sizeof(std::atomic<std::uint64_t>) + sizeof(worker_report) <= line, "a report must fit its line");
 
@@ -37,7 +39,11 @@ void job_claims::place(char* base, int rank, const std::vector<int>& comm_rank) 
     progress_[r] = make ? new (at + line) word(pack(0, 0)) : reinterpret_cast<word*>(at + line);
     lines_[r].claimed_done =
         make ? new (at + 2 * line) std::atomic<int>(0) : reinterpret_cast<std::atomic<int>*>(at + 2 * line);
+    char* const pace = at + 2 * line + pace_at;
+    lines_[r].pace = make ? new (pace) std::atomic<double>(0) : reinterpret_cast<std::atomic<double>*>(pace);
   }
+  self_ = rank;
+  claimers_ = static_cast<int>(comm_rank.size());
   mine_ = rank != 0 ? words_[rank] : nullptr;
   my_progress_ = rank != 0 ? progress_[rank] : nullptr;
 }
@@ -58,18 +64,32 @@ job_range job_claims::take(word& w, bool from_front, Batch batch) {
 job_range job_claims::claim_front() { return claim_batch_front(1); }
 
 job_range job_claims::claim_batch_back(int r, int threads) {
-  return take(*words_[r], false, [threads](int left) { return claim_batch(left, threads); });
+  const double share = grant_share(pace(r), pace(self_), claimers_);
+  return take(*words_[r], false,
+              [threads, share](int left) { return std::min(left, std::max(threads, granted_jobs(left, 0, share))); });
 }
 
 job_range job_claims::claim_batch_front(int threads) {
   word& w = *(mine_ != nullptr ? mine_ : words_[0]);
   const auto batch = [threads](int left) { return claim_batch(left, threads); };
-  if (!held_) return take(w, true, batch);
-  if (hold_back_ >= 0) hold_until_claimed(w);
+  if (held_ && hold_back_ >= 0) hold_until_claimed(w);
   const int back_before = back(w.load(std::memory_order_acquire));
   const job_range got = take(w, true, batch);
-  hold_back_ = got.begin == 0 && !got.empty() ? back_before : -1;
+  if (held_) hold_back_ = got.begin == 0 && !got.empty() ? back_before : -1;
+  time_front_batch(got);
   return got;
+}
+
+void job_claims::time_front_batch(job_range got) {
+  const auto now = std::chrono::steady_clock::now();
+  if (got.begin == 0 && !got.empty()) {
+    own_ = {};  // the call's first batch: nobody claims from the front but the owner
+  } else if (batch_jobs_ > 0) {
+    own_.add(std::chrono::duration<double>(now - batch_start_).count(), batch_jobs_);
+    lines_[self_].pace->store(own_.per_job(), std::memory_order_release);
+  }
+  batch_start_ = now;
+  batch_jobs_ = got.size();
 }
 
 void job_claims::hold_until_claimed(const word& w) const {
@@ -100,6 +120,7 @@ int job_claims::claim_rest() {
   while (!w.compare_exchange_weak(seen, pack(back(seen), back(seen)), std::memory_order_acq_rel,
                                   std::memory_order_acquire)) {
   }
+  batch_jobs_ = 0;
   return back(seen);
 }
 

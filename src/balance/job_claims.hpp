@@ -8,8 +8,8 @@
 // Beside each claim word, in a cache line of its own, a worker publishes its progress: how many of its jobs
 // have their blocks in its host slot. The root makes those jobs' output nodes while the worker runs the
 // rest, instead of all of them after the worker's answer. A third line per rank counts the jobs of its chunk
-// that others ran (their blocks are in its slot), and one line for the call holds its lowest failing job and
-// whether a changed output count stopped it.
+// that others ran (their blocks are in its slot) and its pace on them so far, which the grant rule weighs, and
+// one line for the call holds its lowest failing job and whether a changed output count stopped it.
 #include <mpi.h>
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "src/balance/grant_rule.hpp"
 #include "src/protocol/chunk_plan.hpp"
 #include "src/transport/wait.hpp"
 
@@ -62,10 +63,11 @@ class job_claims {
     return mine_ != nullptr || std::any_of(words_.begin(), words_.end(), [](const word* w) { return w != nullptr; });
   }
 
-  /// Root, before a call's request: rank r's chunk of n jobs is all unclaimed, and none is done.
+  /// Root, before a call's request: rank r's chunk of n jobs is all unclaimed, none is done, none timed.
   void reset(int r, int n) {
     progress_[r]->store(0, std::memory_order_relaxed);
     lines_[r].claimed_done->store(0, std::memory_order_relaxed);
+    lines_[r].pace->store(0, std::memory_order_relaxed);
     words_[r]->store(pack(0, n), std::memory_order_release);
   }
   /// Root, before a call's request: rank r keeps its chunk of n jobs whole, none of it claimable.
@@ -88,10 +90,15 @@ class job_claims {
   }
   /// Root: how worker r's part of the call ended; valid once progress(r) is finished.
   worker_report report(int r) const { return *reinterpret_cast<const worker_report*>(progress_[r] + 1); }
-  /// Any rank of the root's host: claims a batch (claim_batch) from the back of rank r's unclaimed jobs.
+  /// Any rank of the root's host: claims from the back of rank r's unclaimed jobs what the grant rule gives a
+  /// thief that holds none (granted_jobs at grant_share of the two ranks' paces), but a job per team thread
+  /// while there are that many.
   job_range claim_batch_back(int r, int threads);
-  /// Any rank of the root's host: claims a batch (claim_batch) from the front of its own unclaimed jobs.
+  /// Any rank of the root's host: claims a batch (claim_batch) from the front of its own unclaimed jobs, and
+  /// publishes its pace on the batches before it.
   job_range claim_batch_front(int threads);
+  /// Rank r's seconds per job on its own jobs in this call so far (0: none timed yet).
+  double pace(int r) const { return lines_[r].pace->load(std::memory_order_acquire); }
   /// Whether this rank is MAPRECT_TEST_HOLD_RANK's: a test's pin of a schedule in which others claim. Once its
   /// first batch of a call has run, its next claim from the front waits until another rank has claimed some of
   /// its jobs, none is left, or the call failed or stopped; at most 20 s.
@@ -157,7 +164,10 @@ class job_claims {
   /// A rank's third line.
   struct rank_lines {
     std::atomic<int>* claimed_done = nullptr;
+    std::atomic<double>* pace = nullptr;
   };
+  /// Times this rank's front batches: `got` is its claim that ends the batch before.
+  void time_front_batch(job_range got);
 
   std::vector<word*> words_;     ///< per rank, its claim word or null (every rank of the root's host)
   std::vector<word*> progress_;  ///< per rank, its progress word or null
@@ -169,6 +179,11 @@ class job_claims {
   bool held_ = false;            ///< hold_for_claims
   int hold_back_ = -1;           ///< the back of its jobs at its first claim of the call, until the hold
   word* my_progress_ = nullptr;  ///< worker: its progress word, or null
+  int self_ = 0;                 ///< this rank
+  int claimers_ = 0;             ///< the ranks with claim words: those that claim from each other
+  own_pace own_;                 ///< this rank's own jobs in this call so far
+  std::chrono::steady_clock::time_point batch_start_;  ///< when its latest front batch started
+  int batch_jobs_ = 0;           ///< that batch's jobs (0: none under way)
 };
 
 /// Root: waits, as the policy says, until worker r has finished its part of the call (true), or until the

@@ -43,9 +43,8 @@ struct job_range {
   int size() const { return end - begin; }
 };
 
-/// The one batch rule of the claims, for an owner's next batch from its front and a claim by host memory on
-/// another rank's back alike: a quarter of what is left (few batches per call, small ones at the end), but a
-/// job per team thread while there are that many.
+/// The one batch rule of the claims, for an owner's next batch from its front: a quarter of what is left (few
+/// batches per call, small ones at the end), but a job per team thread while there are that many.
 inline int claim_batch(int left, int threads) { return left < threads ? left : (left / 4 > threads ? left / 4 : threads); }
 
 /// Where each of a rank's n jobs starts in that rank's blocks, in doubles, given the jobs' output counts and

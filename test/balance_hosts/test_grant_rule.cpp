@@ -126,10 +126,12 @@ TEST_CASE("the owner's batches last 16 answers' cost where answering costs more 
   CHECK(answer_batch(32e-6, 1, cost.seconds()) == 1);
 }
 
-TEST_CASE("grants by speed: each other rank's part at its speed, half while either side is untimed") {
+TEST_CASE("grants by speed: each other rank's part at its speed, as if alike while either side is untimed") {
   using maprect::detail::grant_share;
-  CHECK(grant_share(0.0, 1e-3, 4) == 0.5);   // the owner untimed
-  CHECK(grant_share(1e-3, 0.0, 4) == 0.5);   // the thief untimed
+  using maprect::detail::granted_jobs;
+  CHECK(grant_share(0.0, 1e-3, 4) == 0.25);  // the owner untimed: a quarter, as among four alike
+  CHECK(grant_share(1e-3, 0.0, 3) == Approx(1.0 / 3));  // the thief untimed
+  CHECK(grant_share(0.0, 0.0, 2) == 0.5);
   CHECK(grant_share(1e-3, 1e-3, 2) == 0.5);  // two ranks alike: half, as ever
   CHECK(grant_share(1e-3, 1e-3, 4) == Approx(0.25));  // four alike: a quarter each
   // An owner 3 times slower than its thieves among 4 ranks: each thief's part is 3 / (1 + 3 * 3) of the rest.
@@ -138,6 +140,12 @@ TEST_CASE("grants by speed: each other rank's part at its speed, half while eith
   jobs.reset(20);
   CHECK(same(jobs.grant_back(0, 1, grant_share(3e-3, 1e-3, 4)), {14, 20}));  // 0.3 of 20
   CHECK(same(jobs.grant_back(2, 1, grant_share(3e-3, 1e-3, 4)), {11, 14}));  // 0.3 of the 12 beyond 2 held: 3
+  // The grant's size, as host memory's claims take it too: rounded down, at least one to a thief holding none.
+  CHECK(granted_jobs(20, 0, 0.3) == 6);  // 0.3 * 20 is 5.999... in doubles
+  CHECK(granted_jobs(3, 0, 0.25) == 1);
+  CHECK(granted_jobs(3, 2, 0.25) == 0);  // holds enough: "later"
+  // A thief 3 times slower than the owner among 4 ranks: 1 / (3 + 3) of what is left, not a quarter.
+  CHECK(granted_jobs(12, 0, grant_share(1e-3, 3e-3, 4)) == 2);
 }
 
 TEST_CASE("asks: jobs the thief holds count by the ranks' paces where both are known, in whole jobs") {
