@@ -49,7 +49,7 @@ void job_claims::place(char* base, int rank, const std::vector<int>& comm_rank) 
 }
 
 template <class Batch>
-job_range job_claims::take(word& w, bool from_front, Batch batch) {
+job_range job_claims::take(word& w, bool from_front, Batch batch, int* left_after) {
   std::uint64_t seen = w.load(std::memory_order_acquire);
   while (true) {
     const int f = front(seen), b = back(seen);
@@ -57,7 +57,9 @@ job_range job_claims::take(word& w, bool from_front, Batch batch) {
     const int n = batch(b - f);
     const job_range got = from_front ? job_range{f, f + n} : job_range{b - n, b};
     const std::uint64_t left = from_front ? pack(f + n, b) : pack(f, b - n);
-    if (w.compare_exchange_weak(seen, left, std::memory_order_acq_rel, std::memory_order_acquire)) return got;
+    if (!w.compare_exchange_weak(seen, left, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+    if (left_after != nullptr) *left_after = b - f - n;
+    return got;
   }
 }
 
@@ -71,25 +73,37 @@ job_range job_claims::claim_batch_back(int r, int threads) {
 
 job_range job_claims::claim_batch_front(int threads) {
   word& w = *(mine_ != nullptr ? mine_ : words_[0]);
-  const auto batch = [threads](int left) { return claim_batch(left, threads); };
+  // At most the jobs worth claims_answer_seconds per team thread, as an owner answering by message runs
+  // them: a slow owner's last quarter was the end of the call.
+  const int most = answer_batch(own_.jobs > 0 ? own_.per_job() : last_pace_, threads);
+  const auto batch = [threads, most](int left) {
+    return std::min(left, std::max(std::min(claim_batch(left, threads), most), threads));
+  };
   if (held_ && hold_back_ >= 0) hold_until_claimed(w);
   const int back_before = back(w.load(std::memory_order_acquire));
-  const job_range got = take(w, true, batch);
+  int left = 0;
+  const job_range got = take(w, true, batch, &left);
   if (held_) hold_back_ = got.begin == 0 && !got.empty() ? back_before : -1;
-  time_front_batch(got);
+  time_front_batch(got, left == 0);
   return got;
 }
 
-void job_claims::time_front_batch(job_range got) {
+void job_claims::time_front_batch(job_range got, bool last) {
+  if (got.begin == 0 && !got.empty()) {  // the call's first batch: nobody claims from the front but the owner
+    if (own_.jobs > 0) last_pace_ = own_.per_job();
+    own_ = {};
+    batch_jobs_ = 0;
+  }
+  // Nobody claims from a rank with no jobs left, so its last batch goes untimed: a call of one batch per rank
+  // reads no clock.
+  if (batch_jobs_ == 0 && (got.empty() || last)) return;
   const auto now = std::chrono::steady_clock::now();
-  if (got.begin == 0 && !got.empty()) {
-    own_ = {};  // the call's first batch: nobody claims from the front but the owner
-  } else if (batch_jobs_ > 0) {
+  if (batch_jobs_ > 0) {
     own_.add(std::chrono::duration<double>(now - batch_start_).count(), batch_jobs_);
     lines_[self_].pace->store(own_.per_job(), std::memory_order_release);
   }
   batch_start_ = now;
-  batch_jobs_ = got.size();
+  batch_jobs_ = last ? 0 : got.size();
 }
 
 void job_claims::hold_until_claimed(const word& w) const {

@@ -94,8 +94,9 @@ class job_claims {
   /// thief that holds none (granted_jobs at grant_share of the two ranks' paces), but a job per team thread
   /// while there are that many.
   job_range claim_batch_back(int r, int threads);
-  /// Any rank of the root's host: claims a batch (claim_batch) from the front of its own unclaimed jobs, and
-  /// publishes its pace on the batches before it.
+  /// Any rank of the root's host: claims a batch from the front of its own unclaimed jobs, as an owner
+  /// answering by message does (claim_batch, at most answer_batch at its pace), and publishes its pace on the
+  /// batches before it.
   job_range claim_batch_front(int threads);
   /// Rank r's seconds per job on its own jobs in this call so far (0: none timed yet).
   double pace(int r) const { return lines_[r].pace->load(std::memory_order_acquire); }
@@ -147,9 +148,10 @@ class job_claims {
  private:
   using word = std::atomic<std::uint64_t>;
   /// Claims from the front or the back of the unclaimed range in `w` the batch(left) jobs the rule gives
-  /// (none when the range is empty), by compare-and-swap. Defined beside its callers in job_claims.cpp.
+  /// (none when the range is empty), by compare-and-swap; `left_after`, if given, gets what it left unclaimed.
+  /// Defined beside its callers in job_claims.cpp.
   template <class Batch>
-  static job_range take(word& w, bool from_front, Batch batch);
+  static job_range take(word& w, bool from_front, Batch batch, int* left_after = nullptr);
   static std::uint64_t pack(int front, int back) {
     return static_cast<std::uint32_t>(front) | (static_cast<std::uint64_t>(static_cast<std::uint32_t>(back)) << 32);
   }
@@ -166,8 +168,9 @@ class job_claims {
     std::atomic<int>* claimed_done = nullptr;
     std::atomic<double>* pace = nullptr;
   };
-  /// Times this rank's front batches: `got` is its claim that ends the batch before.
-  void time_front_batch(job_range got);
+  /// Times this rank's front batches: `got` is its claim that ends the batch before, `last` whether it took
+  /// the last of the rank's unclaimed jobs.
+  void time_front_batch(job_range got, bool last);
 
   std::vector<word*> words_;     ///< per rank, its claim word or null (every rank of the root's host)
   std::vector<word*> progress_;  ///< per rank, its progress word or null
@@ -182,6 +185,7 @@ class job_claims {
   int self_ = 0;                 ///< this rank
   int claimers_ = 0;             ///< the ranks with claim words: those that claim from each other
   own_pace own_;                 ///< this rank's own jobs in this call so far
+  double last_pace_ = 0;         ///< its pace over an earlier call, until this call's first batch is timed
   std::chrono::steady_clock::time_point batch_start_;  ///< when its latest front batch started
   int batch_jobs_ = 0;           ///< that batch's jobs (0: none under way)
 };
