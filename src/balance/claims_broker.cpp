@@ -5,8 +5,8 @@
 
 namespace maprect::detail {
 
-claims_broker::claims_broker(cluster_state& s, root_claimed_work& work)
-    : s_(s), work_(work), own_start_(clock::now()), victims_(static_cast<std::size_t>(s.size)),
+claims_broker::claims_broker(const claims_rank& s, root_claimed_work& work)
+    : self_(s), work_(work), own_start_(clock::now()), victims_(static_cast<std::size_t>(s.size)),
       told_(static_cast<std::size_t>(s.size), 0), wants_(static_cast<std::size_t>(s.size), 0),
       own_in_(static_cast<std::size_t>(s.size), 0), batches_out_(static_cast<std::size_t>(s.size), 0),
       thief_seconds_(static_cast<std::size_t>(s.size), 0.0), taken_pace_(static_cast<std::size_t>(s.size)) {
@@ -22,7 +22,7 @@ void claims_broker::reset(int n, bool claimable) {
 }
 
 void claims_broker::serve_asks() {
-  answer_asks(s_.comm, [this](int thief, const ask_message& ask) { on_ask(thief, ask); });
+  answer_asks(self_.comm, [this](int thief, const ask_message& ask) { on_ask(thief, ask); });
 }
 
 void claims_broker::on_ask(int thief, const ask_message& ask) {
@@ -39,8 +39,8 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   thieves_.note(seen, ask.held_time(job_seconds_, pace_.per_job()));
   if (wants_[thief] && !stopping_ && claimable_ && own_.left() > 0) {
     // A held root (a test's pin) grants whatever is worth it, as a held worker does (serve_asks).
-    const int least = s_.settings.test_held_rank == 0 ? 1 : jobs_worth(round_trip(thief), job_seconds_);
-    const job_range g = grant_for(own_, ask, job_seconds_, pace_.per_job(), least, s_.size);
+    const int least = self_.held_rank == 0 ? 1 : jobs_worth(round_trip(thief), job_seconds_);
+    const job_range g = grant_for(own_, ask, job_seconds_, pace_.per_job(), least, self_.size);
     refused_ = refused_ || (!is_later(g) && g.empty());
     if (is_later(g) || !g.empty()) {  // "later": the thief holds enough, and asks again once it ran it
       send_grant_to(thief, 0, g);
@@ -65,18 +65,18 @@ void claims_broker::after_batch(int done, int left) {
 
 int claims_broker::least_own_batch() const {
   double shortest = 0;
-  for (int r = 1; r < s_.size && r < static_cast<int>(s_.ranks.size()); ++r)
-    shortest = r == 1 ? s_.ranks[r].round_trip : std::min(shortest, s_.ranks[r].round_trip);
+  for (int r = 1; r < self_.size; ++r)
+    shortest = r == 1 ? self_.round_trip(r) : std::min(shortest, self_.round_trip(r));
   return jobs_worth(shortest, job_seconds_);
 }
 
 double claims_broker::round_trip(int r) const {
-  return r > 0 && r < static_cast<int>(s_.ranks.size()) ? s_.ranks[r].round_trip : 0.0;
+  return self_.round_trip(r);
 }
 
 void claims_broker::release_held() {
-  const int held = s_.settings.test_held_rank;
-  if (held <= 0 || held >= s_.size || victims_[held].exhausted || !victims_[held].asks.empty()) return;
+  const int held = self_.held_rank;
+  if (held <= 0 || held >= self_.size || victims_[held].exhausted || !victims_[held].asks.empty()) return;
   ask_victim(held, 0, 0, 0, false);
 }
 
@@ -91,14 +91,14 @@ void claims_broker::ask_victim(int v, int thief, int held, double held_seconds, 
   const double thief_seconds =
       thief > 0 ? thief_seconds_[thief] : on_owner ? taken_pace_[v].per_job() : pace_.per_job();
   const ask_message m = ask_message::of(want, held, held_seconds, least, thief_seconds, idle_ranks(), on_owner);
-  post_ask(s_.comm, v, m, ask.answer, ask.reply);
+  post_ask(self_.comm, v, m, ask.answer, ask.reply);
   note_control(sizeof(ask_message));
   if (thief == 0) root_asking_ = true;
-  if (s_.settings.timeout > 0) ask.sent = clock::now();
+  if (self_.timeout > 0) ask.sent = clock::now();
 }
 
 void claims_broker::send_grant_to(int thief, int owner, job_range g) {
-  send_grant(s_.comm, thief, owner, g);
+  send_grant(self_.comm, thief, owner, g);
   note_control(sizeof(grant_message));
 }
 
@@ -109,7 +109,7 @@ int claims_broker::richest_free(int thief) const {
   const clock::time_point now = clock::now();
   int best = -1;
   double most = 0;
-  for (int v = 1; v < s_.size; ++v) {
+  for (int v = 1; v < self_.size; ++v) {
     const victim& w = victims_[v];
     if (v == thief || w.exhausted || w.left_after_asks() <= 0) continue;
     const double left = w.left_by(now, job_seconds_);
@@ -123,12 +123,12 @@ int claims_broker::richest_free(int thief) const {
 
 int claims_broker::idle_ranks() const {
   int idle = own_.left() == 0 ? 1 : 0;
-  for (int r = 1; r < s_.size; ++r) idle += wants_[r] && !told_[r] ? 1 : 0;
+  for (int r = 1; r < self_.size; ++r) idle += wants_[r] && !told_[r] ? 1 : 0;
   return idle;
 }
 
 bool claims_broker::all_exhausted() const {
-  for (int v = 1; v < s_.size; ++v)
+  for (int v = 1; v < self_.size; ++v)
     if (!victims_[v].exhausted) return false;
   return true;
 }
@@ -141,8 +141,8 @@ void claims_broker::tell_none(int thief) {
 
 int claims_broker::poll_answers(std::vector<int>& late) {
   int answered = 0;
-  const auto now = s_.settings.timeout > 0 ? clock::now() : clock::time_point{};
-  for (int v = 1; v < s_.size; ++v) {
+  const auto now = self_.timeout > 0 ? clock::now() : clock::time_point{};
+  for (int v = 1; v < self_.size; ++v) {
     victim& w = victims_[v];
     int done = 1;
     while (!w.asks.empty() && (MPI_Test(&w.asks.front().reply, &done, MPI_STATUS_IGNORE), done)) {
@@ -151,7 +151,7 @@ int claims_broker::poll_answers(std::vector<int>& late) {
       on_answer(v, ask);
       ++answered;
     }
-    if (!w.asks.empty() && s_.settings.timeout > 0 && now > claims_deadline(s_, w.asks.front().sent)) late = {v};
+    if (!w.asks.empty() && self_.timeout > 0 && now > claims_deadline(self_, w.asks.front().sent)) late = {v};
   }
   return answered;
 }
@@ -226,11 +226,11 @@ void claims_broker::dispatch() {
 }
 
 bool claims_broker::finished() const {
-  if (told_none_ < s_.size - 1 || root_asking_ || !next_.empty()) return false;
-  if (own_results_ < s_.size - 1) return false;
-  for (int r = 1; r < s_.size; ++r)
+  if (told_none_ < self_.size - 1 || root_asking_ || !next_.empty()) return false;
+  if (own_results_ < self_.size - 1) return false;
+  for (int r = 1; r < self_.size; ++r)
     if (batches_out_[r] > 0) return false;
-  for (int v = 1; v < s_.size; ++v)
+  for (int v = 1; v < self_.size; ++v)
     if (!victims_[v].asks.empty()) return false;
   return true;
 }
@@ -255,19 +255,19 @@ wire::status claims_broker::run_own(own_batch_runner& batches, int& failed_job) 
       b.after_batch(got.end, b.own_.left());
     }
   } owner{*this, batches};
-  const wire::status code = run_own_batches(s_, own_, thieves_, job_seconds_, pace_, owner, failed_job);
+  const wire::status code = run_own_batches(self_, own_, thieves_, job_seconds_, pace_, owner, failed_job);
   if (code == wire::status::failed) note_failure(failed_job);
   return code;
 }
 
 void claims_broker::hold_for_claims() {
-  if (s_.settings.test_held_rank != 0 || !claimable_) return;
+  if (self_.held_rank != 0 || !claimable_) return;
   auto nobody_wants = [this] {
-    for (int r = 1; r < s_.size; ++r)
+    for (int r = 1; r < self_.size; ++r)
       if (!victims_[r].exhausted || wants_[r]) return false;
     return true;
   };
-  hold_until_claimed(s_.settings.policy, own_, [this] { serve_asks(); },
+  hold_until_claimed(self_.policy, own_, [this] { serve_asks(); },
                      [&] { return refused_ || nobody_wants(); });
 }
 
@@ -296,7 +296,7 @@ int claims_broker::run(bool want, std::vector<int>& late) {
       int failed_job = -1;
       const job_range g = running_.jobs;
       const auto start = clock::now();
-      const wire::status code = run_answering(s_, work_.runs_aside(), job_seconds_ * g.size(),
+      const wire::status code = run_answering(self_, work_.runs_aside(), job_seconds_ * g.size(),
                                               [&] { return work_.run_on_root(running_.owner, g, failed_job); }, broker);
       taken_pace_[running_.owner].add(seconds_since(start), g.size());
       running_ = {};
@@ -306,12 +306,12 @@ int claims_broker::run(bool want, std::vector<int>& late) {
       continue;
     }
     if (finished()) break;
-    if (s_.settings.timeout > 0 && clock::now() > claims_deadline(s_, since)) {
-      for (int r = 1; r < s_.size; ++r)
+    if (self_.timeout > 0 && clock::now() > claims_deadline(self_, since)) {
+      for (int r = 1; r < self_.size; ++r)
         if (!told_[r] || !own_in_[r] || batches_out_[r] > 0) late.push_back(r);
       return -1;
     }
-    if (answered == 0) pause_in_claims(s_.settings.policy, spins);
+    if (answered == 0) pause_in_claims(self_.policy, spins);
   }
   work_.finish_sends();
   return taken;
@@ -335,11 +335,11 @@ void note_batch_failure(const result_head& head, int thief, stolen_failure& fail
 int claims_broker::poll_results() {
   int results = 0, pending = 0;
   MPI_Status st;
-  while (MPI_Iprobe(MPI_ANY_SOURCE, claims_tag::result, s_.comm, &pending, &st), pending) {
+  while (MPI_Iprobe(MPI_ANY_SOURCE, claims_tag::result, self_.comm, &pending, &st), pending) {
     result_head head;
     int bytes = 0;
     MPI_Get_count(&st, MPI_BYTE, &bytes);
-    MPI_Recv(&head, sizeof head, MPI_BYTE, st.MPI_SOURCE, claims_tag::result, s_.comm, MPI_STATUS_IGNORE);
+    MPI_Recv(&head, sizeof head, MPI_BYTE, st.MPI_SOURCE, claims_tag::result, self_.comm, MPI_STATUS_IGNORE);
     note_control(static_cast<std::size_t>(bytes));
     receive_result(st.MPI_SOURCE, head);
     ++results;
@@ -358,7 +358,7 @@ void claims_broker::receive_result(int from, const result_head& head) {
     note_batch_failure(head, from, stolen_);
     --batches_out_[from];
   }
-  if (n > 0) MPI_Recv(blocks, n, MPI_DOUBLE, from, claims_tag::blocks, s_.comm, MPI_STATUS_IGNORE);
+  if (n > 0) MPI_Recv(blocks, n, MPI_DOUBLE, from, claims_tag::blocks, self_.comm, MPI_STATUS_IGNORE);
   traffic_.received_doubles += n;
 }
 

@@ -13,6 +13,8 @@
 #include <deque>
 #include <vector>
 
+#include <maprect/cluster.hpp>
+
 #include "src/balance/claims_engine.hpp"
 
 namespace maprect::detail {
@@ -47,7 +49,7 @@ struct claims_traffic {
 class claims_broker {
  public:
   /// The claims of one call over `work`'s jobs.
-  claims_broker(cluster_state& s, root_claimed_work& work);
+  claims_broker(const claims_rank& self, root_claimed_work& work);
   /// The root's own `n` jobs, all unstarted; with `claimable` false no worker is granted any of them.
   void reset(int n, bool claimable);
   /// The root's own unstarted jobs; it runs them from the front (run_own).
@@ -137,7 +139,7 @@ class claims_broker {
   void send_grant_to(int thief, int owner, job_range g);
   bool finished() const;
 
-  cluster_state& s_;
+  const claims_rank self_;
   root_claimed_work& work_;
   unstarted_jobs own_;
   bool claimable_ = true;

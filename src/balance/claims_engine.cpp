@@ -60,18 +60,12 @@ void receive_grant_payload(MPI_Comm comm, int tag, int* values, int n) {
   MPI_Recv(values, n, MPI_INT, 0, tag, comm, MPI_STATUS_IGNORE);
 }
 
-std::chrono::steady_clock::time_point claims_deadline(const cluster_state& s,
+std::chrono::steady_clock::time_point claims_deadline(const claims_rank& self,
                                                       std::chrono::steady_clock::time_point since) {
-  if (s.settings.timeout <= 0) return std::chrono::steady_clock::time_point::max();
+  if (self.timeout <= 0) return std::chrono::steady_clock::time_point::max();
   const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(s.settings.timeout));
-  return std::max(s.call.deadline, since + timeout);
-}
-
-balance_report last_call_balance() {
-  const cluster_state* s = live_cluster_root();
-  if (s == nullptr || !s->call.claimed) return {};
-  return {s->call.worker_ends, s->call.worker_taken, s->call.runners};
+      std::chrono::duration<double>(self.timeout));
+  return std::max(self.call_deadline, since + timeout);
 }
 
 }  // namespace maprect::detail

@@ -24,9 +24,10 @@
 #include <utility>
 #include <vector>
 
+#include "src/balance/claims_rank.hpp"
 #include "src/balance/grant_rule.hpp"
+#include "src/cluster/clock.hpp"
 #include "src/protocol/chunk_plan.hpp"
-#include "src/cluster/cluster_state.hpp"
 #include "src/protocol/tags.hpp"
 
 namespace maprect::detail {
@@ -36,10 +37,11 @@ namespace maprect::detail {
 /// team, if any, in this thread's place) while this one calls `answer()` every claims_aside_period; else on
 /// this thread.
 template <class Batch, class Answer>
-wire::status run_answering(cluster_state& s, bool aside, double expected_seconds, Batch&& batch, Answer&& answer) {
+wire::status run_answering(const claims_rank& self, bool aside, double expected_seconds, Batch&& batch,
+                           Answer&& answer) {
   if (!aside || expected_seconds < claims_aside_seconds) return batch();
   wire::status code = wire::status::ok;
-  s.aside.run([&] { code = batch(); }, answer, claims_aside_period(expected_seconds));
+  self.aside->run([&] { code = batch(); }, answer, claims_aside_period(expected_seconds));
   return code;
 }
 
@@ -70,17 +72,17 @@ void leave_to_thieves(wait_policy policy, const unstarted_jobs& jobs, const idle
 /// whose status is not ok and drops the jobs after it: after a failure none can fail first, and after changed
 /// output counts their blocks would not fit. Returns that status, or ok.
 template <class Owner>
-wire::status run_own_batches(cluster_state& s, unstarted_jobs& jobs, const idle_thieves& thieves,
+wire::status run_own_batches(const claims_rank& self, unstarted_jobs& jobs, const idle_thieves& thieves,
                              double& job_seconds, own_pace& pace, Owner& owner, int& failed_job) {
-  const int threads = s.settings.threads;
+  const int threads = self.threads;
   const auto serve = [&owner] { owner.serve_asks(); };
   const auto next = [&] {
-    return jobs.take_front(threads, owner.least_batch(), answer_batch(job_seconds, threads, s.answers.seconds()));
+    return jobs.take_front(threads, owner.least_batch(), answer_batch(job_seconds, threads, self.answers->seconds()));
   };
   for (job_range got = next(); !got.empty(); got = next()) {
     const auto start = std::chrono::steady_clock::now();
     owner.starting(got);
-    const wire::status code = run_answering(s, owner.runs_aside(), job_seconds * got.size(),
+    const wire::status code = run_answering(self, owner.runs_aside(), job_seconds * got.size(),
                                             [&] { return owner.run(got, failed_job); }, serve);
     if (code != wire::status::ok) {
       jobs.drop_rest();
@@ -91,9 +93,9 @@ wire::status run_own_batches(cluster_state& s, unstarted_jobs& jobs, const idle_
     pace.add(seconds, got.size());
     const auto answering = std::chrono::steady_clock::now();
     serve();
-    s.answers.add(seconds_since(answering));
+    self.answers->add(seconds_since(answering));
     owner.ran(got, seconds);
-    leave_to_thieves(s.settings.policy, jobs, thieves, job_seconds, serve);
+    leave_to_thieves(self.policy, jobs, thieves, job_seconds, serve);
   }
   return wire::status::ok;
 }
@@ -211,7 +213,7 @@ void hold_until_claimed(wait_policy policy, const unstarted_jobs& jobs, Serve&& 
 
 /// With MAPRECT_TIMEOUT: the later of the call's deadline and the timeout from `since` (a rank answers an ask
 /// only between its jobs, and the root's own jobs may have held the workers' asks up); else never.
-std::chrono::steady_clock::time_point claims_deadline(const cluster_state& s,
+std::chrono::steady_clock::time_point claims_deadline(const claims_rank& self,
                                                       std::chrono::steady_clock::time_point since);
 
 /// Root: the jobs of one call whose claims claims_broker brokers, as one kind of command sees them: how
@@ -269,24 +271,15 @@ class worker_claimed_work {
 /// their blocks, then runs the batches the root grants it, sending each one's blocks, until the root answers
 /// "none". With `hold` (a test's pin, MAPRECT_TEST_HOLD_RANK), once the first batch of its own has run, it
 /// runs no more until the root took some, answered "none", or 20 s passed.
-void serve_claims(cluster_state& s, worker_claimed_work& work, bool hold = false);
-
-/// The round trip from the root to its farthest worker, in seconds (rank_fact::round_trip), or a test's.
-inline double farthest_round_trip(const cluster_state& s) {
-  if (s.root.judged_round_trip >= 0) return s.root.judged_round_trip;
-  double farthest = 0;
-  for (int r = 1; r < s.size && r < static_cast<int>(s.ranks.size()); ++r)
-    farthest = std::max(farthest, s.ranks[r].round_trip);
-  return farthest;
-}
+void serve_claims(const claims_rank& self, worker_claimed_work& work, bool hold = false);
 
 /// Whether a site's next call goes by claims by message under auto, its last call having lasted `call_s`
 /// seconds: when that is long enough for them to pay (claims_pay); always under a test's pin
 /// (MAPRECT_TEST_HOLD_RANK), whose claims must happen. The same rule for map_rect, eager or deferred, and
 /// reduce_sum.
-inline bool claims_by_message_pay(const cluster_state& s, double call_s) {
-  return s.settings.balance == balance_mode::automatic && s.size > 1 &&
-         (s.settings.test_held_rank >= 0 || claims_pay(call_s, farthest_round_trip(s)));
+inline bool claims_by_message_pay(const claims_rank& self, double call_s) {
+  return self.automatic && self.size > 1 &&
+         (self.held_rank >= 0 || claims_pay(call_s, self.farthest_round_trip()));
 }
 
 /// Who ran which jobs in a steady or deferred call by claims (by message, or between all ranks of one host),

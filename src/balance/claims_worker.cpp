@@ -19,7 +19,8 @@ struct stolen_batch {
 /// One worker's part of a call by claims by message.
 class worker_claims {
  public:
-  worker_claims(cluster_state& s, worker_claimed_work& work, bool hold) : s_(s), work_(work), hold_(hold) {
+  worker_claims(const claims_rank& self, worker_claimed_work& work, bool hold)
+      : self_(self), work_(work), hold_(hold) {
     jobs_.reset(work.own_jobs());
   }
 
@@ -43,7 +44,7 @@ class worker_claims {
   void run_stolen(const grant_message& got, int failed_job);
   void send_result(const result_head& head, const double* blocks, int n, MPI_Request (&sends)[2]);
 
-  cluster_state& s_;
+  const claims_rank& self_;
   worker_claimed_work& work_;
   bool hold_;                ///< a test's pin: after the first batch of its own, wait for the root's claim
   bool answered_none_ = false;  ///< it told the root "none": the root asks it no more
@@ -69,7 +70,7 @@ int worker_claims::run_own() {
   }
   struct worker_owner {
     worker_claims& w;
-    int least_batch() const { return jobs_worth(w.s_.round_trip, w.job_seconds_); }
+    int least_batch() const { return jobs_worth(w.self_.own_round_trip, w.job_seconds_); }
     void starting(job_range got) {
       // All its jobs are started: the ask goes now, saying what the batch holds, so that the answer (which a
       // slow owner gives only between its jobs) is found while the batch runs.
@@ -85,13 +86,13 @@ int worker_claims::run_own() {
     }
   } owner{*this};
   int failed_job = -1;
-  code_ = run_own_batches(s_, jobs_, thieves_, job_seconds_, pace_, owner, failed_job);
+  code_ = run_own_batches(self_, jobs_, thieves_, job_seconds_, pace_, owner, failed_job);
   return failed_job;
 }
 
 void worker_claims::hold_for_claims() {
   // Once it answered "none" the root asks it no more.
-  hold_until_claimed(s_.settings.policy, jobs_, [this] { serve_asks(); }, [this] { return answered_none_; });
+  hold_until_claimed(self_.policy, jobs_, [this] { serve_asks(); }, [this] { return answered_none_; });
 }
 
 void worker_claims::serve_asks(bool until_answered) {
@@ -101,14 +102,14 @@ void worker_claims::serve_asks(bool until_answered) {
   const auto grant = [this](int root, const ask_message& ask) {
     thieves_.note(ask, ask.held_time(job_seconds_, pace_.per_job()));
     const int least = hold_ ? 1 : ask.least(job_seconds_);
-    const job_range g = grant_for(jobs_, ask, job_seconds_, pace_.per_job(), least, s_.size);
+    const job_range g = grant_for(jobs_, ask, job_seconds_, pace_.per_job(), least, self_.size);
     answered_none_ = answered_none_ || (!is_later(g) && g.empty());
-    send_grant(s_.comm, root, s_.rank, g);
+    send_grant(self_.comm, root, self_.rank, g);
   };
-  if (!until_answered) return answer_asks(s_.comm, grant);
+  if (!until_answered) return answer_asks(self_.comm, grant);
   // The root's "none" is the last it sends this rank in a call: an ask found once it is in may be the next
   // call's (the probe's progress can bring both), and stays for that call to answer.
-  answer_asks(s_.comm, grant, [this] {
+  answer_asks(self_.comm, grant, [this] {
     int done = 0;
     MPI_Test(&grant_request_, &done, MPI_STATUS_IGNORE);
     return done != 0;
@@ -120,14 +121,14 @@ void worker_claims::post_ask(bool want, int held, double held_seconds) {
   const bool on_root = root_jobs_pace_.jobs > 0;
   const double seconds = on_root ? root_jobs_pace_.per_job() : pace_.per_job();
   const ask_message ask = ask_message::of(want, held, held_seconds, 0.0, seconds, 0, on_root);
-  detail::post_ask(s_.comm, 0, ask, grant_, grant_request_);
+  detail::post_ask(self_.comm, 0, ask, grant_, grant_request_);
 }
 
 grant_message worker_claims::await_grant() {
   unsigned spins = 0;
   for (int done = 0; MPI_Test(&grant_request_, &done, MPI_STATUS_IGNORE), !done;) {
     serve_asks(true);  // the root may be waiting for this rank's answer as it waits for the root's
-    pause_in_claims(s_.settings.policy, spins);
+    pause_in_claims(self_.policy, spins);
   }
   return grant_;
 }
@@ -150,8 +151,9 @@ void worker_claims::run_stolen(const grant_message& got, int failed_job) {
 }
 
 void worker_claims::send_result(const result_head& head, const double* blocks, int n, MPI_Request (&sends)[2]) {
-  MPI_Isend(&head, head.bytes(s_.rank, work_.reports_times()), MPI_BYTE, 0, claims_tag::result, s_.comm, &sends[0]);
-  if (n > 0) MPI_Isend(blocks, n, MPI_DOUBLE, 0, claims_tag::blocks, s_.comm, &sends[1]);
+  const int bytes = head.bytes(self_.rank, work_.reports_times());
+  MPI_Isend(&head, bytes, MPI_BYTE, 0, claims_tag::result, self_.comm, &sends[0]);
+  if (n > 0) MPI_Isend(blocks, n, MPI_DOUBLE, 0, claims_tag::blocks, self_.comm, &sends[1]);
 }
 
 void worker_claims::take_from_root(int failed_job) {
@@ -178,7 +180,7 @@ void worker_claims::send_own(int failed_job, double busy, const team_busy& threa
   const int end = jobs_.end();
   int n = 0;
   const double* blocks = work_.own_blocks(end, n);
-  own_head_ = {s_.rank,
+  own_head_ = {self_.rank,
                0,
                end,
                static_cast<int>(code_),
@@ -196,12 +198,12 @@ void worker_claims::finish_sends() {
 
 }  // namespace
 
-void serve_claims(cluster_state& s, worker_claimed_work& work, bool hold) {
+void serve_claims(const claims_rank& self, worker_claimed_work& work, bool hold) {
   const auto start = std::chrono::steady_clock::now();
-  s.chunks.reset_busy();
-  worker_claims claims(s, work, hold);
+  self.chunks->reset_busy();
+  worker_claims claims(self, work, hold);
   const int failed_job = claims.run_own();
-  claims.send_own(failed_job, seconds_since(start), s.chunks.busy());
+  claims.send_own(failed_job, seconds_since(start), self.chunks->busy());
   claims.take_from_root(failed_job);
   claims.finish_sends();
 }

@@ -4,6 +4,7 @@
 #include <boost/mpi/communicator.hpp>
 #include <stdexcept>
 
+#include "src/balance/claims_engine.hpp"
 #include "src/cluster/cluster_state.hpp"
 
 namespace maprect {
@@ -55,5 +56,11 @@ void cluster::serve() { detail::serve(*state_); }
 void cluster::stop() { detail::stop_cluster(*state_); }
 cluster::traffic cluster::last_call_traffic() const { return state_->root.last_traffic; }
 cluster::profile cluster::last_call_profile() const { return state_->root.last_profile; }
+
+detail::balance_report detail::last_call_balance() {
+  const cluster_state* s = live_cluster_root();
+  if (s == nullptr || !s->call.claimed) return {};
+  return {s->call.worker_ends, s->call.worker_taken, s->call.runners};
+}
 
 }  // namespace maprect

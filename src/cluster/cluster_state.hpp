@@ -15,6 +15,7 @@
 
 #include "src/balance/answer_cost.hpp"
 #include "src/balance/batch_aside.hpp"
+#include "src/balance/claims_rank.hpp"
 #include "src/cluster/clock.hpp"
 #include "src/protocol/chunk_plan.hpp"
 #include "src/protocol/exchange.hpp"
@@ -191,6 +192,27 @@ void finish_cluster(cluster_state& s);
 cluster_state* live_cluster_root();
 /// Workers: runs a reduce request that the serve loop received (src/reduce_sum/reduce_command.cpp).
 void serve_reduce(cluster_state& s, const wire::request& v, const double* shared);
+
+/// This rank as the claims engine sees it in the call under way.
+inline claims_rank claims_of(cluster_state& s) {
+  claims_rank c;
+  c.comm = s.comm;
+  c.rank = s.rank;
+  c.size = s.size;
+  c.threads = s.settings.threads;
+  c.policy = s.settings.policy;
+  c.timeout = s.settings.timeout;
+  c.held_rank = s.settings.test_held_rank;
+  c.automatic = s.settings.balance == balance_mode::automatic;
+  c.ranks = &s.ranks;
+  c.own_round_trip = s.round_trip;
+  c.judged_round_trip = s.root.judged_round_trip;
+  c.call_deadline = s.call.deadline;
+  c.aside = &s.aside;
+  c.answers = &s.answers;
+  c.chunks = &s.chunks;
+  return c;
+}
 
 /// Root: records in the call's traffic how its last gather ran.
 inline void note_gather(cluster_state& s) {

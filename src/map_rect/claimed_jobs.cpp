@@ -229,7 +229,7 @@ const double* map_rect_worker_jobs::own_blocks(int end, int& n) {
 void serve_call_stealing(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
                          const double* job_params) {
   map_rect_worker_jobs work(s, site, v, shared, job_params);
-  serve_claims(s, work, s.settings.test_held_rank == s.rank);
+  serve_claims(claims_of(s), work, s.settings.test_held_rank == s.rank);
 }
 
 }  // namespace maprect::detail

@@ -24,12 +24,12 @@ bool rows_current(cluster_state& s, const root_site& site, const call_request& r
 
 /// Whether deferred call `req` goes by claims by message: with the site's rows held by the workers (`current`)
 /// under the plan and the sizes of its last deferred call, when its last forward pass says claims pay.
-bool deferred_claims_apply(const cluster_state& s, const root_site& site, const call_request& req, bool current) {
+bool deferred_claims_apply(cluster_state& s, const root_site& site, const call_request& req, bool current) {
   const chunk_plan& p = site.plan;
   const chunk_plan& last = site.deferred_plan;
   return current && site.next_root_jobs < 0 && static_cast<int>(site.deferred_counts.size()) == req.n_jobs &&
          p.n_jobs == last.n_jobs && p.ranks == last.ranks && p.root_jobs == last.root_jobs &&
-         claims_by_message_pay(s, site.deferred_forward_s);
+         claims_by_message_pay(claims_of(s), site.deferred_forward_s);
 }
 
 }  // namespace

@@ -239,7 +239,7 @@ class deferred_worker_jobs final : public worker_claimed_work {
 bool root_deferred_claims(cluster_state& s, const root_site& site, const call_request& req, deferred_call& keep,
                           call_result& result) {
   deferred_root_jobs work(s, site, req, keep);
-  claims_broker broker(s, work);
+  claims_broker broker(claims_of(s), work);
   // A functor's messages reach the caller's stream only from the root: with one, its jobs stay its own.
   broker.reset(site.plan.root_jobs, req.msgs == nullptr);
   int failed_job = -1;
@@ -261,7 +261,7 @@ bool root_deferred_claims(cluster_state& s, const root_site& site, const call_re
 void serve_deferred_claims(cluster_state& s, const worker_site& site, const wire::request& v, const double* shared,
                            deferred_call& keep) {
   deferred_worker_jobs work(s, site, v, shared, keep);
-  serve_claims(s, work, s.settings.test_held_rank == s.rank);
+  serve_claims(claims_of(s), work, s.settings.test_held_rank == s.rank);
   sort_kept_jobs(keep);
 }
 

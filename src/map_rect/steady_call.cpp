@@ -18,9 +18,9 @@ namespace {
 /// How a steady call of `site` travels: through host memory when every rank holds every row (claims between
 /// all ranks of the host), else by claims by message when its last call lasted long enough for them to pay,
 /// else through the slots when they fit, else by messages.
-wire::call_route route_of(const cluster_state& s, const root_site& site) {
+wire::call_route route_of(cluster_state& s, const root_site& site) {
   if (claims_in_memory(s, site)) return wire::call_route::memory;
-  if (claims_by_message_pay(s, site.last_call_s)) return wire::call_route::claims;
+  if (claims_by_message_pay(claims_of(s), site.last_call_s)) return wire::call_route::claims;
   return via_slots(s, site) ? wire::call_route::slots : wire::call_route::messages;
 }
 
@@ -80,7 +80,7 @@ void steal_part(cluster_state& s, const root_site& site, const call_request& req
   map_rect_claimed_jobs work(s, site, req, buffer,
                              {req.job_params, req.n_job_params, site.counts.data(), req.x_r->data(),
                               req.x_i->data(), rows_sent_of(s, req)});
-  claims_broker broker(s, work);
+  claims_broker broker(claims_of(s), work);
   // A functor's messages reach the caller's stream only from the root: with one, its jobs stay its own.
   broker.reset(part.data_unchanged ? site.plan.root_jobs : 0, req.msgs == nullptr);
   if (part.data_unchanged) part.status = run_own_claimable(s, site, req, broker, part.error);

@@ -174,7 +174,7 @@ void reduce_worker_slices::receive_batch(const grant_message& got) {
 
 void serve_reduce_claims(cluster_state& s, reduce_worker_site& site, const double* shared, const reduce_split& split) {
   reduce_worker_slices work(s, site, shared, split);
-  serve_claims(s, work, s.settings.test_held_rank == s.rank);
+  serve_claims(claims_of(s), work, s.settings.test_held_rank == s.rank);
 }
 
 }  // namespace maprect::detail

@@ -154,7 +154,7 @@ void reduce_command::send_request() {
   if (!root_) return;  // the serve loop received it, to dispatch it here
   reduce_root_buffers& b = s_.root.reduce;
   const bool fits = !h_.reserve_slots && fits_slots(s_);
-  const bool by_message = claims_by_message_pay(s_, root_site_->last_call_s);
+  const bool by_message = claims_by_message_pay(claims_of(s_), root_site_->last_call_s);
   b.route = fits && claims_between_all(s_) ? wire::call_route::memory
             : by_message                   ? wire::call_route::claims
             : fits                         ? wire::call_route::slots
@@ -328,7 +328,7 @@ void reduce_command::claim_by_message() {
   if (!root_) return serve_reduce_claims(s_, *site_, shared_, split_);
   reduce_root_buffers& b = s_.root.reduce;
   reduce_claimed_slices work(s_, *req_, split_, failure_);
-  claims_broker broker(s_, work);
+  claims_broker broker(claims_of(s_), work);
   // A functor's messages reach the caller's stream only from the root: with one, its slices stay its own.
   broker.reset(last_, current_ && !req_->messages);
   int failed_slice = INT_MAX;
