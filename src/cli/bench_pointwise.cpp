@@ -19,6 +19,7 @@
 #include "pointwise_regression.hpp"
 #include "spmd.hpp"
 #include "src/balance/claims_engine.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 namespace maprect::cli {
 

@@ -11,6 +11,7 @@
 
 #include "spmd.hpp"
 #include "src/map_rect/data_check.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 namespace maprect::cli {
 

@@ -1,6 +1,7 @@
 #pragma once
 // Hooks that tests and benchmarks use to pin what the runtime would otherwise choose from timings, or to
 // measure it. Not installed: a program outside this tree has no use for them.
+#include <maprect/detail/reverse_mode.hpp>
 #include <string>
 
 namespace maprect::detail {
@@ -32,5 +33,30 @@ void plan_reduce_root_share(int call_id, int root_slices);
 
 /// Removes the reduce_sum runner of `key` from this process, as if its program did not instantiate it.
 void forget_reduce_runner(const std::string& key);
+
+/// Tests only: later calls run as if MAPRECT_REVERSE were `value`; null forgets the cached setting, so the next
+/// call reads the environment again. Throws like the setting for an invalid value.
+inline void set_reverse_mode_for_tests(const char* value) {
+  const int mode = value == nullptr ? -1 : static_cast<int>(parse_reverse_mode(value));
+  reverse_setting_cache.store(mode, std::memory_order_relaxed);
+}
+
+/// Tests and benchmarks only: runs its scope as if MAPRECT_REVERSE were `value` (set_reverse_mode_for_tests), then
+/// puts back the setting as it was.
+class reverse_mode_scope {
+ public:
+  explicit reverse_mode_scope(const char* value) : saved_(reverse_setting_cache.load(std::memory_order_relaxed)) {
+    set_reverse_mode_for_tests(value);
+  }
+  ~reverse_mode_scope() { reverse_setting_cache.store(saved_, std::memory_order_relaxed); }
+  reverse_mode_scope(const reverse_mode_scope&) = delete;
+  reverse_mode_scope& operator=(const reverse_mode_scope&) = delete;
+
+ private:
+  int saved_;
+};
+
+/// Tests only: every call site forgets its last call, so that its next call runs as a site never called.
+inline void forget_reverse_choices_for_tests() { reverse_choice_epoch.fetch_add(1, std::memory_order_relaxed); }
 
 }  // namespace maprect::detail

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <vector>
+#include "src/cluster/test_hooks.hpp"
 
 namespace maprect::test {
 

@@ -11,6 +11,7 @@
 
 #include "map_rect/deferred_problem.hpp"
 #include "map_rect/functors.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 using namespace maprect;
 using test::check_close;

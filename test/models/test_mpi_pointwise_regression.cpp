@@ -6,6 +6,7 @@
 
 #include "mpi/compare.hpp"
 #include "src/models/pointwise_regression.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 using namespace maprect;
 

@@ -15,6 +15,7 @@
 
 #include "src/sampling/summary.hpp"
 #include "support/matchers.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 using namespace maprect;
 using maprect::test::message_contains;

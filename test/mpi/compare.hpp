@@ -4,6 +4,7 @@
 #include <cstring>
 #include <maprect/map_rect.hpp>
 #include <vector>
+#include "src/cluster/test_hooks.hpp"
 
 namespace maprect::test {
 

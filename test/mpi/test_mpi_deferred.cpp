@@ -19,6 +19,7 @@
 #include "mpi/compare.hpp"
 #include "support/matchers.hpp"
 #include "support/mpi_test.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 using namespace maprect;
 using test::bit_equal;

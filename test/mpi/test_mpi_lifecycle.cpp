@@ -6,6 +6,7 @@
 #include <maprect/cluster.hpp>
 
 #include "support/benchmark_model.hpp"
+#include "src/cluster/test_hooks.hpp"
 
 MAPRECT_REGISTER(231, maprect::test::logistic_job);
 

@@ -45,28 +45,6 @@ inline reverse_mode reverse_setting() {
   return read_reverse_setting();
 }
 
-/// Tests only: later calls run as if MAPRECT_REVERSE were `value`; null forgets the cached setting, so the next
-/// call reads the environment again. Throws like the setting for an invalid value.
-inline void set_reverse_mode_for_tests(const char* value) {
-  const int mode = value == nullptr ? -1 : static_cast<int>(parse_reverse_mode(value));
-  reverse_setting_cache.store(mode, std::memory_order_relaxed);
-}
-
-/// Tests and benchmarks only: runs its scope as if MAPRECT_REVERSE were `value` (set_reverse_mode_for_tests), then
-/// puts back the setting as it was.
-class reverse_mode_scope {
- public:
-  explicit reverse_mode_scope(const char* value) : saved_(reverse_setting_cache.load(std::memory_order_relaxed)) {
-    set_reverse_mode_for_tests(value);
-  }
-  ~reverse_mode_scope() { reverse_setting_cache.store(saved_, std::memory_order_relaxed); }
-  reverse_mode_scope(const reverse_mode_scope&) = delete;
-  reverse_mode_scope& operator=(const reverse_mode_scope&) = delete;
-
- private:
-  int saved_;
-};
-
 /// The most a deferred call may keep on its ranks' tapes under `auto`, estimated as its eager partials: above it
 /// the call runs eager, whose job tapes are rewound job by job.
 constexpr long long auto_kept_bytes_max = 1LL << 30;
@@ -88,7 +66,8 @@ constexpr bool deferred_pays(long long n_outputs, long long n_jobs, long long n_
   return (bytes || sweeps) && k * static_cast<double>(n_var_params + 1) * 8 <= static_cast<double>(auto_kept_bytes_max);
 }
 
-/// Bumped by forget_reverse_choices_for_tests: every site's record names an older count, so it matches no call.
+/// Bumped by forget_reverse_choices_for_tests (src/cluster/test_hooks.hpp): every site's record names an older
+/// count, so it matches no call.
 inline std::atomic<std::uint64_t> reverse_choice_epoch{0};
 
 /// What `auto` knows of one call site: the jobs J and var parameters M of its last call with var arguments,
@@ -127,9 +106,6 @@ class reverse_site {
   }
   std::atomic<std::uint64_t> word_{0};
 };
-
-/// Tests only: every call site forgets its last call, so that its next call runs as a site never called.
-inline void forget_reverse_choices_for_tests() { reverse_choice_epoch.fetch_add(1, std::memory_order_relaxed); }
 
 /// The `auto` record of call site CallId, shared by every argument kind and every thread that calls it.
 template <int CallId>
