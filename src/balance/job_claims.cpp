@@ -116,12 +116,19 @@ void job_claims::hold_until_claimed(const word& w) const {
 }
 
 int job_claims::richest(int self, int ranks) const {
-  int best = -1, most = 0;
+  // Work left is jobs at their owner's pace; an untimed owner counts as alike to this rank.
+  const double own = pace(self);
+  int best = -1;
+  double most = 0;
   for (int r = 0; r < ranks; ++r) {
     if (r == self) continue;
     const std::uint64_t w = words_[r]->load(std::memory_order_relaxed);
-    if (back(w) - front(w) > most) {
-      most = back(w) - front(w);
+    const int left = back(w) - front(w);
+    if (left <= 0) continue;
+    const double owner = pace(r);
+    const double work = left * (owner > 0 && own > 0 ? owner / own : 1.0);
+    if (work > most) {
+      most = work;
       best = r;
     }
   }

@@ -2,7 +2,7 @@
 // Claims in host memory: on a shared machine one core can run at half the speed of another for a while, and
 // no split planned in advance can follow that. So for each rank of the root's host, the jobs of its chunk
 // that nobody has started yet are one word in memory all of them share: the rank claims them from the front,
-// and any rank out of jobs claims a batch from the back of the rank with the most unclaimed jobs. Any job runs
+// and any rank out of jobs claims a batch from the back of the rank with the most unclaimed work. Any job runs
 // the same code wherever it runs, so the results do not depend on who ran what.
 //
 // Beside each claim word, in a cache line of its own, a worker publishes its progress: how many of its jobs
@@ -104,7 +104,8 @@ class job_claims {
   /// first batch of a call has run, its next claim from the front waits until another rank has claimed some of
   /// its jobs, none is left, or the call failed or stopped; at most 20 s.
   void hold_for_claims(bool held) { held_ = held; }
-  /// Any rank of the root's host: the rank other than `self` with the most unclaimed jobs, or -1 if none has any.
+  /// Any rank of the root's host: the rank other than `self` with the most unclaimed work, its unclaimed jobs
+  /// at its pace (as alike to `self`'s while either is untimed), or -1 if none has any.
   int richest(int self, int ranks) const;
   /// Jobs of rank r's chunk that other ranks ran, their blocks in r's slot.
   int claimed_done(int r) const { return lines_[r].claimed_done->load(std::memory_order_acquire); }
@@ -199,8 +200,8 @@ bool await_finished(const job_claims& claims, int r, wait_policy policy,
 std::vector<int> unfinished(const job_claims& claims, int ranks);
 
 /// The claim loop of a rank whose own chunk is done, under claims between all ranks: batches from the back of
-/// the rank other than `self` with the most unclaimed jobs, until no rank has any left or the call stops. A
-/// batch behind the call's lowest failing job is dropped unrun. `first_of(r)` is rank r's first job (global);
+/// the rank other than `self` with the most unclaimed work (richest), until no rank has any left or the call
+/// stops. A batch behind the call's lowest failing job is dropped unrun. `first_of(r)` is rank r's first job (global);
 /// `run(owner, got, first)` runs the batch `got` of owner's chunk, whose first job is `first`, and returns
 /// false to stop.
 template <class FirstOf, class Run>

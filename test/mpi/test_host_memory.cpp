@@ -33,7 +33,8 @@ double read_pace(const host_memory& host, int r) { return host.claims.pace(r); }
 
 /// The pace beside each claim word: the root and rank 1 each run two front batches of their 8 jobs with a
 /// sleep between, which publishes their paces, and rank 1 then claims from the root's back the part the grant
-/// rule gives at the two paces it reads (the expectation derives from those, not from the sleeps). Each
+/// rule gives at the two paces it reads (the expectation derives from those, not from the sleeps), from the
+/// rank with the most work left at those paces. Each
 /// front batch is one job: the first untimed, the second worth more than 50 us.
 void check_paced_claim(host_memory& host, MPI_Comm comm, int rank, int size) {
   if (rank == 0)
@@ -49,7 +50,11 @@ void check_paced_claim(host_memory& host, MPI_Comm comm, int rank, int size) {
   if (rank == 1) {
     const double share = maprect::detail::grant_share(read_pace(host, 0), read_pace(host, 1), size);
     const int take = std::max(1, maprect::detail::granted_jobs(6, 0, share));
-    CHECK(share > 1.0 / size);  // the root is the slower: its thief's part is more than among ranks alike
+    // The slower the root, the larger its thief's part: more than among ranks alike once the root is slower.
+    CHECK((share > 1.0 / size) == (read_pace(host, 0) > read_pace(host, 1)));
+    // The most work left: the root's 6 jobs at its pace against rank 2's 8 untimed ones, counted as rank 1's.
+    const bool root_richer = 6 * read_pace(host, 0) / read_pace(host, 1) > 8;
+    CHECK(host.claims.richest(1, size) == (size == 2 || root_richer ? 0 : 2));
     const job_range got = host.claims.claim_batch_back(0, 1);
     CHECK(got.begin == 8 - take);
     CHECK(got.end == 8);
