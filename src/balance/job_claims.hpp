@@ -8,8 +8,9 @@
 // Beside each claim word, in a cache line of its own, a worker publishes its progress: how many of its jobs
 // have their blocks in its host slot. The root makes those jobs' output nodes while the worker runs the
 // rest, instead of all of them after the worker's answer. A third line per rank counts the jobs of its chunk
-// that others ran (their blocks are in its slot) and its pace on them so far, which the grant rule weighs, and
-// one line for the call holds its lowest failing job and whether a changed output count stopped it.
+// that others ran (their blocks are in its slot) and its pace on its own so far, which the grant rule and the
+// choice of whom to claim from weigh, and one line for the call holds its lowest failing job and whether a
+// changed output count stopped it.
 #include <mpi.h>
 
 #include <algorithm>
