@@ -32,8 +32,6 @@ void collective_hosts::open(MPI_Comm comm, int test_host_ranks) {
   MPI_Bcast(&leader_rank, 1, MPI_INT, 0, host_.get());
   std::vector<int> leader_of(static_cast<std::size_t>(rank == 0 ? size : 0));
   MPI_Gather(&leader_rank, 1, MPI_INT, leader_of.data(), 1, MPI_INT, 0, comm);
-  root_host_size_ = host_size_;
-  MPI_Bcast(&root_host_size_, 1, MPI_INT, 0, comm);
   order_.clear();
   host_sizes_.clear();
   if (rank != 0) return;

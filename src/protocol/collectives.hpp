@@ -47,8 +47,6 @@ class collective_hosts {
   int hosts() const { return hosts_; }
   /// Ranks on the largest host.
   int largest_host() const { return largest_host_; }
-  /// Ranks on the root's host.
-  int root_host_size() const { return root_host_size_; }
   /// Root: the cluster rank at each place of a hierarchical collective's padded parts (host after host, in
   /// the leaders' order; place 0 is the root).
   const std::vector<int>& order() const { return order_; }
@@ -62,7 +60,7 @@ class collective_hosts {
 
  private:
   mpi_comm host_, leaders_;
-  int host_size_ = 1, hosts_ = 1, largest_host_ = 1, root_host_size_ = 1;
+  int host_size_ = 1, hosts_ = 1, largest_host_ = 1;
   std::vector<int> order_, host_sizes_;
 };
 
