@@ -75,16 +75,19 @@ job_range job_claims::claim_batch_front(int threads) {
   word& w = *(mine_ != nullptr ? mine_ : words_[0]);
   // At most the jobs worth claims_answer_seconds per team thread, as an owner answering by message runs
   // them: a slow owner's last quarter was the end of the call.
-  const int most = answer_batch(own_.jobs > 0 ? own_.per_job() : last_pace_, threads);
-  const auto batch = [threads, most](int left) {
-    return std::min(left, std::max(std::min(claim_batch(left, threads), most), threads));
+  const auto batch = [this, threads](int left) {
+    const int quarter = claim_batch(left, threads);
+    if (quarter <= threads) return quarter;
+    return std::max(std::min(quarter, answer_batch(known_pace(), threads)), threads);
   };
   if (held_ && hold_back_ >= 0) hold_until_claimed(w);
-  const int back_before = back(w.load(std::memory_order_acquire));
+  const int back_before = held_ ? back(w.load(std::memory_order_acquire)) : 0;
   int left = 0;
   const job_range got = take(w, true, batch, &left);
   if (held_) hold_back_ = got.begin == 0 && !got.empty() ? back_before : -1;
-  time_front_batch(got, left == 0);
+  // Nobody claims from a rank with no jobs left, so its last batch goes untimed: a call of one batch per rank
+  // times nothing.
+  if (batch_jobs_ > 0 || (!got.empty() && left > 0)) time_front_batch(got, left == 0);
   return got;
 }
 
@@ -93,17 +96,18 @@ void job_claims::time_front_batch(job_range got, bool last) {
     if (own_.jobs > 0) last_pace_ = own_.per_job();
     own_ = {};
     batch_jobs_ = 0;
+    lines_[self_].pace->store(last_pace_, std::memory_order_release);
   }
-  // Nobody claims from a rank with no jobs left, so its last batch goes untimed: a call of one batch per rank
-  // reads no clock.
-  if (batch_jobs_ == 0 && (got.empty() || last)) return;
+  const double pace = known_pace();
+  const bool timed = !got.empty() && !last && (pace <= 0 || pace * got.size() >= pace_batch_seconds);
+  if (batch_jobs_ == 0 && !timed) return;
   const auto now = std::chrono::steady_clock::now();
   if (batch_jobs_ > 0) {
     own_.add(std::chrono::duration<double>(now - batch_start_).count(), batch_jobs_);
     lines_[self_].pace->store(own_.per_job(), std::memory_order_release);
   }
   batch_start_ = now;
-  batch_jobs_ = last ? 0 : got.size();
+  batch_jobs_ = timed ? got.size() : 0;
 }
 
 void job_claims::hold_until_claimed(const word& w) const {
