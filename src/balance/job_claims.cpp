@@ -11,12 +11,20 @@ namespace {
 
 // A word per cache line: a worker's claims do not disturb its neighbours', and the root reading a worker's
 // progress does not disturb that worker's claims. Rank r's claim word is in line 3r, its progress in 3r + 1,
-// the count of its jobs others ran and its pace in 3r + 2; the call's words follow the last rank's.
+// the count of its jobs others ran, its pace and its busy time in 3r + 2; the call's words follow the last
+// rank's.
 constexpr MPI_Aint line = 64;
 constexpr MPI_Aint lines_per_rank = 3;
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "claim words must work across processes");
 static_assert(std::atomic<double>::is_always_lock_free, "paces must work across processes");
-constexpr MPI_Aint pace_at = 8;  ///< the pace's place in a rank's third line
+constexpr MPI_Aint pace_at = 8;   ///< the pace's place in a rank's third line
+constexpr MPI_Aint busy_at = 16;  ///< the place of when its claimed batch ends, in the same line
+static_assert(std::atomic<std::int64_t>::is_always_lock_free, "busy times must work across processes");
+
+/// Nanoseconds on the steady clock, which every process of a host shares.
+std::int64_t steady_ns(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
 // A progress word and the report behind it share their line.
 static_assert(sizeof(std::atomic<std::uint64_t>) + sizeof(worker_report) <= line, "a report must fit its line");
 
@@ -41,6 +49,9 @@ void job_claims::place(char* base, int rank, const std::vector<int>& comm_rank) 
         make ? new (at + 2 * line) std::atomic<int>(0) : reinterpret_cast<std::atomic<int>*>(at + 2 * line);
     char* const pace = at + 2 * line + pace_at;
     lines_[r].pace = make ? new (pace) std::atomic<double>(0) : reinterpret_cast<std::atomic<double>*>(pace);
+    char* const busy = at + 2 * line + busy_at;
+    lines_[r].busy_until =
+        make ? new (busy) std::atomic<std::int64_t>(0) : reinterpret_cast<std::atomic<std::int64_t>*>(busy);
   }
   self_ = rank;
   claimers_ = static_cast<int>(comm_rank.size());
@@ -67,8 +78,15 @@ job_range job_claims::claim_front() { return claim_batch_front(1); }
 
 job_range job_claims::claim_batch_back(int r, int threads) {
   const double share = grant_share(pace(r), pace(self_), claimers_);
-  return take(*words_[r], false,
-              [threads, share](int left) { return std::min(left, std::max(threads, granted_jobs(left, 0, share))); });
+  const job_range got = take(*words_[r], false, [threads, share](int left) {
+    return std::min(left, std::max(threads, granted_jobs(left, 0, share)));
+  });
+  // When it will be out of work again, at its own pace, for an owner deciding whether to leave it jobs.
+  if (!got.empty() && known_pace() >= leave_pace_seconds)
+    lines_[self_].busy_until->store(
+        steady_ns(std::chrono::steady_clock::now()) + static_cast<std::int64_t>(got.size() * known_pace() * 1e9),
+        std::memory_order_release);
+  return got;
 }
 
 job_range job_claims::claim_batch_front(int threads) {
@@ -81,6 +99,7 @@ job_range job_claims::claim_batch_front(int threads) {
     return std::max(std::min(quarter, answer_batch(known_pace(), threads)), threads);
   };
   if (held_ && hold_back_ >= 0) hold_until_claimed(w);
+  if (!held_) leave_to_faster_thieves(w);
   const int back_before = held_ ? back(w.load(std::memory_order_acquire)) : 0;
   int left = 0;
   const job_range got = take(w, true, batch, &left);
@@ -108,6 +127,51 @@ void job_claims::time_front_batch(job_range got, bool last) {
   }
   batch_start_ = now;
   batch_jobs_ = timed ? got.size() : 0;
+}
+
+void job_claims::leave_to_faster_thieves(const word& w) const {
+  const double own = known_pace();
+  if (own < leave_pace_seconds) return;
+  std::chrono::steady_clock::time_point until{};
+  for (bool first = true;; first = false) {
+    const std::uint64_t seen = w.load(std::memory_order_acquire);
+    const int left = back(seen) - front(seen);
+    const auto now = std::chrono::steady_clock::now();
+    if (left <= 0 || stopped() || first_failure() != no_failure || !outrun_by_idle(left, own, now)) return;
+    if (first) until = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                 std::chrono::duration<double>(own));
+    else if (now >= until) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+bool job_claims::outrun_by_idle(int left, double own, std::chrono::steady_clock::time_point now) const {
+  const std::int64_t now_ns = steady_ns(now), own_ns = static_cast<std::int64_t>(own * 1e9);
+  struct idle_rank {
+    std::int64_t free_at;
+    std::int64_t per_job;
+  };
+  std::vector<idle_rank> idle;
+  for (std::size_t r = 0; r < words_.size(); ++r) {
+    if (static_cast<int>(r) == self_ || words_[r] == nullptr) continue;
+    const std::uint64_t w = words_[r]->load(std::memory_order_relaxed);
+    const double p = pace(static_cast<int>(r));
+    if (front(w) < back(w) || p <= 0) continue;
+    idle.push_back({std::max(now_ns, lines_[r].busy_until->load(std::memory_order_acquire)),
+                    static_cast<std::int64_t>(p * 1e9)});
+  }
+  // Whole jobs, each to the rank free first, after the batch it holds: all done within half the time this rank
+  // takes for one? Paces and ends are estimates: between ranks alike, or a thief whose pace is on cheaper jobs
+  // than the owner's last, leaving them gained nothing and idled the owner.
+  const auto ends_first = [](const idle_rank& a, const idle_rank& b) {
+    return a.free_at + a.per_job < b.free_at + b.per_job;
+  };
+  for (int j = 0; j < left && !idle.empty(); ++j) {
+    const auto first = std::min_element(idle.begin(), idle.end(), ends_first);
+    first->free_at += first->per_job;
+    if (first->free_at >= now_ns + own_ns / 2) return false;
+  }
+  return !idle.empty();
 }
 
 void job_claims::hold_until_claimed(const word& w) const {

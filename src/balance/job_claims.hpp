@@ -8,9 +8,10 @@
 // Beside each claim word, in a cache line of its own, a worker publishes its progress: how many of its jobs
 // have their blocks in its host slot. The root makes those jobs' output nodes while the worker runs the
 // rest, instead of all of them after the worker's answer. A third line per rank counts the jobs of its chunk
-// that others ran (their blocks are in its slot) and its pace on its own so far, which the grant rule and the
-// choice of whom to claim from weigh, and one line for the call holds its lowest failing job and whether a
-// changed output count stopped it.
+// that others ran (their blocks are in its slot), its pace on its own so far (which the grant rule and the
+// choice of whom to claim from weigh) and when the batch it claimed should end (which a slow owner weighs
+// before its next job), and one line for the call holds its lowest failing job and whether a changed output
+// count stopped it.
 #include <mpi.h>
 
 #include <algorithm>
@@ -69,6 +70,7 @@ class job_claims {
     progress_[r]->store(0, std::memory_order_relaxed);
     lines_[r].claimed_done->store(0, std::memory_order_relaxed);
     lines_[r].pace->store(0, std::memory_order_relaxed);
+    lines_[r].busy_until->store(0, std::memory_order_relaxed);
     words_[r]->store(pack(0, n), std::memory_order_release);
   }
   /// Root, before a call's request: rank r keeps its chunk of n jobs whole, none of it claimable.
@@ -169,12 +171,23 @@ class job_claims {
   struct rank_lines {
     std::atomic<int>* claimed_done = nullptr;
     std::atomic<double>* pace = nullptr;
+    std::atomic<std::int64_t>* busy_until = nullptr;  ///< when its latest claimed batch ends (steady ns)
   };
   /// Times this rank's front batches: `got` is its claim that ends the batch before, `last` whether it took
   /// the last of the rank's unclaimed jobs. Once a pace is known, a batch expected shorter than
   /// pace_batch_seconds goes untimed, the pace staying as it is (the previous call's until a batch of this one
   /// is timed): a clock read costs tens of ns, and a range of 256 jobs of 0.1 us ran 20 batches.
   void time_front_batch(job_range got, bool last);
+  /// An owner whose jobs take leave_pace_seconds or more: while the ranks out of their own jobs would run all
+  /// that are left in `w` before it ran one (outrun_by_idle), waits for them to claim, at most one of its
+  /// jobs' time. A slow owner that started its last job as the others ran out of theirs made the call wait
+  /// for it (the claims by message's idle_thieves).
+  void leave_to_faster_thieves(const word& w) const;
+  /// Whether the ranks of the host whose own jobs are all claimed would run `left` jobs at their paces, each
+  /// after the batch it holds, before this rank ran one at `own` seconds from `now`.
+  bool outrun_by_idle(int left, double own, std::chrono::steady_clock::time_point now) const;
+  /// The shortest job worth leaving to faster ranks: below it the scan of the claim words costs more.
+  static constexpr double leave_pace_seconds = 100e-6;
   /// This rank's pace in this call, or its previous call's until one batch is timed (0: none).
   double known_pace() const { return own_.jobs > 0 ? own_.per_job() : last_pace_; }
   /// The shortest batch worth timing, in expected seconds.
