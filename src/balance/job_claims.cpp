@@ -99,7 +99,7 @@ job_range job_claims::claim_batch_front(int threads) {
     return std::max(std::min(quarter, answer_batch(known_pace(), threads)), threads);
   };
   if (held_ && hold_back_ >= 0) hold_until_claimed(w);
-  if (!held_) leave_to_faster_thieves(w);
+  if (!held_ && known_pace() >= leave_pace_seconds) leave_to_faster_thieves(w);
   const int back_before = held_ ? back(w.load(std::memory_order_acquire)) : 0;
   int left = 0;
   const job_range got = take(w, true, batch, &left);
@@ -131,7 +131,6 @@ void job_claims::time_front_batch(job_range got, bool last) {
 
 void job_claims::leave_to_faster_thieves(const word& w) const {
   const double own = known_pace();
-  if (own < leave_pace_seconds) return;
   std::chrono::steady_clock::time_point until{};
   for (bool first = true;; first = false) {
     const std::uint64_t seen = w.load(std::memory_order_acquire);

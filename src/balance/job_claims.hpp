@@ -178,10 +178,10 @@ class job_claims {
   /// pace_batch_seconds goes untimed, the pace staying as it is (the previous call's until a batch of this one
   /// is timed): a clock read costs tens of ns, and a range of 256 jobs of 0.1 us ran 20 batches.
   void time_front_batch(job_range got, bool last);
-  /// An owner whose jobs take leave_pace_seconds or more: while the ranks out of their own jobs would run all
-  /// that are left in `w` before it ran one (outrun_by_idle), waits for them to claim, at most one of its
-  /// jobs' time. A slow owner that started its last job as the others ran out of theirs made the call wait
-  /// for it (the claims by message's idle_thieves).
+  /// An owner whose jobs take leave_pace_seconds or more (the caller checks): while the ranks out of their own
+  /// jobs would run all that are left in `w` before it ran one (outrun_by_idle), waits for them to claim, at
+  /// most one of its jobs' time. A slow owner that started its last job as the others ran out of theirs made
+  /// the call wait for it (the claims by message's idle_thieves).
   void leave_to_faster_thieves(const word& w) const;
   /// Whether the ranks of the host whose own jobs are all claimed would run `left` jobs at their paces, each
   /// after the batch it holds, before this rank ran one at `own` seconds from `now`.
