@@ -35,11 +35,11 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   if (!ask.on_owner_jobs()) thief_seconds_[thief] = ask.thief_seconds;
   ask_message seen = ask;
   seen.set_idle_ranks(idle_ranks());
-  seen.least_seconds = static_cast<float>(round_trip(thief));
+  seen.least_seconds = static_cast<float>(self_.round_trip(thief));
   thieves_.note(seen, ask.held_time(job_seconds_, pace_.per_job()));
   if (wants_[thief] && !stopping_ && claimable_ && own_.left() > 0) {
     // A held root (a test's pin) grants whatever is worth it, as a held worker does (serve_asks).
-    const int least = self_.held_rank == 0 ? 1 : jobs_worth(round_trip(thief), job_seconds_);
+    const int least = self_.held_rank == 0 ? 1 : jobs_worth(self_.round_trip(thief), job_seconds_);
     const job_range g = grant_for(own_, ask, job_seconds_, pace_.per_job(), least, self_.size);
     refused_ = refused_ || (!is_later(g) && g.empty());
     if (is_later(g) || !g.empty()) {  // "later": the thief holds enough, and asks again once it ran it
@@ -70,10 +70,6 @@ int claims_broker::least_own_batch() const {
   return jobs_worth(shortest, job_seconds_);
 }
 
-double claims_broker::round_trip(int r) const {
-  return self_.round_trip(r);
-}
-
 void claims_broker::release_held() {
   const int held = self_.held_rank;
   if (held <= 0 || held >= self_.size || victims_[held].exhausted || !victims_[held].asks.empty()) return;
@@ -85,7 +81,7 @@ void claims_broker::ask_victim(int v, int thief, int held, double held_seconds, 
   ask.thief = thief;
   // A batch for the root is worth the ask's own round trip to the owner; one for a worker, its round trip
   // from the root as well (the rows go out, the blocks come back).
-  const double least = round_trip(thief > 0 ? thief : v);
+  const double least = self_.round_trip(thief > 0 ? thief : v);
   // The root's own asks carry its time on the owner's jobs once it ran some in this call.
   const bool on_owner = thief == 0 && taken_pace_[v].jobs > 0;
   const double thief_seconds =

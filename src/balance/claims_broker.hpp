@@ -129,8 +129,6 @@ class claims_broker {
   void on_answer(int v, const ask_out& ask);
   void dispatch();
   int richest_free(int thief) const;
-  /// The round trip between the root and worker r, measured at start-up.
-  double round_trip(int r) const;
   bool all_exhausted() const;
   /// The ranks out of their own jobs that still want batches, the root included once its own are started.
   int idle_ranks() const;

@@ -5,8 +5,7 @@ namespace maprect::detail {
 
 job_range unstarted_jobs::take_front(int threads, int least, int most) {
   if (front_ >= back_) return {};
-  const int left = back_ - front_;
-  const int take = std::min(left, std::max({std::min(claim_batch(left, threads), most), least, threads}));
+  const int take = front_batch(back_ - front_, threads, least, most);
   front_ += take;
   return {front_ - take, front_};
 }

@@ -45,6 +45,13 @@ class unstarted_jobs {
   int back_ = 0;
 };
 
+/// The one batch rule for an owner's next batch from its front, by message and in host memory alike:
+/// claim_batch() of the `left` unstarted jobs, but at most `most` and at least `least` and one per team thread
+/// (fewer where fewer are left).
+inline int front_batch(int left, int threads, int least, int most) {
+  return std::min(left, std::max({std::min(claim_batch(left, threads), most), least, threads}));
+}
+
 /// A rank's time on its own jobs over the call so far: the pace the grant rule compares (grant_share). The
 /// latest batch's time per job would mistake a range whose jobs grow dearer for a slower rank.
 struct own_pace {

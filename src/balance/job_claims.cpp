@@ -82,9 +82,10 @@ job_range job_claims::claim_batch_back(int r, int threads) {
     return std::min(left, std::max(threads, granted_jobs(left, 0, share)));
   });
   // When it will be out of work again, at its own pace, for an owner deciding whether to leave it jobs.
-  if (!got.empty() && known_pace() >= leave_pace_seconds)
+  const double own = known_pace();
+  if (!got.empty() && own >= leave_pace_seconds)
     lines_[self_].busy_until->store(
-        steady_ns(std::chrono::steady_clock::now()) + static_cast<std::int64_t>(got.size() * known_pace() * 1e9),
+        steady_ns(std::chrono::steady_clock::now()) + static_cast<std::int64_t>(got.size() * own * 1e9),
         std::memory_order_release);
   return got;
 }
@@ -93,10 +94,10 @@ job_range job_claims::claim_batch_front(int threads) {
   word& w = *(mine_ != nullptr ? mine_ : words_[0]);
   // At most the jobs worth claims_answer_seconds per team thread, as an owner answering by message runs
   // them: a slow owner's last quarter was the end of the call.
+  // The cap is worked out only where it can bind: a call of a job or two per rank does no arithmetic on paces.
   const auto batch = [this, threads](int left) {
     const int quarter = claim_batch(left, threads);
-    if (quarter <= threads) return quarter;
-    return std::max(std::min(quarter, answer_batch(known_pace(), threads)), threads);
+    return quarter <= threads ? quarter : front_batch(left, threads, 1, answer_batch(known_pace(), threads));
   };
   if (held_ && hold_back_ >= 0) hold_until_claimed(w);
   if (!held_ && known_pace() >= leave_pace_seconds) leave_to_faster_thieves(w);

@@ -6,10 +6,10 @@
 // Each job sleeps job_ms milliseconds, s times longer on the slow rank (-1: none, 0: the root, k: worker k), so
 // that the ranks' speeds differ by a known factor even with more ranks than cores. The root times each call and
 // prints one line: the median against the balanced bound, total work / sum of the ranks' speeds, with the speeds
-// as told and as the ranks' jobs measured them (scripts/bench-unequal.sh runs it per case and balance mode). Calls alternate two sets of shared
-// parameters; the value and gradient of every call must be the bits of the first call with its set and of the
-// same jobs run in process after the cluster stops; the program exits 1 if any differs (the
-// bench_unequal_bits_np4 test relies on that, and on nothing of the timing).
+// as told and as the ranks' jobs measured them (scripts/bench-unequal.sh runs it per case and balance mode).
+// Calls alternate two sets of shared parameters; the value and gradient of every call must be the bits of the
+// first call with its set and of the same jobs run in process after the cluster stops; the program exits 1 if
+// any differs (the bench_unequal_bits_np4 test relies on that, and on nothing of the timing).
 #include <maprect/maprect.hpp>
 #include <mpi.h>
 #include <sys/prctl.h>
@@ -67,11 +67,12 @@ slept_totals slept;
 /// Job j's sleep on this rank.
 void sleep_job(int j) {
   const settings& s = the_settings;
-  const double ms = world_rank() == s.slow_rank ? job_cost_ms(j) * s.slow_factor : job_cost_ms(j);
+  const double cost = job_cost_ms(j);
+  const double ms = world_rank() == s.slow_rank ? cost * s.slow_factor : cost;
   const auto t0 = std::chrono::steady_clock::now();
   std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
   const auto took = std::chrono::steady_clock::now() - t0;
-  slept.told_ns += static_cast<long long>(job_cost_ms(j) * 1e6);
+  slept.told_ns += static_cast<long long>(cost * 1e6);
   slept.slept_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(took).count();
 }
 
