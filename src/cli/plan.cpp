@@ -69,7 +69,7 @@ double measured_sharing(const link_report& m) {
 }
 
 plan::cost_inputs make_inputs(const site_figures& f, const chosen_links& l, const link_report& m,
-                              const rank_speeds& speeds, bool job_data) {
+                              const rank_speeds& speeds, const phase_figures& phases, bool job_data) {
   plan::cost_inputs in;
   in.job_s = f.job_s;
   in.job_spread_s = f.job_spread_s;
@@ -92,6 +92,10 @@ plan::cost_inputs make_inputs(const site_figures& f, const chosen_links& l, cons
   in.request_bytes = 8 * detail::wire::header_slots;  // the request's header
   // Measured side by side, the speeds hold the launched ranks' core sharing, which the model adds per P itself.
   for (double scale : speeds.job_scale) in.rank_job_scale.push_back(scale / measured_sharing(m));
+  in.phase_ranks = phases.ranks;
+  in.phase_lengths_s = phases.lengths_s;
+  in.phase_sharing = phases.sharing;
+  in.phase_round_s = phases.round_s;
   return in;
 }
 
@@ -132,7 +136,17 @@ void print_speeds(const rank_speeds& speeds, int jobs) {
   std::printf("\n");
 }
 
-void print_inputs(const site_figures& f, const chosen_links& l, const link_report& m, const rank_speeds& speeds) {
+/// The measured core sharing of a phase by its length, where ranks ran phases.
+void print_phases(const phase_figures& phases) {
+  if (phases.ranks == 0) return;
+  std::printf("  phases  work on all %d ranks at once between a broadcast and a gather, over alone:", phases.ranks);
+  for (std::size_t i = 0; i < phases.lengths_s.size(); ++i)
+    std::printf(" %g us %.2f,", 1e6 * phases.lengths_s[i], phases.sharing[i]);
+  std::printf(" an empty phase %.1f us\n", 1e6 * phases.round_s);
+}
+
+void print_inputs(const site_figures& f, const chosen_links& l, const link_report& m, const rank_speeds& speeds,
+                  const phase_figures& phases) {
   std::printf("maprect plan: %s; measured on %d rank%s, %d host%s\n", f.description.c_str(), m.ranks,
               m.ranks == 1 ? "" : "s", m.hosts, m.hosts == 1 ? "" : "s");
   std::printf("  job     %.3f us per job (sd over jobs %.3f us), K = %d, S = %d shared, %d own parameters\n",
@@ -145,6 +159,7 @@ void print_inputs(const site_figures& f, const chosen_links& l, const link_repor
   std::printf("  in process: %.1f us per gradient eager, %.1f us deferred (measured)\n", 1e6 * f.in_process_s,
               1e6 * f.in_process_deferred_s);
   print_speeds(speeds, f.jobs);
+  print_phases(phases);
   print_link("local", l.local, l.local_source);
   print_link("remote", l.remote, l.remote_source);
   std::printf("  %d ranks per host, %s\n", l.ranks_per_host,
@@ -204,7 +219,11 @@ json link_json(const plan::link_figures& l, const std::string& source) {
 
 /// The ranks' speeds as measured, and as the model takes them (the measured core sharing taken out).
 json speeds_json(const rank_speeds& speeds, const plan::cost_inputs& in, const link_report& m) {
-  return {{"job_scale", speeds.job_scale}, {"model_job_scale", in.rank_job_scale},
+  std::vector<double> lengths_us;
+  for (double l : in.phase_lengths_s) lengths_us.push_back(1e6 * l);
+  return {{"phase_ranks", in.phase_ranks}, {"phase_lengths_us", lengths_us}, {"phase_sharing", in.phase_sharing},
+          {"phase_round_us", 1e6 * in.phase_round_s},
+          {"job_scale", speeds.job_scale}, {"model_job_scale", in.rank_job_scale},
           {"sample_jobs", speeds.sample_jobs}, {"measured_core_sharing", measured_sharing(m)},
           {"slow_rank", speeds.slow_rank}, {"slow_factor", speeds.slow_factor}};
 }
@@ -229,7 +248,7 @@ json plan_json(const site_figures& f, const chosen_links& l, const link_report& 
                    {"efficiency", p.efficiency}, {"root_us", 1e6 * p.root_s}, {"broadcast_us", 1e6 * p.broadcast_s},
                    {"scatter_us", 1e6 * p.scatter_s}, {"gather_us", 1e6 * p.gather_s},
                    {"scatter_overlap_us", 1e6 * p.scatter_overlap_s},
-                   {"messages_us", 1e6 * p.messages_s},
+                   {"messages_us", 1e6 * p.messages_s}, {"collective_wait_us", 1e6 * p.collective_wait_s},
                    {"flat_us", 1e6 * p.flat_s}, {"hierarchical_us", 1e6 * p.hierarchical_s},
                    {"tree_us", 1e6 * p.tree_s},
                    {"compute_us", 1e6 * p.compute_s}, {"core_sharing", p.core_sharing},
@@ -271,14 +290,15 @@ json reverse_json(const site_figures& f, const plan::cost_inputs& in,
 
 /// Rank 0's part once the links and speeds are known: measure the call site, predict, report.
 void plan_on_root(const plan_options& o, const link_report& links, const rank_speeds& speeds,
-                  const std::string& invocation, std::ofstream& out, const plan_call_site& site) {
+                  const phase_figures& phases, const std::string& invocation, std::ofstream& out,
+                  const plan_call_site& site) {
   const site_figures f = site.measure();
   const chosen_links l = choose_links(o, links);
-  const plan::cost_inputs in = make_inputs(f, l, links, speeds, o.job_data);
+  const plan::cost_inputs in = make_inputs(f, l, links, speeds, phases, o.job_data);
   const std::vector<int> ranks = plan::rank_counts(o.ranks_max, {links.ranks});
   const auto rows = plan::predict_table(in, ranks, o.threads);
   const auto deferred_rows = plan::predict_deferred_table(in, make_deferred_inputs(f), ranks, o.threads);
-  print_inputs(f, l, links, speeds);
+  print_inputs(f, l, links, speeds, phases);
   print_table(rows, links.ranks);
   print_reverse(in, rows, deferred_rows, links.ranks);
   if (out.is_open()) {
@@ -369,9 +389,10 @@ int run_plan_with(const plan_options& o, const std::string& invocation,
   if (agree(code) != 0) return 1;
   const link_report links = measure_links(MPI_COMM_WORLD, o.repeat);
   const rank_speeds speeds = measure_rank_speeds(MPI_COMM_WORLD, site, o.repeat, o.slow_rank, o.slow_factor);
+  const phase_figures phases = measure_phase_sharing(MPI_COMM_WORLD, o.repeat, measured_sharing(links) > 1);
   if (world_rank() == 0) {
     try {
-      plan_on_root(o, links, speeds, invocation, out, site);
+      plan_on_root(o, links, speeds, phases, invocation, out, site);
     } catch (const std::exception& e) {
       print_error(e.what());
       code = 1;

@@ -78,6 +78,20 @@ struct rank_speeds {
 rank_speeds measure_rank_speeds(MPI_Comm comm, const plan_call_site& site, int repeat, int slow_rank,
                                 double slow_factor);
 
+/// The core sharing of a call's compute by its length: the wall time of a phase in which every rank runs the
+/// same work at once, between a broadcast from rank 0 and a gather to it, over that work alone on rank 0.
+struct phase_figures {
+  int ranks = 0;                  ///< the ranks that ran the phases (0: none measured, at one rank)
+  std::vector<double> lengths_s;  ///< the work's time alone, ascending
+  std::vector<double> sharing;    ///< per length, the median over rounds of (wall - round_s) / alone, at least 1
+  double round_s = 0;             ///< a phase without work: the broadcast and the gather alone
+};
+
+/// Where rank 0 says its host is `oversubscribed`: phases of 30 us to 30 ms, each length over 3 to `repeat`
+/// rounds (about 0.1 s) that alternate with rank 0 alone, waited for as the runtime's ranks then wait
+/// (sleeping). Collective over `comm`; the figures are valid on rank 0. Elsewhere, and at one rank, none.
+phase_figures measure_phase_sharing(MPI_Comm comm, int repeat, bool oversubscribed);
+
 /// Waits, sleeping rather than polling the cores away, until rank 0 joins (a non-blocking barrier on `comm`).
 void wait_for_root(MPI_Comm comm);
 

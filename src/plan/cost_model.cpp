@@ -207,10 +207,16 @@ prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
   // More threads than cores: they take turns, and the slowest thread's jobs take that much longer.
   // Without job times or rank speeds, jobs whose costs fall at random: the spread term stands for them.
   const bool uniform = in.job_times_s.empty() && in.rank_job_scale.empty();
-  p.compute_s = p.core_sharing * (uniform ? compute_seconds(in, p.jobs_on_slowest, ranks * threads)
-                                          : static_compute_seconds(in, ranks, threads));
-  p.compute_claims_s = p.core_sharing * claims_schedule_seconds(in, ranks, threads);
-  p.compute_bound_s = p.core_sharing * claimed_compute_seconds(in, ranks, threads);
+  const double counted = p.core_sharing;
+  const double compute_alone_s = uniform ? compute_seconds(in, p.jobs_on_slowest, ranks * threads)
+                                         : static_compute_seconds(in, ranks, threads);
+  // Where the launched ranks' phases were measured, a call's compute waits for its slowest rank, which may
+  // run after the others: their factor at its length replaces the count. The least compute stays a bound.
+  p.core_sharing = phase_core_sharing(in, ranks, threads, compute_alone_s, counted);
+  p.compute_s = p.core_sharing * compute_alone_s;
+  const double schedule_s = claims_schedule_seconds(in, ranks, threads);
+  p.compute_claims_s = schedule_s * phase_core_sharing(in, ranks, threads, schedule_s, counted);
+  p.compute_bound_s = counted * claimed_compute_seconds(in, ranks, threads);
   p.termination_s = termination_seconds(in, ranks);
   const double worker_jobs = in.jobs * (ranks - 1.0) / ranks;
   p.root_s = in.root_call_s + static_cast<double>(in.jobs) * in.outputs_per_job * in.root_output_s +
@@ -226,11 +232,14 @@ prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
     p.gather_s = collective_seconds(in, ranks, back, p.gather);
     p.scatter_overlap_s = scatter_overlap_seconds(in, ranks);
   }
-  p.messages_s = p.broadcast_s + p.scatter_s + p.gather_s - p.scatter_overlap_s;
+  // A request's broadcast, the parameters' scatter and the blocks' gather, with any rank between turns.
+  p.collective_wait_s = 3 * collective_wait_seconds(in, ranks);
+  p.messages_s = p.broadcast_s + p.scatter_s + p.gather_s - p.scatter_overlap_s + p.collective_wait_s;
   p.total_s = p.root_s + p.messages_s + p.compute_s;
-  p.total_flat_s = p.root_s + p.broadcast_s + p.flat_s - p.scatter_overlap_s + p.compute_s;
+  const double flat_messages_s = p.broadcast_s + p.flat_s - p.scatter_overlap_s + p.collective_wait_s;
+  p.total_flat_s = p.root_s + flat_messages_s + p.compute_s;
   // Claimed jobs' blocks come back by job index from whichever rank ran them: as flat as the gather.
-  p.total_claims_s = p.root_s + p.broadcast_s + p.flat_s - p.scatter_overlap_s + p.termination_s + p.compute_claims_s;
+  p.total_claims_s = p.root_s + flat_messages_s + p.termination_s + p.compute_claims_s;
   // On one host auto claims in host memory; across hosts by message, where calls last long enough for that.
   p.claims = ranks > 1 && (p.hosts == 1 || detail::claims_pay(p.total_claims_s, 2 * in.remote.alpha_s));
   p.total_auto_s = ranks == 1 || p.claims ? p.total_claims_s : p.total_flat_s;
@@ -284,6 +293,7 @@ void validate(const cost_inputs& in) {
   for (std::size_t r = 0; r < in.rank_job_scale.size(); ++r)
     require_positive(("rank_job_scale[" + std::to_string(r) + "]").c_str(), in.rank_job_scale[r]);
   require_at_least("claim_batch", in.claim_batch, 1);
+  validate_phases(in);
 }
 
 double rank_scale(const cost_inputs& in, int rank) {

@@ -35,6 +35,13 @@ struct cost_inputs {
   /// measured (rank 0 first); ranks beyond them run at the median of these. Empty: every rank at 1.
   std::vector<double> rank_job_scale;
   int claim_batch = 1;          ///< jobs a rank out of work claims at once from the back of another rank's range
+  /// Calls of `phase_ranks` ranks x 1 thread: the wall time of a phase in which every rank runs
+  /// phase_lengths_s[i] of work at once, between a broadcast and a gather, over that work's time alone.
+  /// Phases shorter than a scheduler's time slice on more ranks than cores run by turns, not shared.
+  int phase_ranks = 0;
+  std::vector<double> phase_lengths_s;  ///< ascending
+  std::vector<double> phase_sharing;    ///< the measured factor at each length, at least 1
+  double phase_round_s = 0;  ///< a phase without work: a broadcast of a few bytes and a gather, as measured
 };
 
 /// How the root gathers the blocks (and scatters the job parameters).
@@ -75,7 +82,8 @@ struct prediction {
   double hierarchical_s = 0;      ///< scatter + gather if hierarchical
   double tree_s = 0;              ///< scatter + gather if by binomial tree
   gather_kind gather = gather_kind::flat;  ///< the cheapest (flat, then hierarchical, when equal)
-  double messages_s = 0;          ///< broadcast + scatter + gather - scatter_overlap
+  double collective_wait_s = 0;   ///< the call's three collectives' waits beyond their latencies (measured)
+  double messages_s = 0;          ///< broadcast + scatter + gather - scatter_overlap + collective_wait
   double total_s = 0;             ///< root + messages + compute
   double total_flat_s = 0;        ///< the same with flat collectives, as the runtime's gathers run today
   double total_claims_s = 0;      ///< root + flat messages + termination + compute_claims: the claims engine
@@ -119,6 +127,18 @@ gather_kind auto_collective(const cost_inputs& in, int ranks, int hosts, double 
 constexpr link_figures assumed_local_link{0.5e-6, 5e9, 0.2e-6};
 /// The link between hosts when none was measured: InfiniBand-like, 1.5 us, 12 GB/s, a latency per message.
 constexpr link_figures assumed_remote_link{1.5e-6, 12e9, 1.5e-6};
+
+/// Throws std::invalid_argument naming the first of `in`'s measured phases that no measurement gives.
+void validate_phases(const cost_inputs& in);
+
+/// What each collective of a call at `ranks` waits beyond the model's latencies: half of what the launched
+/// ranks' empty phase took over the model's broadcast and gather, at those ranks; else 0.
+double collective_wait_seconds(const cost_inputs& in, int ranks);
+
+/// The factor on a rank's compute of `phase_s` (its time alone) at `ranks` x `threads`: measured where `in`
+/// has phases of those ranks at one thread (log-linear between the lengths, the nearest beyond them), else
+/// `counted`, the threads per core.
+double phase_core_sharing(const cost_inputs& in, int ranks, int threads, double phase_s, double counted);
 
 /// Rank `rank`'s factor on every job time: its in.rank_job_scale, the median of them beyond the measured
 /// ranks, 1 where none were measured.

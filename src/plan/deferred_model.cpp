@@ -43,7 +43,9 @@ double scatter_after_request(const cost_inputs& in, int ranks, double bytes_per_
 double forward_messages(const cost_inputs& in, int ranks) {
   if (ranks == 1) return 0;
   const double request = broadcast_seconds(in, ranks, in.request_bytes + bytes_per_double * in.shared_params);
+  // The request, the parameters, the output counts, the go-ahead and the values: five collectives.
   return request + scatter_after_request(in, ranks, scatter_bytes_per_job(in)) +
+         5 * collective_wait_seconds(in, ranks) +
          collective_seconds(in, ranks, bytes_per_count, gather_kind::flat) + broadcast_seconds(in, ranks, go_bytes) +
          collective_seconds(in, ranks, deferred_values_bytes_per_job(in), gather_kind::flat);
 }
@@ -52,7 +54,9 @@ double forward_messages(const cost_inputs& in, int ranks) {
 double forward_claims_messages(const cost_inputs& in, int ranks) {
   if (ranks == 1) return 0;
   const double request = broadcast_seconds(in, ranks, in.request_bytes + bytes_per_double * in.shared_params);
+  // The request, the parameters and each rank's values.
   return request + scatter_after_request(in, ranks, scatter_bytes_per_job(in)) +
+         3 * collective_wait_seconds(in, ranks) +
          collective_seconds(in, ranks, deferred_values_bytes_per_job(in), gather_kind::flat);
 }
 
@@ -66,7 +70,8 @@ double message_termination(const cost_inputs& in, int ranks, int hosts) {
 
 double reverse_messages(const cost_inputs& in, int ranks) {
   if (ranks == 1) return 0;
-  return broadcast_seconds(in, ranks, in.request_bytes) +
+  // The request, the outputs' adjoints and the parameters' adjoints.
+  return broadcast_seconds(in, ranks, in.request_bytes) + 3 * collective_wait_seconds(in, ranks) +
          scatter_after_request(in, ranks, deferred_seed_bytes_per_job(in)) +
          collective_seconds(in, ranks, deferred_adjoint_bytes_per_job(in), gather_kind::flat);
 }

@@ -30,7 +30,16 @@ def main():
     one, two = (next(r for r in doc["predictions"] if r["ranks"] == p) for p in (1, 2))
     check(math.isclose(one["compute_us"], 12 * job * scale[0], rel_tol=1e-9), "P = 1: 12 jobs at rank 0's speed")
     # Equal jobs: the least compute is the work over the summed speeds (the dearest job is far below it).
-    least = two["core_sharing"] * 12 * job / (1 / scale[0] + 1 / scale[1])
+    least_alone = 12 * job / (1 / scale[0] + 1 / scale[1])
+    # Phases are measured only on more ranks than cores, and then at the launched 2 ranks, each factor >= 1.
+    check(speeds["phase_ranks"] in (0, 2) and all(f >= 1 for f in speeds["phase_sharing"]) and
+          len(speeds["phase_sharing"]) == len(speeds["phase_lengths_us"]) and
+          (speeds["phase_ranks"] == 2) == (speeds["measured_core_sharing"] > 1),
+          f"phases {speeds['phase_ranks']} {speeds['phase_sharing']}")
+    # The least compute takes the cores as counted: the threads of rank 0's host over its cores, where above 1.
+    inputs = doc["inputs"]
+    counted = max(1.0, min(2, inputs["ranks_per_host"]) / inputs["cores_per_host"]) if inputs["cores_per_host"] else 1.0
+    least = counted * least_alone
     check(math.isclose(two["compute_bound_us"], least, rel_tol=1e-6), f"least {two['compute_bound_us']} != {least}")
     check(two["compute_bound_us"] <= two["compute_claims_us"] * (1 + 1e-9) and
           two["compute_claims_us"] <= two["compute_us"] * (1 + 1e-9),

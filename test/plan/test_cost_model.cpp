@@ -92,6 +92,46 @@ TEST_CASE("cost model: more threads than a host's cores take turns", "[plan]") {
   CHECK_THROWS_WITH(predict(in, 1, 1), Catch::Contains("cores_per_host = -1, must be >= 0"));
 }
 
+TEST_CASE("cost model: the launched ranks' measured phases replace the counted core sharing", "[plan]") {
+  using maprect::plan::phase_core_sharing;
+  cost_inputs in = free_links(12, 1e-3);
+  in.cores_per_host = 2;
+  in.phase_ranks = 3;
+  in.phase_lengths_s = {1e-4, 1e-3, 1e-2};
+  in.phase_sharing = {3, 2, 1.5};
+  CHECK(phase_core_sharing(in, 3, 1, 1e-3, 1.5) == Approx(2));
+  CHECK(phase_core_sharing(in, 3, 1, std::sqrt(1e-4 * 1e-3), 1.5) == Approx(2.5));  // log-linear between
+  CHECK(phase_core_sharing(in, 3, 1, 1e-5, 1.5) == 3);     // the nearest beyond the lengths
+  CHECK(phase_core_sharing(in, 3, 1, 1.0, 1.5) == 1.5);
+  CHECK(phase_core_sharing(in, 2, 1, 1e-3, 1.25) == 1.25);  // other ranks or threads: the count
+  CHECK(phase_core_sharing(in, 3, 2, 1e-3, 1.25) == 1.25);
+  // 3 ranks: 4 jobs each, 4 ms alone, between the lengths 1 ms (2) and 10 ms (1.5).
+  const double at_4ms = 2 - 0.5 * std::log(4.0) / std::log(10.0);
+  const auto p = predict(in, 3, 1);
+  CHECK(p.core_sharing == Approx(at_4ms));
+  CHECK(p.compute_s == Approx(4e-3 * at_4ms).epsilon(1e-12));
+  CHECK(p.compute_claims_s == Approx(4e-3 * at_4ms).epsilon(1e-12));
+  CHECK(p.compute_bound_s == Approx(1.5 * 4e-3).epsilon(1e-12));  // the least compute: the cores as counted
+  CHECK(predict(in, 2, 1).compute_s == Approx(6e-3).epsilon(1e-12));  // not measured at 2 ranks
+  // An empty phase of 30 us where the model's links cost nothing: each of the call's 3 collectives waits 15.
+  in.phase_round_s = 30e-6;
+  const auto waited = predict(in, 3, 1);
+  CHECK(waited.collective_wait_s == Approx(45e-6).epsilon(1e-12));
+  CHECK(waited.total_s - p.total_s == Approx(45e-6).epsilon(1e-9));
+  CHECK(waited.total_claims_s - p.total_claims_s == Approx(45e-6).epsilon(1e-9));
+  CHECK(predict(in, 2, 1).collective_wait_s == 0);
+  in.local = {5e-6, 1e300, 0};  // the model's own empty phase: a broadcast of 2 rounds, 10 us, and a gather, 5
+  CHECK(predict(in, 3, 1).collective_wait_s == Approx(3 * 7.5e-6).epsilon(1e-12));
+  in.local = {0, 1e300, 0};
+  in.phase_sharing = {3, 0.9, 1.5};
+  CHECK_THROWS_WITH(predict(in, 3, 1), Catch::Contains("phase_sharing[1] = 0.9, must be >= 1"));
+  in.phase_sharing = {3, 2};
+  CHECK_THROWS_WITH(predict(in, 3, 1), Catch::Contains("phase_sharing holds 2 factors, must be one per length (3)"));
+  in.phase_sharing = {3, 2, 1.5};
+  in.phase_lengths_s = {1e-4, 1e-4, 1e-2};
+  CHECK_THROWS_WITH(predict(in, 3, 1), Catch::Contains("phase_lengths_s[1] = 0.0001, must be positive and ascending"));
+}
+
 TEST_CASE("cost model: spread of the job times adds sd sqrt(2 n ln(P T)) to the slowest thread", "[plan]") {
   cost_inputs in = free_links(8, 1e-3);
   in.job_spread_s = 2e-4;

@@ -157,3 +157,20 @@ TEST_CASE("deferred model: bad inputs name the value", "[plan]") {
   bad.outputs_per_job = 0;
   CHECK_THROWS_WITH(auto_runs_deferred(bad), Catch::Contains("outputs_per_job"));
 }
+
+TEST_CASE("deferred model: the launched ranks' collectives wait what their empty phase measured", "[plan]") {
+  cost_inputs in = free_site(12, 10);  // links that cost nothing: the model's empty phase is free
+  const auto before = predict_deferred(in, figures(), 3, 1);
+  in.phase_ranks = 3;
+  in.phase_round_s = 40e-6;  // 20 us a collective
+  const auto p = predict_deferred(in, figures(), 3, 1);
+  CHECK(p.forward_messages_s - before.forward_messages_s == Approx(5 * 20e-6).epsilon(1e-9));
+  CHECK(p.reverse_messages_s - before.reverse_messages_s == Approx(3 * 20e-6).epsilon(1e-9));
+  CHECK(p.forward_claims_messages_s - before.forward_claims_messages_s == Approx(3 * 20e-6).epsilon(1e-9));
+  CHECK(p.total_s - before.total_s == Approx(8 * 20e-6).epsilon(1e-9));
+  CHECK(p.total_claims_s - before.total_claims_s == Approx(6 * 20e-6).epsilon(1e-9));
+  const double unmeasured = predict_deferred(free_site(12, 10), figures(), 2, 1).total_s;
+  CHECK(predict_deferred(in, figures(), 2, 1).total_s == Approx(unmeasured).epsilon(1e-12));  // other ranks
+  in.phase_round_s = -1e-6;
+  CHECK_THROWS_WITH(predict_deferred(in, figures(), 3, 1), Catch::Contains("phase_round_s = -0.000001, must be >= 0"));
+}
