@@ -143,6 +143,8 @@ void print_phases(const phase_figures& phases) {
   for (std::size_t i = 0; i < phases.lengths_s.size(); ++i)
     std::printf(" %g us %.2f,", 1e6 * phases.lengths_s[i], phases.sharing[i]);
   std::printf(" an empty phase %.1f us\n", 1e6 * phases.round_s);
+  std::printf("          more ranks than cores on this host: the %d-rank row uses these phases, the others count"
+              " the cores; a core per rank runs faster and predicts better\n", phases.ranks);
 }
 
 void print_inputs(const site_figures& f, const chosen_links& l, const link_report& m, const rank_speeds& speeds,
