@@ -38,6 +38,12 @@ struct chosen_links {
   int cores_per_host = 0;
 };
 
+/// The cores of rank 0's host as its ranks may use them, else as the machine reports them.
+int host_cores(const link_report& m) {
+  if (m.root_host_cpus > 0) return m.root_host_cpus;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 chosen_links choose_links(const plan_options& o, const link_report& m) {
   chosen_links c;
   c.local = m.on_root_host > 1 ? m.local : assumed_local;
@@ -55,7 +61,7 @@ chosen_links choose_links(const plan_options& o, const link_report& m) {
     c.remote_source = "assumed, InfiniBand-like (no second host launched)";
   }
   if (o.overhead_us >= 0) c.remote.overhead_s = 1e-6 * o.overhead_us;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = host_cores(m);
   c.ranks_per_host = o.ranks_per_host > 0 ? o.ranks_per_host : m.hosts > 1 ? m.on_root_host : std::max(cores, m.ranks);
   // What-if hosts (--ranks-per-host) have a core per rank; this one has the cores it has.
   c.cores_per_host = o.cores_per_host > 0 ? o.cores_per_host : o.ranks_per_host > 0 ? 0 : cores;
@@ -64,8 +70,7 @@ chosen_links choose_links(const plan_options& o, const link_report& m) {
 
 /// The core sharing the ranks' speeds were measured under: all of this host's ranks at once on its cores.
 double measured_sharing(const link_report& m) {
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1.0, static_cast<double>(m.on_root_host) / cores);
+  return std::max(1.0, static_cast<double>(m.on_root_host) / host_cores(m));
 }
 
 plan::cost_inputs make_inputs(const site_figures& f, const chosen_links& l, const link_report& m,

@@ -54,6 +54,7 @@ plan_call_site make_site(const plan_site& site);
 struct link_report {
   int ranks = 1;               ///< ranks in the communicator
   int on_root_host = 1;        ///< ranks sharing rank 0's processor name, rank 0 included
+  int root_host_cpus = 0;      ///< CPUs rank 0's host's ranks may run on, their affinity masks' union (0: unknown)
   int hosts = 1;               ///< distinct processor names
   plan::link_figures local{};  ///< median over the ranks of rank 0's host (valid when on_root_host > 1)
   plan::link_figures remote{}; ///< median over the other ranks (valid when hosts > 1)
