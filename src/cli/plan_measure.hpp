@@ -82,7 +82,7 @@ rank_speeds measure_rank_speeds(MPI_Comm comm, const plan_call_site& site, int r
 /// The core sharing of a call's compute by its length: the wall time of a phase in which every rank runs the
 /// same work at once, between a broadcast from rank 0 and a gather to it, over that work alone on rank 0.
 struct phase_figures {
-  int ranks = 0;                  ///< the ranks that ran the phases (0: none measured, at one rank)
+  int ranks = 0;                  ///< the ranks that ran the phases (0: none, the host not oversubscribed)
   std::vector<double> lengths_s;  ///< the work's time alone, ascending
   std::vector<double> sharing;    ///< per length, the median over rounds of (wall - round_s) / alone, at least 1
   double round_s = 0;             ///< a phase without work: the broadcast and the gather alone
