@@ -10,6 +10,7 @@
 
 #include "plan_measure.hpp"
 #include "plan_timing.hpp"
+#include "src/cluster/clock.hpp"
 #include "src/transport/wait.hpp"
 
 namespace maprect::cli {
@@ -17,6 +18,7 @@ namespace maprect::cli {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+using detail::seconds_since;
 
 /// The lengths measured: 30 us to 30 ms, three to a decade, from calls of a few jobs to long ones.
 const std::vector<double> phase_lengths_s = {30e-6, 100e-6, 300e-6, 1e-3, 3e-3, 10e-3, 30e-3};
@@ -34,10 +36,6 @@ double busy_steps(long long n) {
   volatile double x = 1;
   for (long long i = 0; i < n; ++i) x = x * 0.999999 + 1e-9;
   return x;
-}
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
 /// Rank 0's steps per second alone, the fastest of a few runs.

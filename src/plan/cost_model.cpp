@@ -268,6 +268,30 @@ const char* bound_name(bound_kind k) {
   return "?";
 }
 
+namespace {
+
+/// The measured phases: a factor per length, lengths positive and ascending, factors at least 1.
+void validate_phases(const cost_inputs& in) {
+  if (in.phase_sharing.size() != in.phase_lengths_s.size()) {
+    std::ostringstream msg;
+    msg << "cost model: phase_sharing holds " << in.phase_sharing.size() << " factors, must be one per length ("
+        << in.phase_lengths_s.size() << ")";
+    throw std::invalid_argument(msg.str());
+  }
+  for (std::size_t i = 0; i < in.phase_lengths_s.size(); ++i) {
+    const double length = in.phase_lengths_s[i];
+    if (!(length > 0) || (i > 0 && !(length > in.phase_lengths_s[i - 1]))) {
+      std::ostringstream msg;
+      msg << "cost model: phase_lengths_s[" << i << "] = " << length << ", must be positive and ascending";
+      throw std::invalid_argument(msg.str());
+    }
+    require_at_least(("phase_sharing[" + std::to_string(i) + "]").c_str(), in.phase_sharing[i], 1);
+  }
+  require_at_least("phase_round_s", in.phase_round_s, 0);
+}
+
+}  // namespace
+
 void validate(const cost_inputs& in) {
   require_at_least("job_s", in.job_s, 0);
   require_at_least("job_spread_s", in.job_spread_s, 0);

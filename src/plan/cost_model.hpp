@@ -128,9 +128,6 @@ constexpr link_figures assumed_local_link{0.5e-6, 5e9, 0.2e-6};
 /// The link between hosts when none was measured: InfiniBand-like, 1.5 us, 12 GB/s, a latency per message.
 constexpr link_figures assumed_remote_link{1.5e-6, 12e9, 1.5e-6};
 
-/// Throws std::invalid_argument naming the first of `in`'s measured phases that no measurement gives.
-void validate_phases(const cost_inputs& in);
-
 /// What each collective of a call at `ranks` waits beyond the model's latencies: half of what the launched
 /// ranks' empty phase took over the model's broadcast and gather, at those ranks; else 0.
 double collective_wait_seconds(const cost_inputs& in, int ranks);

@@ -2,9 +2,7 @@
 // than cores, short compute runs by turns and every collective may wait for a rank that is not running.
 #include <algorithm>
 #include <cmath>
-#include <sstream>
-#include <stdexcept>
-#include <string>
+#include <vector>
 
 #include "cost_model.hpp"
 
@@ -12,32 +10,12 @@ namespace maprect::plan {
 
 namespace {
 
-void fail(const std::string& what) { throw std::invalid_argument("cost model: " + what); }
-
 /// A broadcast and a flat gather of a few bytes, as the model charges them at `ranks`.
 double modelled_round_seconds(const cost_inputs& in, int ranks) {
   return broadcast_seconds(in, ranks, 4) + collective_seconds(in, ranks, 0, gather_kind::flat);
 }
 
 }  // namespace
-
-void validate_phases(const cost_inputs& in) {
-  if (in.phase_sharing.size() != in.phase_lengths_s.size()) {
-    std::ostringstream msg;
-    msg << "phase_sharing holds " << in.phase_sharing.size() << " factors, must be one per length ("
-        << in.phase_lengths_s.size() << ")";
-    fail(msg.str());
-  }
-  for (std::size_t i = 0; i < in.phase_lengths_s.size(); ++i) {
-    std::ostringstream msg;
-    if (!(in.phase_lengths_s[i] > 0) || (i > 0 && !(in.phase_lengths_s[i] > in.phase_lengths_s[i - 1])))
-      msg << "phase_lengths_s[" << i << "] = " << in.phase_lengths_s[i] << ", must be positive and ascending";
-    else if (!(in.phase_sharing[i] >= 1))
-      msg << "phase_sharing[" << i << "] = " << in.phase_sharing[i] << ", must be >= 1";
-    if (!msg.str().empty()) fail(msg.str());
-  }
-  if (!(in.phase_round_s >= 0)) fail("phase_round_s = " + std::to_string(in.phase_round_s) + ", must be >= 0");
-}
 
 double phase_core_sharing(const cost_inputs& in, int ranks, int threads, double phase_s, double counted) {
   const std::vector<double>& at = in.phase_lengths_s;

@@ -1,18 +1,15 @@
 #!/usr/bin/env python3
 """Checks a `maprect plan --ranks-max 8 --json` document from a run on NP ranks: usage check_plan.py FILE NP."""
-import json
 import math
 import sys
 
+from plan_checks import Checks, load
+
 
 def main():
-    doc = json.load(open(sys.argv[1]))
+    doc = load(sys.argv[1])
     np_ = int(sys.argv[2])
-    failures = []
-
-    def check(ok, what):
-        if not ok:
-            failures.append(what)
+    check = Checks()
 
     rows = doc["predictions"]
     check([r["ranks"] for r in rows] == sorted({1, 2, 4, 8, np_}), f"rank counts {[r['ranks'] for r in rows]}")
@@ -67,8 +64,7 @@ def main():
     check(local_source == ("measured" if np_ > 1 else "assumed (no two ranks on one host)"), f"local {local_source}")
     if np_ > 1:
         check(inputs["local"]["alpha_us"] > 0 and inputs["local"]["beta_gbs"] > 0, "measured local link")
-    if failures:
-        sys.exit("check_plan.py: " + "; ".join(failures))
+    check.stop_if_failed()
     print(f"plan JSON at np={np_}: {len(rows)} rows, P = 1 is {one['us_per_gradient']:.1f} us")
 
 

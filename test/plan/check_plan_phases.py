@@ -2,17 +2,14 @@
 """Checks a `maprect plan --json` document from 2 ranks confined to one CPU (taskset): plan counts the one core
 the ranks may use, measures the phases of its 2 ranks, and the 2-rank row takes its sharing from them.
 Usage: check_plan_phases.py FILE."""
-import json
 import sys
+
+from plan_checks import Checks, load
 
 
 def main():
-    doc = json.load(open(sys.argv[1]))
-    failures = []
-
-    def check(ok, what):
-        if not ok:
-            failures.append(what)
+    doc = load(sys.argv[1])
+    check = Checks()
 
     inputs, speeds = doc["inputs"], doc["rank_speeds"]
     check(doc["measured_ranks"] == 2, f"measured_ranks {doc['measured_ranks']}")
@@ -24,16 +21,14 @@ def main():
     check(all(a < b for a, b in zip(lengths, lengths[1:])), f"lengths not ascending: {lengths}")
     check(all(f >= 1 for f in sharing), f"a factor below 1: {sharing}")
     check(speeds["phase_round_us"] > 0, f"phase_round_us {speeds['phase_round_us']}")
-    if failures:
-        sys.exit("check_plan_phases.py: " + "; ".join(failures))
+    check.stop_if_failed()
     rows = {r["ranks"]: r for r in doc["predictions"]}
     check(rows[1]["core_sharing"] == 1 and rows[1]["collective_wait_us"] == 0, f"1 rank: {rows[1]}")
     two = rows[2]
     check(min(sharing) - 1e-9 <= two["core_sharing"] <= max(sharing) + 1e-9,
           f"2 ranks: core_sharing {two['core_sharing']} outside the measured {sharing}")
     check(two["collective_wait_us"] >= 0, f"2 ranks: collective_wait_us {two['collective_wait_us']}")
-    if failures:
-        sys.exit("check_plan_phases.py: " + "; ".join(failures))
+    check.stop_if_failed()
     print(f"plan on one CPU at np=2: phases {sharing}, empty {speeds['phase_round_us']:.1f} us; "
           f"2 ranks: sharing {two['core_sharing']:.2f}, waits {two['collective_wait_us']:.1f} us")
 

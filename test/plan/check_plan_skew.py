@@ -2,18 +2,15 @@
 """Checks `maprect plan --jobs 10 --points 200 --skew 10 --job-data --ranks-max 2 --json FILE`: the last of the
 10 groups has 10 times the points (19 units of work), so a static split at 2 ranks leaves 14 units on the
 worker, while claims need max(19 / 2, 10) = 10. Usage: check_plan_skew.py FILE."""
-import json
 import math
 import sys
 
+from plan_checks import Checks, load
+
 
 def main():
-    doc = json.load(open(sys.argv[1]))
-    failures = []
-
-    def check(ok, what):
-        if not ok:
-            failures.append(what)
+    doc = load(sys.argv[1])
+    check = Checks()
 
     check("groups j >= 0.9 J with 10 x the points" in doc["model"], f"model {doc['model']}")
     one, two = (next(r for r in doc["predictions"] if r["ranks"] == p) for p in (1, 2))
@@ -32,8 +29,7 @@ def main():
     check(inputs["job_data"] is True and inputs["root_check_us_per_job"] > 0, "job_data and the measured check")
     no_check = inputs["root_call_us"] + 10 * inputs["root_output_us"]
     check(math.isclose(two["root_us"], no_check, rel_tol=1e-9), f"root us {two['root_us']} != {no_check}")
-    if failures:
-        sys.exit("check_plan_skew.py: " + "; ".join(failures))
+    check.stop_if_failed()
     print(f"skewed plan: static / least compute at 2 ranks {ratio:.2f}")
 
 

@@ -2,18 +2,15 @@
 """Checks a `maprect plan --model sleep --jobs 12 --slow-rank 1 --slow-factor 3 --json` document from 2 ranks:
 one job speed per rank, and the predictions' compute terms against their closed forms in those speeds.
 Usage: check_plan_speeds.py FILE."""
-import json
 import math
 import sys
 
+from plan_checks import Checks, load
+
 
 def main():
-    doc = json.load(open(sys.argv[1]))
-    failures = []
-
-    def check(ok, what):
-        if not ok:
-            failures.append(what)
+    doc = load(sys.argv[1])
+    check = Checks()
 
     speeds = doc["rank_speeds"]
     scale = speeds["model_job_scale"]
@@ -24,8 +21,7 @@ def main():
     check(speeds["sample_jobs"] == 12, f"sample_jobs {speeds['sample_jobs']}")
     # Rank 1 sleeps twice its job's time after each job; rank 0 does not.
     check(len(scale) == 2 and scale[1] > scale[0], f"slowed rank 1 not slower: {scale}")
-    if failures:
-        sys.exit("check_plan_speeds.py: " + "; ".join(failures))
+    check.stop_if_failed()
     job = doc["inputs"]["job_us"]
     one, two = (next(r for r in doc["predictions"] if r["ranks"] == p) for p in (1, 2))
     check(math.isclose(one["compute_us"], 12 * job * scale[0], rel_tol=1e-9), "P = 1: 12 jobs at rank 0's speed")
@@ -44,8 +40,7 @@ def main():
     check(two["compute_bound_us"] <= two["compute_claims_us"] * (1 + 1e-9) and
           two["compute_claims_us"] <= two["compute_us"] * (1 + 1e-9),
           f"claims {two['compute_claims_us']} outside [{two['compute_bound_us']}, {two['compute_us']}]")
-    if failures:
-        sys.exit("check_plan_speeds.py: " + "; ".join(failures))
+    check.stop_if_failed()
     print(f"plan speeds at np=2: {scale[0]:.2f} {scale[1]:.2f}; compute at 2 ranks: static {two['compute_us']:.0f} us, "
           f"claims {two['compute_claims_us']:.0f} us, least {two['compute_bound_us']:.0f} us")
 

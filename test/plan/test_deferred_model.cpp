@@ -172,5 +172,5 @@ TEST_CASE("deferred model: the launched ranks' collectives wait what their empty
   const double unmeasured = predict_deferred(free_site(12, 10), figures(), 2, 1).total_s;
   CHECK(predict_deferred(in, figures(), 2, 1).total_s == Approx(unmeasured).epsilon(1e-12));  // other ranks
   in.phase_round_s = -1e-6;
-  CHECK_THROWS_WITH(predict_deferred(in, figures(), 3, 1), Catch::Contains("phase_round_s = -0.000001, must be >= 0"));
+  CHECK_THROWS_WITH(predict_deferred(in, figures(), 3, 1), Catch::Contains("phase_round_s = -1e-06, must be >= 0"));
 }
