@@ -19,4 +19,17 @@ job_range unstarted_jobs::grant_back(int held, int least, double share) {
   return {back_, back_ + take};
 }
 
+bool idle_ranks_end_within(idle_rank* idle, int n, int left, double within) {
+  if (n <= 0 || within <= 0) return false;
+  const auto ends_first = [](const idle_rank& a, const idle_rank& b) {
+    return a.free_in + a.per_job < b.free_in + b.per_job;
+  };
+  for (int j = 0; j < left; ++j) {
+    idle_rank& first = *std::min_element(idle, idle + n, ends_first);
+    first.free_in += first.per_job;
+    if (first.free_in >= within) return false;
+  }
+  return true;
+}
+
 }  // namespace maprect::detail

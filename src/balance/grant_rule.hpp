@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "src/protocol/chunk_plan.hpp"
 
@@ -212,6 +213,21 @@ inline job_range grant_for(unstarted_jobs& jobs, const ask_message& ask, double 
 
 static_assert(sizeof(ask_message) == 20, "an ask goes as 20 bytes");
 
+/// A rank out of its own jobs, as an owner sees it: the seconds until it is free of what it holds, and its
+/// seconds per job.
+struct idle_rank {
+  double free_in = 0;
+  double per_job = 0;
+};
+
+/// Whether the `n` ranks of `idle` would end an owner's `left` unstarted jobs within `within` seconds, each
+/// whole job going to the rank that would end it first (`idle` is left as that schedule leaves it). The one
+/// rule by which an owner, in host memory or by message, leaves its last jobs to the ranks out of theirs
+/// rather than start the next: a slow owner that started its last job as the others ran out of theirs made the
+/// call wait for it, and one that waited for a thief still busy with a batch of its dear jobs idled a job's
+/// time for nothing.
+bool idle_ranks_end_within(idle_rank* idle, int n, int left, double within);
+
 /// What an owner has heard of the ranks that would run its unstarted jobs if it did not: how many are out of
 /// their own, how fast the latest of them runs jobs, and how long it is busy with what it holds.
 class idle_thieves {
@@ -223,16 +239,16 @@ class idle_thieves {
     seconds_ = ask.thief_seconds;
     trip_ = ask.least_seconds;
     held_ = held_seconds;
+    schedule_.resize(static_cast<std::size_t>(std::max(ranks_, 0)));
   }
   /// Whether an owner at `own_seconds` per job should leave its `left` unstarted jobs to them rather than start
-  /// the next: they would run all of them, a round trip and what they hold included, before it ran that one. A
-  /// slow owner that started its last job as the others ran out of theirs made the call wait for it; one that
-  /// waited for a thief still busy with a batch of its dear jobs idled a job's time for nothing.
+  /// the next: they would end all of them (idle_ranks_end_within), the asking thief after what it holds, a round
+  /// trip before the owner ended that one.
   bool outrun(int left, double own_seconds) const {
     if (ranks_ <= 0 || seconds_ <= 0 || own_seconds <= 0) return false;
-    // Whole jobs, each on one rank; what the asking thief holds shared out with the jobs among them all.
-    const double rounds = std::max<double>((left + ranks_ - 1) / ranks_ * seconds_, (held_ + left * seconds_) / ranks_);
-    return rounds + trip_ < own_seconds;
+    for (idle_rank& r : schedule_) r = {0, seconds_};
+    schedule_[0].free_in = held_;
+    return idle_ranks_end_within(schedule_.data(), ranks_, left, own_seconds - trip_);
   }
 
  private:
@@ -240,6 +256,7 @@ class idle_thieves {
   double seconds_ = 0;
   double trip_ = 0;
   double held_ = 0;
+  mutable std::vector<idle_rank> schedule_;  ///< outrun's, kept so that a poll allocates nothing
 };
 
 }  // namespace maprect::detail

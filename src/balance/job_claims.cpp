@@ -37,6 +37,7 @@ void job_claims::place(char* base, int rank, const std::vector<int>& comm_rank) 
   words_.assign(static_cast<std::size_t>(ranks), nullptr);
   progress_.assign(static_cast<std::size_t>(ranks), nullptr);
   lines_.assign(static_cast<std::size_t>(ranks), {});
+  idle_.assign(static_cast<std::size_t>(ranks), {});
   char* const call_line = base + line * lines_per_rank * ranks;
   // The root makes every word before any other rank reads one (host_memory's barrier).
   const bool make = rank == 0;
@@ -146,32 +147,19 @@ void job_claims::leave_to_faster_thieves(const word& w) const {
 }
 
 bool job_claims::outrun_by_idle(int left, double own, std::chrono::steady_clock::time_point now) const {
-  const std::int64_t now_ns = steady_ns(now), own_ns = static_cast<std::int64_t>(own * 1e9);
-  struct idle_rank {
-    std::int64_t free_at;
-    std::int64_t per_job;
-  };
-  std::vector<idle_rank> idle;
+  const std::int64_t now_ns = steady_ns(now);
+  int n = 0;
   for (std::size_t r = 0; r < words_.size(); ++r) {
     if (static_cast<int>(r) == self_ || words_[r] == nullptr) continue;
     const std::uint64_t w = words_[r]->load(std::memory_order_relaxed);
     const double p = pace(static_cast<int>(r));
     if (front(w) < back(w) || p <= 0) continue;
-    idle.push_back({std::max(now_ns, lines_[r].busy_until->load(std::memory_order_acquire)),
-                    static_cast<std::int64_t>(p * 1e9)});
+    const std::int64_t busy_ns = lines_[r].busy_until->load(std::memory_order_acquire) - now_ns;
+    idle_[n++] = {std::max<std::int64_t>(busy_ns, 0) * 1e-9, p};
   }
-  // Whole jobs, each to the rank free first, after the batch it holds: all done within half the time this rank
-  // takes for one? Paces and ends are estimates: between ranks alike, or a thief whose pace is on cheaper jobs
-  // than the owner's last, leaving them gained nothing and idled the owner.
-  const auto ends_first = [](const idle_rank& a, const idle_rank& b) {
-    return a.free_at + a.per_job < b.free_at + b.per_job;
-  };
-  for (int j = 0; j < left && !idle.empty(); ++j) {
-    const auto first = std::min_element(idle.begin(), idle.end(), ends_first);
-    first->free_at += first->per_job;
-    if (first->free_at >= now_ns + own_ns / 2) return false;
-  }
-  return !idle.empty();
+  // Half this rank's time for one job: paces and ends are estimates, and between ranks alike, or a thief whose
+  // pace is on cheaper jobs than the owner's last, leaving them gained nothing and idled the owner.
+  return idle_ranks_end_within(idle_.data(), n, left, own / 2);
 }
 
 void job_claims::hold_until_claimed(const word& w) const {

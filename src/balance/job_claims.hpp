@@ -183,8 +183,9 @@ class job_claims {
   /// most one of its jobs' time. A slow owner that started its last job as the others ran out of theirs made
   /// the call wait for it (the claims by message's idle_thieves).
   void leave_to_faster_thieves(const word& w) const;
-  /// Whether the ranks of the host whose own jobs are all claimed would run `left` jobs at their paces, each
-  /// after the batch it holds, before this rank ran one at `own` seconds from `now`.
+  /// Whether the ranks of the host whose own jobs are all claimed would end `left` jobs at their paces, each
+  /// after the batch it holds, within half the `own` seconds this rank takes for one from `now`
+  /// (idle_ranks_end_within).
   bool outrun_by_idle(int left, double own, std::chrono::steady_clock::time_point now) const;
   /// The shortest job worth leaving to faster ranks: below it the scan of the claim words costs more.
   static constexpr double leave_pace_seconds = 100e-6;
@@ -196,6 +197,7 @@ class job_claims {
   std::vector<word*> words_;     ///< per rank, its claim word or null (every rank of the root's host)
   std::vector<word*> progress_;  ///< per rank, its progress word or null
   std::vector<rank_lines> lines_;  ///< per rank, its count of jobs others ran
+  mutable std::vector<idle_rank> idle_;  ///< outrun_by_idle's ranks, one per rank, so that a poll allocates nothing
   call_words* call_ = nullptr;
   /// Waits as hold_for_claims says, while `w`'s back is where it was at the call's first claim, hold_back_.
   void hold_until_claimed(const word& w) const;

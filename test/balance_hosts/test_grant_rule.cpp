@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 #include <thread>
+#include <vector>
 
 #include "src/balance/batch_aside.hpp"
 #include "src/balance/claims_engine.hpp"
@@ -217,8 +218,26 @@ TEST_CASE("a slow owner leaves its last jobs to idle ranks that would run them a
   ask.set_idle_ranks(3);
   thieves.note(ask, 2.5e-3);
   CHECK(thieves.outrun(3, 3e-3));
-  CHECK(thieves.outrun(6, 3e-3));        // (2.5 + 6) / 3 = 2.83 ms, and the trip: 2.93 ms
-  CHECK_FALSE(thieves.outrun(7, 3e-3));  // (2.5 + 7) / 3 = 3.17 ms
+  CHECK(thieves.outrun(4, 3e-3));        // two jobs on each of the free ranks: 2 ms, and the trip
+  CHECK_FALSE(thieves.outrun(5, 3e-3));  // the fifth ends at 3 ms on a free rank, at 3.5 ms on the busy one
+}
+
+TEST_CASE("idle ranks end an owner's last jobs within a time when each whole job goes where it ends first") {
+  using maprect::detail::idle_rank;
+  using maprect::detail::idle_ranks_end_within;
+  const auto ranks = [] { return std::vector<idle_rank>{{0.0, 1e-3}, {0.5e-3, 0.5e-3}}; };
+  // Jobs end at 1 ms on either rank; the second and third go to the faster one, which ends them at 1 and 1.5 ms.
+  auto idle = ranks();
+  CHECK(idle_ranks_end_within(idle.data(), 2, 3, 1.6e-3));
+  CHECK(idle[0].free_in == Approx(1e-3));
+  CHECK(idle[1].free_in == Approx(1.5e-3));
+  idle = ranks();
+  CHECK_FALSE(idle_ranks_end_within(idle.data(), 2, 3, 1.5e-3));  // ending at the time is not within it
+  idle = ranks();
+  CHECK(idle_ranks_end_within(idle.data(), 2, 0, 1e-9));  // no jobs left: nothing to wait for
+  CHECK_FALSE(idle_ranks_end_within(idle.data(), 0, 1, 1.0));   // nobody idle
+  CHECK_FALSE(idle_ranks_end_within(idle.data(), 2, 1, 0.0));   // no time to end any
+  CHECK_FALSE(idle_ranks_end_within(idle.data(), 2, 1, -1.0));
 }
 
 TEST_CASE("a batch aside runs on its own thread while the caller answers, and ends when the batch does") {
