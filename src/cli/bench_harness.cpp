@@ -9,6 +9,7 @@
 
 #include "bench_backends.hpp"
 #include "spmd.hpp"
+#include "src/cluster/clock.hpp"
 #include "src/cluster/test_hooks.hpp"
 
 namespace maprect::cli {
@@ -17,9 +18,7 @@ namespace {
 
 using bench_clock = std::chrono::steady_clock;
 
-double seconds_since(bench_clock::time_point t0) {
-  return std::chrono::duration<double>(bench_clock::now() - t0).count();
-}
+using detail::seconds_since;
 
 /// Warms every contender up; returns the seconds of one gradient of the slowest.
 double warm_up(std::vector<contender>& cs, int repeat) {

@@ -22,6 +22,7 @@
 #include "sample_model.hpp"
 #include "sample_options.hpp"
 #include "spmd.hpp"
+#include "src/cluster/clock.hpp"
 #include "src/sampling/chains.hpp"
 #include "src/sampling/checkpoint.hpp"
 #include "src/sampling/stan_csv.hpp"
@@ -33,9 +34,7 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
+using detail::seconds_since;
 
 /// Everything that must match for a checkpoint to be resumed.
 std::string fingerprint(const sample_command_options& o, const sample_model& m, int chain) {
