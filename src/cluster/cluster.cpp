@@ -54,8 +54,8 @@ int cluster::size() const { return state_->size; }
 int cluster::threads() const { return state_->settings.threads; }
 void cluster::serve() { detail::serve(*state_); }
 void cluster::stop() { detail::stop_cluster(*state_); }
-cluster::traffic cluster::last_call_traffic() const { return state_->root.last_traffic; }
-cluster::profile cluster::last_call_profile() const { return state_->root.last_profile; }
+cluster::traffic cluster::last_call_traffic() const { return state_->last_traffic; }
+cluster::profile cluster::last_call_profile() const { return state_->last_profile; }
 
 detail::balance_report detail::last_call_balance() {
   const cluster_state* s = live_cluster_root();

@@ -13,16 +13,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "src/balance/answer_cost.hpp"
-#include "src/balance/batch_aside.hpp"
-#include "src/balance/claims_rank.hpp"
 #include "src/cluster/clock.hpp"
+#include "src/cluster/rank_context.hpp"
 #include "src/protocol/chunk_plan.hpp"
 #include "src/protocol/exchange.hpp"
-#include "src/transport/host_memory.hpp"
-#include "src/cluster/rank_facts.hpp"
 #include "src/reduce_sum/reduce_sites.hpp"
-#include "src/cluster/settings.hpp"
 #include "src/transport/wait.hpp"
 #include "src/map_rect/deferred_keep.hpp"
 #include "src/worker/call_site_cache.hpp"
@@ -78,23 +73,16 @@ struct root_rows_held {
   std::vector<std::vector<int>> x_i;     ///< x_i rows by job
 };
 
-/// The root's side of a cluster: its call sites and what it reports of the last call.
+/// The root's side of map_rect: its call sites.
 struct root_state {
   bool serving = false;    ///< workers are in their serve loop
-  bool mid_call = false;   ///< a call's messages are under way (leaving now would strand the workers)
   std::unordered_map<int, root_site> sites;
   remote_call previous_backend = nullptr;  ///< the thread's backend before this cluster's, put back at stop
   remote_deferred_call previous_deferred = nullptr;      ///< its deferred backend before, put back at stop
   void (*previous_sweep)(deferred_call&) = nullptr;      ///< its deferred sweep before, put back at stop
   std::uint64_t deferred_calls = 0;  ///< deferred calls sent: the number of the newest (deferred_call::remote_id)
   std::uint64_t serial = 0;          ///< this cluster's number among the process's, for its deferred calls
-  std::vector<MPI_Request> done;  ///< with a timeout: per worker, the receive of its "done" message
-  cluster::traffic last_traffic;
-  cluster::profile last_profile;
-  double judged_round_trip = -1;  ///< a test's round trip for claims_pay (judge_claims_at_round_trip), or -1
   bool time_waits = false;  ///< measure the CPU time of collecting each steady call's answers (time_root_waits)
-  std::unordered_map<int, reduce_root_site> reduce_sites;  ///< reduce_sum call sites (src/reduce_sum/reduce_root.cpp)
-  reduce_root_buffers reduce;                              ///< their calls' buffers
   std::unordered_map<int, rows_sent> sent_rows;  ///< claims by message: per call site, its root rows sent
 
   /// The map_rect call site `call_id`, made empty on its first call. Programs call one site again and again,
@@ -112,18 +100,15 @@ struct root_state {
   int last_call_id_ = 0;
 };
 
-/// A worker's side: its copies of the call sites, and its last job failure (sent on fetch_error).
+/// A worker's side of map_rect: its copies of the call sites.
 struct worker_state {
   std::unordered_map<int, worker_site> sites;
-  std::unordered_map<int, reduce_worker_site> reduce_sites;  ///< reduce_sum call sites (src/reduce_sum/reduce_command.cpp)
-  job_error last_error;
   std::unordered_map<int, root_rows_held> root_rows;  ///< claims by message: per call site (claims_worker.cpp)
   kept_deferred_calls kept;  ///< the deferred calls whose reverse pass may still come
 };
 
 /// Buffers and progress of the call under way, kept between calls so that a steady call allocates nothing.
 struct call_scratch {
-  std::vector<double> shared_rest;  ///< workers: the shared parameters beyond the inline ones
   // root only
   block_buffer own_out;          ///< the root's own status + blocks
   std::vector<int> own_counts;   ///< output counts of the root's jobs
@@ -136,7 +121,6 @@ struct call_scratch {
   std::vector<int> nodes_made;     ///< per worker, its leading jobs whose output nodes this call has made
   int making = 0;                  ///< the worker whose output nodes are made next (those before it are all made)
   bool making_stopped = false;     ///< a worker's jobs failed or changed output counts: no more output nodes
-  std::chrono::steady_clock::time_point deadline;  ///< with a timeout: when the current call expires
   std::vector<int> worker_ends;    ///< claims by message: per worker, where its own jobs ended (others ran the rest)
   std::vector<int> worker_taken;   ///< claims by message: per worker, the jobs of other workers it ran
   bool claimed = false;            ///< the last steady call went by claims between any two ranks
@@ -144,34 +128,17 @@ struct call_scratch {
   std::vector<int> runners;        ///< a deferred call by claims: per job, the rank that ran it and keeps its tape
 };
 
-/// What a cluster holds on each rank: its end of the protocol, the settings all ranks agreed on, the memory
-/// it shares with its host, and the root's or the worker's state.
-class cluster_state {
+/// What a cluster holds on each rank: what every command reaches of the rank (rank_context), and the state of
+/// map_rect's and reduce_sum's commands.
+class cluster_state : public rank_context {
  public:
-  MPI_Comm comm = MPI_COMM_NULL;  ///< our duplicate of the user's communicator
-  int rank = 0;
-  int size = 1;
   bool owns_mpi = false;   ///< this cluster initialised MPI and finalises it
-  cluster_settings settings;  ///< as the root read them; memory_claims as it applies here
   int threads_asked = threads_from_environment;  ///< cluster::options::threads
-  std::unique_ptr<thread_team> team;  ///< this rank's team of settings.threads threads (null for one)
-  team_chunks chunks;      ///< runs this rank's chunks on the team
   thread_team* previous_team = nullptr;  ///< root: the team installed on its thread before the cluster's
-  batch_aside aside;       ///< runs an owner's long batches of claimed work while this thread answers asks
-  answer_cost answers;     ///< what answering asks between its batches costs this rank (claims by message)
-  host_memory host;        ///< the claims (root and workers of its host) and the slots (all on one host)
-  /// The hosts of tree and hierarchical collectives. Mutable: their buffers change in any call's collectives.
-  mutable collective_hosts collectives;
-  std::vector<rank_fact> ranks;  ///< root: every rank's host, threads and CPUs, gathered at start-up
-  double round_trip = 0;         ///< worker: seconds of a round trip from the root, measured at start-up
-  std::uint64_t sequence = 0;  ///< calls made (root) or served (workers)
-  double request[wire::request_doubles] = {};  ///< the opening broadcast of the current request
   root_state root;
   worker_state worker;
   call_scratch call;
-
-  /// This rank's end of the protocol.
-  endpoint ends() const { return {comm, rank, size, settings.policy, &collectives}; }
+  reduce_state reduce;
 };
 
 /// Sets up the cluster on a duplicate of `comm`; on a root with workers, installs the remote backend.
@@ -180,45 +147,12 @@ void start_cluster(cluster_state& s, MPI_Comm comm);
 void serve(cluster_state& s);
 /// Root: releases the workers (idempotent).
 void stop_cluster(cluster_state& s);
-/// Until unguard_exit(s), a process exit (std::exit, quick_exit, return from main) aborts the job with a
-/// message naming this rank: the other ranks would wait for it forever, or Open MPI name it only by
-/// process id. Root: while the workers serve; workers: inside serve().
-void guard_exit(cluster_state& s);
-/// Disarms the exit guard if `s` holds it.
-void unguard_exit(cluster_state& s);
 /// Frees the communicator.
 void finish_cluster(cluster_state& s);
 /// The cluster whose root side serves this thread's calls, or null.
 cluster_state* live_cluster_root();
 /// Workers: runs a reduce request that the serve loop received (src/reduce_sum/reduce_command.cpp).
-void serve_reduce(cluster_state& s, const wire::request& v, const double* shared);
-
-/// This rank as the claims engine sees it in the call under way.
-inline claims_rank claims_of(cluster_state& s) {
-  claims_rank c;
-  c.comm = s.comm;
-  c.rank = s.rank;
-  c.size = s.size;
-  c.threads = s.settings.threads;
-  c.policy = s.settings.policy;
-  c.timeout = s.settings.timeout;
-  c.held_rank = s.settings.test_held_rank;
-  c.automatic = s.settings.balance == balance_mode::automatic;
-  c.ranks = &s.ranks;
-  c.own_round_trip = s.round_trip;
-  c.judged_round_trip = s.root.judged_round_trip;
-  c.call_deadline = s.call.deadline;
-  c.aside = &s.aside;
-  c.answers = &s.answers;
-  c.chunks = &s.chunks;
-  return c;
-}
-
-/// Root: records in the call's traffic how its last gather ran.
-inline void note_gather(cluster_state& s) {
-  s.root.last_traffic.collective = plan::gather_name(s.collectives.gathered);
-  s.root.last_traffic.gather_peers = s.collectives.gathered_from;
-}
+void serve_reduce(rank_context& s, reduce_state& reduce, const wire::request& v, const double* shared);
 
 /// The call's jobs [first, first + n) as a chunk the root runs, reading the caller's parameters and rows.
 inline chunk_input root_jobs_input(const call_request& req, int first, int n) {

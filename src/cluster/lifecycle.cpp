@@ -16,12 +16,12 @@ namespace maprect::detail {
 
 namespace {
 
-std::atomic<cluster_state*> exit_guarded{nullptr};  // the cluster whose rank must not exit quietly
+std::atomic<rank_context*> exit_guarded{nullptr};  // the cluster whose rank must not exit quietly
 double pinned_round_trip = -1;  // a test's round trip from the root to every worker (pin_round_trips), or -1
 
 /// At a guarded rank's exit: names the rank that left while the cluster serves, and aborts the job.
 void abort_on_guarded_exit() {
-  cluster_state* s = exit_guarded.exchange(nullptr);
+  rank_context* s = exit_guarded.exchange(nullptr);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (s == nullptr || finalized) return;
@@ -41,7 +41,7 @@ void abort_on_guarded_exit() {
 
 }  // namespace
 
-void guard_exit(cluster_state& s) {
+void guard_exit(rank_context& s) {
   static const bool registered = [] {
     std::atexit(&abort_on_guarded_exit);
     std::at_quick_exit(&abort_on_guarded_exit);
@@ -51,8 +51,8 @@ void guard_exit(cluster_state& s) {
   exit_guarded.store(&s);
 }
 
-void unguard_exit(cluster_state& s) {
-  cluster_state* expected = &s;
+void unguard_exit(rank_context& s) {
+  rank_context* expected = &s;
   exit_guarded.compare_exchange_strong(expected, nullptr);
 }
 
@@ -95,7 +95,7 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   s.settings.memory_claims = s.host.claims.in_use();
   s.host.claims.hold_for_claims(s.settings.test_held_rank == s.rank);
   if (s.rank == 0 && s.size > 1) {
-    if (s.settings.timeout > 0) s.root.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
+    if (s.settings.timeout > 0) s.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
     s.root.serving = true;
     static std::atomic<std::uint64_t> clusters_made{0};
     s.root.serial = ++clusters_made;

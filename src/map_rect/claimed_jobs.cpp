@@ -176,7 +176,7 @@ class map_rect_worker_jobs final : public worker_claimed_work {
 
 int map_rect_worker_jobs::unrunnable_job() {
   if (f_ != nullptr) return -1;
-  s_.worker.last_error = unregistered_call(v_.call_id, s_.rank);
+  s_.last_error = unregistered_call(v_.call_id, s_.rank);
   return site_.job_begin;
 }
 
@@ -187,7 +187,7 @@ wire::status map_rect_worker_jobs::run_own(job_range got, int& failed_job) {
                          v_.n_job, site_.x_r.data() + got.begin, site_.x_i.data() + got.begin, got.size(), nullptr};
     s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, site_.out, site_.run_counts.data() + got.begin, cursor);
   } catch (...) {
-    s_.worker.last_error = current_job_error();
+    s_.last_error = current_job_error();
     failed_job = site_.job_begin + got.begin + cursor;
     return wire::status::failed;
   }
@@ -209,7 +209,7 @@ wire::status map_rect_worker_jobs::run_batch(const grant_message& got, block_buf
   try {
     s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, blocks, counts.data(), cursor);
   } catch (...) {
-    s_.worker.last_error = current_job_error();
+    s_.last_error = current_job_error();
     failed_job = batch_first_ + cursor;
     return wire::status::failed;
   }

@@ -43,8 +43,8 @@ int kept_calls_back(cluster_state& s, deferred_call& keep) {
 
 call_result root_deferred_call(const call_request& req, deferred_call& keep) {
   cluster_state& s = *live_root;
-  s.root.last_traffic = {};
-  s.root.last_profile = {};
+  s.last_traffic = {};
+  s.last_profile = {};
   root_site& site = s.root.site(req.call_id);
   const std::pair<int, int> rows = row_sizes(req);
   const int row_real = rows.first, row_int = rows.second;
@@ -60,16 +60,16 @@ call_result root_deferred_call(const call_request& req, deferred_call& keep) {
   return run_root_call(s, req, [&] {
     call_result result;
     if (claims && deferred_forward_claimed(s, site, req, keep, result)) {
-      s.root.last_profile.root_jobs = keep.root_jobs;
+      s.last_profile.root_jobs = keep.root_jobs;
       site.deferred_forward_s = seconds_since(start);
       return result;
     }
     if (claims) {  // an output count changed: what ran is dropped, and the call runs by the static split
       keep.clear();
-      s.root.last_traffic = {};
+      s.last_traffic = {};
     }
     result = deferred_forward(s, site, req, row_real, row_int, root_jobs, rows_follow, keep);
-    s.root.last_profile.root_jobs = keep.root_jobs;
+    s.last_profile.root_jobs = keep.root_jobs;
     site.deferred_forward_s = seconds_since(start);
     return result;
   });

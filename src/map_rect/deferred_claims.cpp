@@ -154,7 +154,7 @@ double* deferred_root_jobs::place_result(int from, const result_head& head, int&
 
 bool deferred_root_jobs::finish(int own_end) {
   s_.call.worker_ends[0] = own_end;
-  s_.root.mid_call = false;  // every worker has heard "none" and every result is in
+  s_.mid_call = false;  // every worker has heard "none" and every result is in
   if (failing_rank_ == 0) throw_job_error(root_error_, failing_job_, 0);
   if (failing_rank_ > 0) throw_remote_error(s_, failing_rank_, failing_job_);
   if (counts_changed_) return false;
@@ -187,7 +187,7 @@ class deferred_worker_jobs final : public worker_claimed_work {
   bool reports_times() const override { return false; }
   int unrunnable_job() override {
     if (f_ != nullptr) return -1;
-    s_.worker.last_error = unregistered_call(v_.call_id, s_.rank);
+    s_.last_error = unregistered_call(v_.call_id, s_.rank);
     return site_.job_begin;
   }
   wire::status run_own(job_range g, int& failed_job) override {
@@ -218,7 +218,7 @@ class deferred_worker_jobs final : public worker_claimed_work {
     job_error error;
     const wire::status code = run_kept_batch(f_->run_kept[v_.kinds], in, first, planned, s_.team.get(), keep_,
                                              values, failed_job, error);
-    if (code == wire::status::failed) s_.worker.last_error = std::move(error);
+    if (code == wire::status::failed) s_.last_error = std::move(error);
     return code;
   }
 
@@ -247,7 +247,7 @@ bool root_deferred_claims(cluster_state& s, const root_site& site, const call_re
   std::vector<int> late;
   // Once the root's own jobs failed or changed their counts, nobody runs another batch.
   if (broker.run(own == wire::status::ok, late) < 0) abort_late(s, name_of(req), late);
-  broker.traffic().add_to(s.root.last_traffic);
+  broker.traffic().add_to(s.last_traffic);
   s.call.claimed = true;
   if (!work.finish(broker.jobs().end())) return false;
   s.call.segments.assign(1, {s.call.answers.data(), 0, site.plan.n_jobs});

@@ -154,8 +154,8 @@ class first_call_command {
   /// The root's traffic of this call, `sent` and `received` bytes more.
   void count(std::uint64_t sent, std::uint64_t received) {
     if (!on_root()) return;
-    s_.root.last_traffic.sent += sent;
-    s_.root.last_traffic.received += received;
+    s_.last_traffic.sent += sent;
+    s_.last_traffic.received += received;
   }
 
   cluster_state& s_;
@@ -194,7 +194,7 @@ void first_call_command::request() {
     return;
   }
   root_site& site = *root_;
-  s_.root.mid_call = true;
+  s_.mid_call = true;
   if (keep_ != nullptr) {  // flat, so that the site's collectives stay its eager calls'
     name_collectives(header_, collective_kind::flat, 0, kept_calls_back(s_, *keep_));
   } else {
@@ -262,7 +262,7 @@ void first_call_command::kept_jobs() {
     for (int k = 0; k < job.count; ++k) values[k] = job.outputs[k]->val_;
   }
   own_status_ = {failed < 0 ? wire::status::ok : wire::status::failed, failed < 0 ? -1 : first + failed};
-  if (failed >= 0) (root ? own_error_ : s_.worker.last_error) = error;
+  if (failed >= 0) (root ? own_error_ : s_.last_error) = error;
   for (std::size_t j = 0; j < keep_->jobs.size(); ++j) keep_->job_index.push_back(first + static_cast<int>(j));
   if (!root && failed < 0) worker_->deferred_counts = counts;  // the sizes its next call by claims expects
 }
@@ -310,7 +310,7 @@ bool first_call_command::reports() {
   else finish_done(s_, done_);
   // Go or no-go for the blocks: only worth sending when every job succeeded and they fit one call.
   go_ = exchange_go(s_.ends(), go_ ? 1 : 0, blocks_chunk_) != 0;
-  if (root) s_.root.mid_call = false;  // every rank has joined every collective so far; with no-go all stop here
+  if (root) s_.mid_call = false;  // every rank has joined every collective so far; with no-go all stop here
   return go_;
 }
 
@@ -352,7 +352,7 @@ void first_call_command::blocks() {
     return;
   }
   // Blocks land where steady-state calls will put them: after each rank's status slots.
-  s_.root.mid_call = true;
+  s_.mid_call = true;
   s_.call.answers.resize(static_cast<std::size_t>(total_));
   double* buffer = s_.call.answers.data();
   if (req_->session == nullptr) std::copy_n(s_.call.own_out.data(), blocks_.counts[0], buffer + blocks_.displs[0]);
@@ -385,7 +385,7 @@ call_result first_call_command::result() {
   s_.call.segments.resize(static_cast<std::size_t>(s_.size));
   for (int r = 0; r < s_.size; ++r)
     s_.call.segments[r] = {s_.call.answers.data() + blocks_.displs[r], plan_.first(r), plan_.first(r + 1)};
-  s_.root.mid_call = false;
+  s_.mid_call = false;
   if (keep_ != nullptr) {
     const int outputs = static_cast<int>(total_ - wire::status_doubles * s_.size);
     keep_->n_jobs = plan_.n_jobs;

@@ -102,7 +102,7 @@ int claim_from_others(cluster_state& s, const root_site& site, const call_reques
       });
   if (!during || s.settings.policy == wait_policy::sleep) return taken;
   for (unsigned spins = 1; !make_nodes_in_order(s, site, req) && !s.call.making_stopped; ++spins) {
-    if (s.settings.timeout > 0 && spins % 1024 == 0 && std::chrono::steady_clock::now() >= s.call.deadline) break;
+    if (s.settings.timeout > 0 && spins % 1024 == 0 && std::chrono::steady_clock::now() >= s.deadline) break;
     spin_pause();
   }
   return taken;
@@ -161,9 +161,9 @@ void count_claimed_traffic(cluster_state& s, const root_site& site, const root_p
   const long long others = static_cast<long long>(wire::status_doubles) * (s.size - 1) + all_blocks - own_blocks -
                            part.taken_doubles;
   const auto delta = static_cast<std::int64_t>(sizeof(double)) * (others - answered);
-  s.root.last_traffic.received = static_cast<std::uint64_t>(static_cast<std::int64_t>(s.root.last_traffic.received) + delta);
-  s.root.last_traffic.through_memory =
-      static_cast<std::uint64_t>(static_cast<std::int64_t>(s.root.last_traffic.through_memory) + delta);
+  s.last_traffic.received = static_cast<std::uint64_t>(static_cast<std::int64_t>(s.last_traffic.received) + delta);
+  s.last_traffic.through_memory =
+      static_cast<std::uint64_t>(static_cast<std::int64_t>(s.last_traffic.through_memory) + delta);
 }
 
 void report_claimed_balance(cluster_state& s, const root_part& part) {
@@ -211,7 +211,7 @@ int run_claimed_batches(cluster_state& s, worker_site& site, const wire::request
     } catch (...) {
       if (failed_job < 0 || j0 + cursor < failed_job) {
         failed_job = j0 + cursor;
-        s.worker.last_error = current_job_error();
+        s.last_error = current_job_error();
       }
       claims.note_failure(j0 + cursor);
       return true;

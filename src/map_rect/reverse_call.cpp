@@ -89,8 +89,8 @@ class reverse_command {
 
 void reverse_command::request() {
   if (!root_) return;
-  s_.root.mid_call = true;
-  s_.root.last_traffic = {};
+  s_.mid_call = true;
+  s_.last_traffic = {};
   send_request(s_, header_);
   start_timeout(s_);
 }
@@ -120,7 +120,7 @@ void reverse_command::seeds() {
     layout.counts[r] = static_cast<int>(at) - layout.displs[r];
   }
   post_parameters(e, collective{}, seeds_.data(), layout, nullptr, 0);
-  s_.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(at - layout.counts[0]);
+  s_.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(at - layout.counts[0]);
 }
 
 void reverse_command::sweep() {
@@ -148,18 +148,18 @@ void reverse_command::sweep() {
 
 void reverse_command::answers() {
   if (!root_) {
-    if (seeds_[0] != 0) s_.worker.last_error = error_;
+    if (seeds_[0] != 0) s_.last_error = error_;
     MPI_Request unused;
     collect_answers(s_.ends(), collective{}, MPI_DOUBLE, seeds_.data(), static_cast<int>(seeds_.size()), nullptr,
                     nullptr, nullptr, std::chrono::steady_clock::time_point::max(), unused);
     finish_done(s_, done_);
     return;
   }
-  const auto deadline = s_.settings.timeout > 0 ? s_.call.deadline : std::chrono::steady_clock::time_point::max();
+  const auto deadline = s_.settings.timeout > 0 ? s_.deadline : std::chrono::steady_clock::time_point::max();
   gather_within_deadline(s_, {"", header_.call_id}, deadline, collective{}, MPI_DOUBLE, answer_.data(),
                          answers_.counts.data(), answers_.displs.data());
-  s_.root.last_traffic.received = sizeof(double) * static_cast<std::uint64_t>(answer_.size() - answers_.counts[0]);
-  s_.root.mid_call = false;
+  s_.last_traffic.received = sizeof(double) * static_cast<std::uint64_t>(answer_.size() - answers_.counts[0]);
+  s_.mid_call = false;
 }
 
 void reverse_command::finish() {

@@ -18,13 +18,13 @@ namespace {
 /// Call `req` by the command its site needs: a first call for a new site, sizes or data, or a root share asked
 /// for (plan_root_share), else a steady call; a changed output count plans the call anew.
 call_result plan_or_call(cluster_state& s, const call_request& req) {
-  s.root.last_traffic = {};
+  s.last_traffic = {};
   root_site& site = s.root.site(req.call_id);
   const std::pair<int, int> rows = row_sizes(req);
   const int row_real = rows.first, row_int = rows.second;
   // A new plan: on the first call, for new sizes or data, or for changed output counts.
   auto plan_anew = [&](int root_jobs) {
-    s.root.last_profile = {};
+    s.last_profile = {};
     return first_call(s, site, req, row_real, row_int, root_jobs);
   };
   const int asked = site.next_root_jobs >= 0 ? std::min(site.next_root_jobs, req.n_jobs) : -1;
@@ -66,7 +66,7 @@ void plan_root_share(int call_id, int root_jobs) {
 }
 
 void judge_claims_at_round_trip(double seconds) {
-  if (live_root != nullptr) live_root->root.judged_round_trip = seconds;
+  if (live_root != nullptr) live_root->judged_round_trip = seconds;
 }
 
 void time_root_waits(bool on) {

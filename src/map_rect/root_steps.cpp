@@ -31,23 +31,24 @@ wire::request bare_request(command cmd, int arg) {
 }
 
 void start_timeout(cluster_state& s, bool done_messages) {
-  s.call.deadline = deadline_after(s.settings.timeout);
+  s.deadline = deadline_after(s.settings.timeout);
   if (s.settings.timeout > 0 && done_messages) expect_done_messages(s);
 }
 
 void gather_answers(cluster_state& s, const call_request& req, const collective& how, MPI_Datatype type, void* recvbuf,
                     const int* counts, const int* displs) {
-  const auto deadline = s.settings.timeout > 0 ? s.call.deadline : std::chrono::steady_clock::time_point::max();
+  const auto deadline = s.settings.timeout > 0 ? s.deadline : std::chrono::steady_clock::time_point::max();
   gather_within_deadline(s, name_of(req), deadline, how, type, recvbuf, counts, displs);
 }
 
 void place_own(cluster_state& s, const root_site& site, const call_request& req) {
   for (int r = site.rows_everywhere ? 0 : 1; r < s.size; ++r) {
     const auto n = static_cast<std::size_t>(slot_blocks_at(req.n_job_params, site.plan.jobs(r)));
-    std::copy_n(req.job_params + static_cast<std::ptrdiff_t>(site.plan.first(r)) * req.n_job_params, n, s.host.slots.slot(r));
+    std::copy_n(req.job_params + static_cast<std::ptrdiff_t>(site.plan.first(r)) * req.n_job_params, n,
+                s.host.slots.slot(r));
     if (r == 0) continue;  // the root's own stay with it unless another rank claims them
-    s.root.last_traffic.sent += sizeof(double) * n;
-    s.root.last_traffic.through_memory += sizeof(double) * n;
+    s.last_traffic.sent += sizeof(double) * n;
+    s.last_traffic.through_memory += sizeof(double) * n;
   }
   s.host.slots.sync();
 }
@@ -59,13 +60,13 @@ void gather_through_slots(cluster_state& s, const root_site& site, const call_re
   s.host.slots.sync();
   for (int r = 1; r < s.size; ++r) {
     const int blocks = s.call.answer_counts[r] - wire::status_doubles;
-    s.root.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(blocks);
+    s.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(blocks);
   }
 }
 
 void collect_reports(cluster_state& s, const call_request& req, double* buffer, const int* displs) {
   for (int r = 1; r < s.size; ++r) {
-    if (!await_finished(s.host.claims, r, s.settings.policy, s.call.deadline))
+    if (!await_finished(s.host.claims, r, s.settings.policy, s.deadline))
       abort_late(s, name_of(req), unfinished(s.host.claims, s.size));
     const worker_report report = s.host.claims.report(r);
     double* status = buffer + displs[r];
@@ -74,7 +75,7 @@ void collect_reports(cluster_state& s, const call_request& req, double* buffer, 
     status[2] = report.busy;
     status[3] = report.slowest_thread;
     status[4] = report.fastest_thread;
-    s.root.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(s.call.answer_counts[r]);
+    s.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(s.call.answer_counts[r]);
   }
 }
 
@@ -87,16 +88,16 @@ std::uint64_t post_worker_parameters(const cluster_state& s, const collective& h
 }
 
 void scatter_own(cluster_state& s, const root_site& site, const call_request& req) {
-  s.root.last_traffic.sent += post_worker_parameters(s, {site.collective, site.chunk_out}, req, site.param_layout);
+  s.last_traffic.sent += post_worker_parameters(s, {site.collective, site.chunk_out}, req, site.param_layout);
 }
 
 [[noreturn]] void throw_remote_error(cluster_state& s, int rank, int job) {
-  s.root.mid_call = true;
+  s.mid_call = true;
   wire::request fetch = bare_request(command::fetch_error, rank);
   send_request(s, fetch);
   job_error e;
   exchange_error(s.ends(), rank, e);
-  s.root.mid_call = false;
+  s.mid_call = false;
   throw_job_error(e, job, rank);
 }
 

@@ -46,9 +46,9 @@ enum class steady_outcome {
 /// of its own cost a steady call about 20 instructions.
 MAPRECT_ALWAYS_INLINE void send_request(cluster_state& s, wire::request& h, const double* shared = nullptr) {
   h.sequence = ++s.sequence;
-  exchange_request(s.ends(), h, s.request, shared, s.call.shared_rest);
+  exchange_request(s.ends(), h, s.request, shared, s.shared_rest);
   const bool call = h.cmd == command::call || h.cmd == command::first_call || h.cmd == command::deferred_call;
-  s.root.last_traffic.sent += request_bytes(s.ends(), call ? h.n_shared : 0);
+  s.last_traffic.sent += request_bytes(s.ends(), call ? h.n_shared : 0);
 }
 
 /// Whether a steady call of `site` moves its data through the host slots rather than messages.
@@ -89,12 +89,12 @@ call_result run_root_call(cluster_state& s, const call_request& req, Body&& body
   try {
     return body();
   } catch (const std::exception& e) {
-    if (s.root.mid_call) abort_mid_call(s, name_of(req), e.what());
-    s.root.last_profile = {};
+    if (s.mid_call) abort_mid_call(s, name_of(req), e.what());
+    s.last_profile = {};
     throw;
   } catch (...) {
-    if (s.root.mid_call) abort_mid_call(s, name_of(req), "unknown exception");
-    s.root.last_profile = {};
+    if (s.mid_call) abort_mid_call(s, name_of(req), "unknown exception");
+    s.last_profile = {};
     throw;
   }
 }

@@ -43,7 +43,7 @@ void locate_blocks(cluster_state& s, const root_site& site, const call_request& 
 /// Step 1 of a steady call on the root: the workers' claims reset, the job parameters placed in the host
 /// slots ahead of the request when the route takes them, the request sent. Starts the call's clock.
 wire::call_route send_steady_request(cluster_state& s, const root_site& site, const call_request& req) {
-  s.root.mid_call = true;
+  s.mid_call = true;
   const wire::call_route route = route_of(s, site);
   if (claims_everywhere(site, route))
     // A functor's messages reach the caller's stream only from the root: with one, its jobs stay its own.
@@ -141,7 +141,7 @@ void collect_steady_answers(cluster_state& s, const root_site& site, const call_
   else
     gather_answers(s, req, {site.collective, site.chunk_back}, MPI_DOUBLE, buffer, s.call.answer_counts.data(),
                    site.results.displs.data());
-  s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answered);
+  s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answered);
 }
 
 /// By claims any rank may have run any other rank's jobs: the failing job of lowest index
@@ -217,7 +217,7 @@ void record_profile(cluster_state& s, const root_site& site, const root_part& pa
     threads.fastest_seconds += own;
   }
   const double* busiest_status = busiest > 0 ? buffer + site.results.displs[busiest] : nullptr;
-  s.root.last_profile = {site.plan.root_jobs,
+  s.last_profile = {site.plan.root_jobs,
                          busiest > 0 ? worker_end(s, site, busiest) : 0,
                          own,
                          busiest_status ? busiest_status[2] : 0.0,
@@ -330,10 +330,10 @@ void steady_call_command::answers() {
   const root_site& site = *root_;
   const double wait_start = s_.root.time_waits ? thread_cpu_seconds() : 0.0;
   if (claims_this_call(s_)) {
-    part_.claimed.add_to(s_.root.last_traffic);
+    part_.claimed.add_to(s_.last_traffic);
     // Every worker answered the root directly during the claims: a flat gather in all but name.
-    s_.root.last_traffic.collective = plan::gather_name(plan::gather_kind::flat);
-    s_.root.last_traffic.gather_peers = s_.size - 1;
+    s_.last_traffic.collective = plan::gather_name(plan::gather_kind::flat);
+    s_.last_traffic.gather_peers = s_.size - 1;
     s_.call.worker_ends[0] = part_.own_end;
     s_.call.worker_taken[0] = part_.taken;
   } else
@@ -343,7 +343,7 @@ void steady_call_command::answers() {
     report_claimed_balance(s_, part_);
   }
   wait_cpu_ = s_.root.time_waits ? thread_cpu_seconds() - wait_start : 0.0;
-  s_.root.mid_call = false;
+  s_.mid_call = false;
 }
 
 void steady_call_command::send_answer() {

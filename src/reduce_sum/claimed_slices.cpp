@@ -25,17 +25,10 @@ int blocks_of(const reduce_layout& layout, int begin, int end) {
 
 }  // namespace
 
-reduce_balance_report last_reduce_balance() {
-  const cluster_state* s = live_cluster_root();
-  if (s == nullptr || s->settings.balance == balance_mode::static_share) return {};
-  const reduce_root_buffers& b = s->root.reduce;
-  return {b.claim_firsts, b.claim_ends, b.claim_taken, b.claim_batches};
-}
-
-reduce_claimed_slices::reduce_claimed_slices(cluster_state& s, const reduce_request& req, const reduce_split& split,
-                                             slice_failure& failure)
-    : s_(s), req_(req), split_(split), failure_(failure), payloads_(s.comm) {
-  reduce_root_buffers& b = s.root.reduce;
+reduce_claimed_slices::reduce_claimed_slices(rank_context& s, reduce_root_buffers& buffers, const reduce_request& req,
+                                             const reduce_split& split, slice_failure& failure)
+    : s_(s), b_(buffers), req_(req), split_(split), failure_(failure), payloads_(s.comm) {
+  reduce_root_buffers& b = b_;
   const auto ranks = static_cast<std::size_t>(s.size);
   b.statuses.assign(ranks * wire::status_doubles, 0.0);
   b.claim_ends.assign(ranks, 0);
@@ -49,7 +42,7 @@ void reduce_claimed_slices::send_batch(int thief, int owner, job_range g) {
   const value_span v = values_of(*req_.layout, global_job(owner, g.begin), global_job(owner, g.end));
   if (v.count == 0) return;
   payloads_.post(thief, claims_tag::grant_reals, req_.sliced + v.at, v.count);
-  s_.root.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(v.count);
+  s_.last_traffic.sent += sizeof(double) * static_cast<std::uint64_t>(v.count);
 }
 
 void reduce_claimed_slices::finish_sends() {
@@ -58,12 +51,12 @@ void reduce_claimed_slices::finish_sends() {
 
 wire::status reduce_claimed_slices::run_on_root(int owner, job_range g, int& failed_job) {
   const int begin = global_job(owner, g.begin), end = global_job(owner, g.end);
-  reduce_root_buffers& b = s_.root.reduce;
+  reduce_root_buffers& b = b_;
   job_error error;
   const int failed = req_.session->run(begin, end, b.taken.data() + req_.layout->block_at(begin), false, error);
   b.claim_taken[0] += g.size();
   b.claim_batches[0] += 1;
-  s_.root.last_profile.taken_jobs += g.size();
+  s_.last_profile.taken_jobs += g.size();
   if (failed == INT_MAX) return wire::status::ok;
   failure_.keep(failed, error);
   failed_job = failed;
@@ -72,7 +65,7 @@ wire::status reduce_claimed_slices::run_on_root(int owner, job_range g, int& fai
 
 wire::status reduce_claimed_slices::run(job_range g, int& failed_job) {
   job_error error;
-  double* blocks = s_.root.reduce.own.data() + req_.layout->block_at(g.begin);
+  double* blocks = b_.own.data() + req_.layout->block_at(g.begin);
   failed_job = req_.session->run(g.begin, g.end, blocks, true, error);
   if (failed_job == INT_MAX) return wire::status::ok;
   failure_.keep(failed_job, error);
@@ -80,7 +73,7 @@ wire::status reduce_claimed_slices::run(job_range g, int& failed_job) {
 }
 
 double* reduce_claimed_slices::place_result(int from, const result_head& head, int& n) {
-  reduce_root_buffers& b = s_.root.reduce;
+  reduce_root_buffers& b = b_;
   const int owner = head.owner, code = head.code;
   const int begin = global_job(owner, head.begin);
   const int end = global_job(owner, head.end);
@@ -113,7 +106,7 @@ namespace {
 /// site.sliced, and the batches of other ranks' whose values the root sends.
 class reduce_worker_slices final : public worker_claimed_work {
  public:
-  reduce_worker_slices(cluster_state& s, reduce_worker_site& site, const double* shared, const reduce_split& split)
+  reduce_worker_slices(rank_context& s, reduce_worker_site& site, const double* shared, const reduce_split& split)
       : s_(s), site_(site), shared_(shared), split_(split), first_(split.first(s.rank)) {
     site_.answer.assign(wire::status_doubles + blocks_of(site.layout, first_, split.first(s.rank + 1)), 0.0);
   }
@@ -140,7 +133,7 @@ class reduce_worker_slices final : public worker_claimed_work {
  private:
   wire::status run(int begin, int end, double* blocks, int& failed_job);
 
-  cluster_state& s_;
+  rank_context& s_;
   reduce_worker_site& site_;
   const double* shared_;
   reduce_split split_;
@@ -149,7 +142,7 @@ class reduce_worker_slices final : public worker_claimed_work {
 
 int reduce_worker_slices::unrunnable_job() {
   if (site_.runner != nullptr) return -1;
-  s_.worker.last_error = {error_type::invalid_argument, site_.missing};
+  s_.last_error = {error_type::invalid_argument, site_.missing};
   return first_;
 }
 
@@ -158,7 +151,7 @@ wire::status reduce_worker_slices::run(int begin, int end, double* blocks, int& 
   const int failed =
       site_.runner->run(site_.layout, begin, end, shared_, site_.sliced.data(), s_.team.get(), blocks, error);
   if (failed == INT_MAX) return wire::status::ok;
-  s_.worker.last_error = error;
+  s_.last_error = error;
   failed_job = failed;
   return wire::status::failed;
 }
@@ -172,7 +165,7 @@ void reduce_worker_slices::receive_batch(const grant_message& got) {
 
 }  // namespace
 
-void serve_reduce_claims(cluster_state& s, reduce_worker_site& site, const double* shared, const reduce_split& split) {
+void serve_reduce_claims(rank_context& s, reduce_worker_site& site, const double* shared, const reduce_split& split) {
   reduce_worker_slices work(s, site, shared, split);
   serve_claims(claims_of(s), work, s.settings.test_held_rank == s.rank);
 }

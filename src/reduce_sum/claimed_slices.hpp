@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "src/balance/claims_broker.hpp"
-#include "src/cluster/cluster_state.hpp"
+#include "src/cluster/rank_context.hpp"
+#include "src/reduce_sum/reduce_sites.hpp"
 
 namespace maprect::detail {
 
@@ -50,8 +51,8 @@ reduce_balance_report last_reduce_balance();
 /// the root runs is kept in `failure`.
 class reduce_claimed_slices final : public root_claimed_work, public own_batch_runner {
  public:
-  reduce_claimed_slices(cluster_state& s, const reduce_request& req, const reduce_split& split,
-                        slice_failure& failure);
+  reduce_claimed_slices(rank_context& s, reduce_root_buffers& buffers, const reduce_request& req,
+                        const reduce_split& split, slice_failure& failure);
   int jobs_of(int r) const override { return split_.first(r + 1) - split_.first(r); }
   int global_job(int owner, int local) const override { return split_.first(owner) + local; }
   void send_batch(int thief, int owner, job_range g) override;
@@ -64,7 +65,8 @@ class reduce_claimed_slices final : public root_claimed_work, public own_batch_r
   bool runs_aside() const override { return s_.team == nullptr; }
 
  private:
-  cluster_state& s_;
+  rank_context& s_;
+  reduce_root_buffers& b_;
   const reduce_request& req_;
   reduce_split split_;
   slice_failure& failure_;
@@ -73,6 +75,6 @@ class reduce_claimed_slices final : public root_claimed_work, public own_batch_r
 
 /// Worker: steps 4 and 5 of a reduce call by claims by message, its own values in site.sliced: runs its
 /// slices [first, last) of `split`, answering the root's asks, then the batches the root grants it.
-void serve_reduce_claims(cluster_state& s, reduce_worker_site& site, const double* shared, const reduce_split& split);
+void serve_reduce_claims(rank_context& s, reduce_worker_site& site, const double* shared, const reduce_split& split);
 
 }  // namespace maprect::detail

@@ -32,16 +32,15 @@ long long slot_need(const reduce_layout& layout, int first, int last) {
 
 /// Whether a call through host memory goes by claims between all ranks of the host (every rank holds the
 /// payload): under MAPRECT_BALANCE=auto when every rank shares the root's host memory.
-bool claims_between_all(const cluster_state& s) {
+bool claims_between_all(const rank_context& s) {
   return s.settings.memory_claims && s.host.claims.shared_with_all();
 }
 
 /// Whether every worker's values and answer (as the root laid them out) fit its host slot: then they go
 /// through memory, and the call's messages shrink to the request and a status per worker. Messages past the
 /// shared-memory transport's eager limit (4 KiB) go by rendezvous, a handshake that costs more than the copy.
-bool fits_slots(const cluster_state& s) {
+bool fits_slots(const rank_context& s, const reduce_root_buffers& b) {
   if (!s.host.slots.usable()) return false;
-  const reduce_root_buffers& b = s.root.reduce;
   // By claims between all ranks the root's slot holds its values and blocks too.
   for (int r = claims_between_all(s) ? 0 : 1; r < s.size; ++r)
     if (static_cast<long long>(b.values.counts[r]) + b.answers.counts[r] > s.host.slots.capacity()) return false;
@@ -50,7 +49,7 @@ bool fits_slots(const cluster_state& s) {
 
 /// A worker's new payload: reads its key and term offsets, and loads the rest into a runner of that key;
 /// without one (or if the data cannot be read) records why, for the slices' error.
-void load_payload(cluster_state& s, reduce_worker_site& site) {
+void load_payload(rank_context& s, reduce_worker_site& site) {
   site.runner.reset();
   site.missing.clear();
   site.term_offsets.clear();
@@ -76,7 +75,7 @@ void load_payload(cluster_state& s, reduce_worker_site& site) {
 
 /// Runs a worker's slices [a, b) of its range [first, ...) into their places in `answer` (behind the status).
 /// Returns the first failing slice, its exception in `error`, or INT_MAX.
-int run_range(cluster_state& s, reduce_worker_site& site, const double* shared, double* answer, int first, int a,
+int run_range(rank_context& s, reduce_worker_site& site, const double* shared, double* answer, int first, int a,
               int b, job_error& error) {
   if (a >= b) return INT_MAX;
   if (site.runner == nullptr) {
@@ -91,7 +90,7 @@ int run_range(cluster_state& s, reduce_worker_site& site, const double* shared, 
 /// A worker's own range [first, last) into `answer`; under claims in host memory (`claiming`) only the
 /// batches it claims, front first (after a failure it claims the rest, so that no other rank runs them).
 /// Returns the first failing slice, its error kept for fetch_error, or INT_MAX.
-int run_own_range(cluster_state& s, reduce_worker_site& site, const double* shared, double* answer, int first,
+int run_own_range(rank_context& s, reduce_worker_site& site, const double* shared, double* answer, int first,
                   int last, bool claiming) {
   job_error error;
   int failed = INT_MAX;
@@ -105,30 +104,31 @@ int run_own_range(cluster_state& s, reduce_worker_site& site, const double* shar
       break;
     }
   }
-  if (failed != INT_MAX) s.worker.last_error = error;
+  if (failed != INT_MAX) s.last_error = error;
   return failed;
 }
 
 }  // namespace
 
-void send_reduce_request(cluster_state& s, wire::request h, const double* shared) {
+void send_reduce_request(rank_context& s, wire::request h, const double* shared) {
   h.sequence = ++s.sequence;
-  exchange_request(s.ends(), h, s.request, shared, s.call.shared_rest);
-  s.root.last_traffic.sent += request_bytes(s.ends(), shared != nullptr ? h.n_shared : 0);
+  exchange_request(s.ends(), h, s.request, shared, s.shared_rest);
+  s.last_traffic.sent += request_bytes(s.ends(), shared != nullptr ? h.n_shared : 0);
 }
 
-reduce_command::reduce_command(cluster_state& s, reduce_root_site& site, const reduce_request& req,
-                               const reduce_split& split, const std::string* payload, bool reserve, bool compare)
-    : s_(s), root_(true), req_(&req), root_site_(&site), payload_(payload), layout_(req.layout), split_(split),
-      last_(split.first(1)), kind_(s.root.reduce.collective), chunk_out_(s.root.reduce.chunk_out),
-      chunk_back_(s.root.reduce.chunk_back), compare_(compare) {
+reduce_command::reduce_command(rank_context& s, reduce_state& reduce, reduce_root_site& site,
+                               const reduce_request& req, const reduce_split& split, const std::string* payload,
+                               bool reserve, bool compare)
+    : s_(s), reduce_(reduce), root_(true), req_(&req), root_site_(&site), payload_(payload), layout_(req.layout),
+      split_(split), last_(split.first(1)), kind_(reduce.root.collective), chunk_out_(reduce.root.chunk_out),
+      chunk_back_(reduce.root.chunk_back), compare_(compare) {
   h_.call_id = req.call_id;
   h_.payload_bytes = payload != nullptr ? static_cast<int>(payload->size()) : 0;
   h_.reserve_slots = payload != nullptr || reserve;
 }
 
-reduce_command::reduce_command(cluster_state& s, const wire::request& v, const double* shared)
-    : s_(s), root_(false), h_(wire::reduce_header::of(v)), site_(&s.worker.reduce_sites[h_.call_id]),
+reduce_command::reduce_command(rank_context& s, reduce_state& reduce, const wire::request& v, const double* shared)
+    : s_(s), reduce_(reduce), root_(false), h_(wire::reduce_header::of(v)), site_(&reduce.worker_sites[h_.call_id]),
       shared_(shared), layout_(&site_->layout), kind_(static_cast<collective_kind>(v.collective)),
       chunk_out_(v.chunk_out), chunk_back_(v.chunk_back) {}
 
@@ -152,8 +152,8 @@ void reduce_command::run() {
 /// moves them, so it goes by message.
 void reduce_command::send_request() {
   if (!root_) return;  // the serve loop received it, to dispatch it here
-  reduce_root_buffers& b = s_.root.reduce;
-  const bool fits = !h_.reserve_slots && fits_slots(s_);
+  reduce_root_buffers& b = reduce_.root;
+  const bool fits = !h_.reserve_slots && fits_slots(s_, reduce_.root);
   const bool by_message = claims_by_message_pay(claims_of(s_), root_site_->last_call_s);
   b.route = fits && claims_between_all(s_) ? wire::call_route::memory
             : by_message                   ? wire::call_route::claims
@@ -189,7 +189,7 @@ void reduce_command::ship_payload() {
     sent.n_shared = layout_->n_shared();
     sent.term_offsets = layout_->term_offsets();
     sent.shipped = true;
-    s_.root.last_traffic.sent += static_cast<std::uint64_t>(h_.payload_bytes) * static_cast<std::uint64_t>(s_.size - 1);
+    s_.last_traffic.sent += static_cast<std::uint64_t>(h_.payload_bytes) * static_cast<std::uint64_t>(s_.size - 1);
   } else if (h_.payload_bytes > 0) {
     exchange_payload(s_.ends(), site_->payload, h_.payload_bytes);
     load_payload(s_, *site_);
@@ -214,9 +214,9 @@ void reduce_command::post_values() {
   const int count = static_cast<int>(layout_->slice_values_at(last_) - at);
   if (root_) {
     const std::uint64_t out = sizeof(double) * (layout_->n_sliced() - static_cast<std::size_t>(count));
-    s_.root.last_traffic.sent += out;
-    if (via_slots()) s_.root.last_traffic.through_memory += out;
-    else post_parameters(s_.ends(), {kind_, chunk_out_}, req_->sliced, s_.root.reduce.values, nullptr, 0);
+    s_.last_traffic.sent += out;
+    if (via_slots()) s_.last_traffic.through_memory += out;
+    else post_parameters(s_.ends(), {kind_, chunk_out_}, req_->sliced, reduce_.root.values, nullptr, 0);
   } else if (via_slots()) {
     std::copy_n(s_.host.slots.slot(s_.rank), count, site_->sliced.data() + at);
   } else {
@@ -237,14 +237,14 @@ void reduce_command::start_run() {
   deadline_ = deadline_after(s_.settings.timeout);
 }
 
-/// Step 4: each rank's range (the root's into s.root.reduce.own); under claims in host memory its own front
+/// Step 4: each rank's range (the root's into reduce.root.own); under claims in host memory its own front
 /// first and then batches claimed from the back of others' (none for the root when the workers' data are
 /// stale: the call runs again).
 void reduce_command::run_slices() {
   if (!root_) return run_worker_slices();
-  if (h_.route == wire::call_route::memory) failure_ = run_reduce_claims(s_, *req_, split_, current_);
-  else failure_.slice = req_->session->run(0, last_, s_.root.reduce.own.data(), true, failure_.error);
-  s_.root.last_profile.root_seconds = seconds_since(start_);
+  if (h_.route == wire::call_route::memory) failure_ = run_reduce_claims(s_, reduce_.root, *req_, split_, current_);
+  else failure_.slice = req_->session->run(0, last_, reduce_.root.own.data(), true, failure_.error);
+  s_.last_profile.root_seconds = seconds_since(start_);
 }
 
 /// Step 4 on a worker: its answer behind its values in its slot, or in a buffer of its own; its slices; and
@@ -278,9 +278,9 @@ void reduce_command::collect() {
     for (int r = 1; r < s_.size; ++r)
       if (!await_finished(s_.host.claims, r, s_.settings.policy, deadline_))
         abort_late(s_, reduce_call(h_.call_id), unfinished(s_.host.claims, s_.size));
-    note_reduce_claims(s_, *layout_, split_);
+    note_reduce_claims(s_, reduce_.root, *layout_, split_);
   } else if (root_) {
-    reduce_root_buffers& b = s_.root.reduce;
+    reduce_root_buffers& b = reduce_.root;
     lay_out_answers();
     gather_within_deadline(s_, reduce_call(h_.call_id), deadline_, how, MPI_DOUBLE, b.received.data(),
                            b.answers.counts.data(), b.answers.displs.data());
@@ -302,7 +302,7 @@ void reduce_command::collect() {
 /// Step 5 on the root, without claims: each worker's answer, its status and the blocks of its range, by
 /// message or (the blocks) through its slot.
 void reduce_command::lay_out_answers() {
-  reduce_root_buffers& b = s_.root.reduce;
+  reduce_root_buffers& b = reduce_.root;
   const reduce_layout& layout = *layout_;
   int at = 0;  // at most the planned answers, which the root checked before the call
   b.ends.assign(static_cast<std::size_t>(s_.size), 0);
@@ -311,9 +311,9 @@ void reduce_command::lay_out_answers() {
     b.ends[r] = split_.first(r + 1);
     const int answer =
         wire::status_doubles + static_cast<int>(layout.block_at(b.ends[r]) - layout.block_at(split_.first(r)));
-    s_.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answer);
+    s_.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answer);
     if (via_slots())
-      s_.root.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(answer - wire::status_doubles);
+      s_.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(answer - wire::status_doubles);
     b.answers.displs[r] = at;
     b.answers.counts[r] = via_slots() ? wire::status_doubles : answer;
     at += b.answers.counts[r];
@@ -326,8 +326,8 @@ void reduce_command::lay_out_answers() {
 /// nobody runs another batch. Past the deadline the root names the late workers, and aborts.
 void reduce_command::claim_by_message() {
   if (!root_) return serve_reduce_claims(s_, *site_, shared_, split_);
-  reduce_root_buffers& b = s_.root.reduce;
-  reduce_claimed_slices work(s_, *req_, split_, failure_);
+  reduce_root_buffers& b = reduce_.root;
+  reduce_claimed_slices work(s_, reduce_.root, *req_, split_, failure_);
   claims_broker broker(claims_of(s_), work);
   // A functor's messages reach the caller's stream only from the root: with one, its slices stay its own.
   broker.reset(last_, current_ && !req_->messages);
@@ -336,11 +336,11 @@ void reduce_command::claim_by_message() {
   b.claim_ends[0] = broker.jobs().end();
   std::vector<int> late;
   if (broker.run(current_, late) < 0) abort_late(s_, reduce_call(h_.call_id), late);
-  s_.root.last_profile.root_seconds = seconds_since(start_);
-  broker.traffic().add_to(s_.root.last_traffic);
+  s_.last_profile.root_seconds = seconds_since(start_);
+  broker.traffic().add_to(s_.last_traffic);
   // Every worker answered the root directly: a flat gather in all but name.
-  s_.root.last_traffic.collective = plan::gather_name(plan::gather_kind::flat);
-  s_.root.last_traffic.gather_peers = s_.size - 1;
+  s_.last_traffic.collective = plan::gather_name(plan::gather_kind::flat);
+  s_.last_traffic.gather_peers = s_.size - 1;
   b.ends.assign(static_cast<std::size_t>(s_.size), 0);
   b.ends[0] = broker.jobs().end();
   for (int r = 1; r < s_.size; ++r) b.ends[r] = split_.first(r);  // the fold reads their blocks from b.taken
@@ -354,8 +354,8 @@ void reduce_command::grow_slots() {
   s_.host.reserve(holds ? slot_need(*layout_, first_, last_) : 0, s_.comm);
 }
 
-void serve_reduce(cluster_state& s, const wire::request& v, const double* shared) {
-  reduce_command(s, v, shared).run();
+void serve_reduce(rank_context& s, reduce_state& reduce, const wire::request& v, const double* shared) {
+  reduce_command(s, reduce, v, shared).run();
 }
 
 }  // namespace maprect::detail

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "src/protocol/call_timeout.hpp"
-#include "src/cluster/cluster_state.hpp"
+#include "src/cluster/rank_context.hpp"
 #include "src/reduce_sum/claimed_slices.hpp"
 
 namespace maprect::detail {
@@ -17,19 +17,19 @@ namespace maprect::detail {
 inline call_name reduce_call(int call_id) { return {"reduce_sum ", call_id}; }
 
 /// Root: numbers and broadcasts request `h`, with `shared` (h.n_shared values) when not null.
-void send_reduce_request(cluster_state& s, wire::request h, const double* shared);
+void send_reduce_request(rank_context& s, wire::request h, const double* shared);
 
 /// One reduce request, both sides: run() executes its steps in the same order on every rank, and a rank's
 /// role shows only inside a step (the root's side of a collective or a worker's, and the root's bookkeeping).
 class reduce_command {
  public:
-  /// Root: call `req` of `site` over `split`, its buffers laid out (s.root.reduce); ships `payload` when not null.
+  /// Root: call `req` of `site` over `split`, its buffers laid out (reduce.root); ships `payload` when not null.
   /// `reserve`: the split moved, so every rank sizes its host slot after the call. `compare`: the workers'
   /// payload lays the call out as `req` does, so the call runs at once and the root checks the data meanwhile.
-  reduce_command(cluster_state& s, reduce_root_site& site, const reduce_request& req, const reduce_split& split,
-                 const std::string* payload, bool reserve, bool compare);
+  reduce_command(rank_context& s, reduce_state& reduce, reduce_root_site& site, const reduce_request& req,
+                 const reduce_split& split, const std::string* payload, bool reserve, bool compare);
   /// Worker: the request `v` that the serve loop received, with the shared values it read (`shared`).
-  reduce_command(cluster_state& s, const wire::request& v, const double* shared);
+  reduce_command(rank_context& s, reduce_state& reduce, const wire::request& v, const double* shared);
 
   /// The command's steps, in order (reduce_command.cpp).
   void run();
@@ -52,7 +52,8 @@ class reduce_command {
   /// Whether the values and blocks go through the host slots.
   bool via_slots() const { return wire::in_slots(h_.route); }
 
-  cluster_state& s_;
+  rank_context& s_;
+  reduce_state& reduce_;
   bool root_;
   wire::reduce_header h_;
   const reduce_request* req_ = nullptr;      ///< root: the caller's call

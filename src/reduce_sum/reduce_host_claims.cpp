@@ -16,13 +16,13 @@ namespace maprect::detail {
 namespace {
 
 /// Where rank r's status and blocks start in its slot: behind the values of its range.
-double* answer_in_slot(const cluster_state& s, const reduce_layout& layout, const reduce_split& split, int r) {
+double* answer_in_slot(const rank_context& s, const reduce_layout& layout, const reduce_split& split, int r) {
   const std::size_t values = layout.slice_values_at(split.first(r + 1)) - layout.slice_values_at(split.first(r));
   return s.host.slots.slot(r) + values;
 }
 
 /// Where slice `slice` of rank r's range has its block in r's slot.
-double* block_in_slot(const cluster_state& s, const reduce_layout& layout, const reduce_split& split, int r,
+double* block_in_slot(const rank_context& s, const reduce_layout& layout, const reduce_split& split, int r,
                       int slice) {
   return answer_in_slot(s, layout, split, r) + wire::status_doubles +
          (layout.block_at(slice) - layout.block_at(split.first(r)));
@@ -31,7 +31,7 @@ double* block_in_slot(const cluster_state& s, const reduce_layout& layout, const
 /// The claim loop (claim_until_none) over ranges of slices: `run(owner, first, last)` (global slices) runs one
 /// batch and returns false to stop. Returns the slices run.
 template <class RunBatch>
-int claim_from_richest(cluster_state& s, const reduce_split& split, RunBatch&& run) {
+int claim_from_richest(rank_context& s, const reduce_split& split, RunBatch&& run) {
   int taken = 0;
   claim_until_none(s.host.claims, s.rank, s.size, s.settings.threads, [&](int r) { return split.first(r); },
                    [&](int owner, job_range got, int first) {
@@ -43,9 +43,9 @@ int claim_from_richest(cluster_state& s, const reduce_split& split, RunBatch&& r
 
 }  // namespace
 
-slice_failure run_reduce_claims(cluster_state& s, const reduce_request& req, const reduce_split& split, bool want) {
+slice_failure run_reduce_claims(rank_context& s, reduce_root_buffers& b, const reduce_request& req,
+                                const reduce_split& split, bool want) {
   job_claims& claims = s.host.claims;
-  reduce_root_buffers& b = s.root.reduce;
   const reduce_layout& layout = *req.layout;
   slice_failure failure;
   // With stale data on the workers nobody runs anything: the call runs again with the new payload.
@@ -69,7 +69,7 @@ slice_failure run_reduce_claims(cluster_state& s, const reduce_request& req, con
   b.taken_doubles = 0;
   if (!want || failure.slice != INT_MAX) return failure;
   job_error error;
-  s.root.last_profile.taken_jobs += claim_from_richest(s, split, [&](int owner, int first, int last) {
+  s.last_profile.taken_jobs += claim_from_richest(s, split, [&](int owner, int first, int last) {
     const int f = req.session->run(first, last, block_in_slot(s, layout, split, owner, first), false, error);
     if (f != INT_MAX) {
       claims.note_failure(f);
@@ -83,8 +83,8 @@ slice_failure run_reduce_claims(cluster_state& s, const reduce_request& req, con
   return failure;
 }
 
-void note_reduce_claims(cluster_state& s, const reduce_layout& layout, const reduce_split& split) {
-  reduce_root_buffers& b = s.root.reduce;
+void note_reduce_claims(rank_context& s, reduce_root_buffers& b, const reduce_layout& layout,
+                        const reduce_split& split) {
   b.answers.counts.assign(static_cast<std::size_t>(s.size), 0);
   b.answers.displs.assign(static_cast<std::size_t>(s.size), 0);
   for (int r = 1; r < s.size; ++r) b.ends[r] = split.first(r + 1);  // every block of its range is in its slot
@@ -96,24 +96,24 @@ void note_reduce_claims(cluster_state& s, const reduce_layout& layout, const red
   b.claim_batches.assign(static_cast<std::size_t>(s.size), 0);
   for (int r = 0; r < s.size; ++r) {
     b.claim_ends[r] = split.first(r) + s.host.claims.worker_end(r);
-    b.claim_taken[r] = r == 0 ? s.root.last_profile.taken_jobs : s.host.claims.report(r).taken;
+    b.claim_taken[r] = r == 0 ? s.last_profile.taken_jobs : s.host.claims.report(r).taken;
   }
   // Every block of a slice the root did not run reached it through host memory, with each worker's status.
   const long long root_blocks = static_cast<long long>(layout.block_at(b.ends[0])) + b.taken_doubles;
   const long long received = static_cast<long long>(layout.block_doubles()) - root_blocks +
                              static_cast<long long>(wire::status_doubles) * (s.size - 1);
-  s.root.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(received);
-  s.root.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(received);
+  s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(received);
+  s.last_traffic.through_memory += sizeof(double) * static_cast<std::uint64_t>(received);
 }
 
-const double* claimed_root_block(const cluster_state& s, const reduce_layout& layout, const reduce_split& split,
+const double* claimed_root_block(const rank_context& s, const reduce_layout& layout, const reduce_split& split,
                                  int slice) {
   return block_in_slot(s, layout, split, 0, slice);
 }
 
 // ---- the worker's side ----
 
-int serve_reduce_claims_in_memory(cluster_state& s, reduce_worker_site& site, const double* shared,
+int serve_reduce_claims_in_memory(rank_context& s, reduce_worker_site& site, const double* shared,
                                   const reduce_split& split, int& failed) {
   job_claims& claims = s.host.claims;
   const reduce_layout& layout = site.layout;
@@ -131,7 +131,7 @@ int serve_reduce_claims_in_memory(cluster_state& s, reduce_worker_site& site, co
       claims.note_failure(f);
       if (f < failed) {
         failed = f;
-        s.worker.last_error = error;
+        s.last_error = error;
       }
     } else {
       claims.add_claimed_done(owner, last - first);

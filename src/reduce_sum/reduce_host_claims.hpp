@@ -4,29 +4,31 @@
 #include <maprect/detail/reduce_call.hpp>
 
 #include "src/reduce_sum/claimed_slices.hpp"
-#include "src/cluster/cluster_state.hpp"
+#include "src/cluster/rank_context.hpp"
 #include "src/reduce_sum/reduce_sites.hpp"
 
 namespace maprect::detail {
 
-/// Root, steps 4 and 5: its own slices from the front of its range into s.root.reduce.own (none when `want` is
+/// Root, steps 4 and 5: its own slices from the front of its range into b.own (none when `want` is
 /// false: the workers' data are stale, and the claims stop), then batches claimed from the back of the rank
 /// with the most unclaimed slices, into that rank's slot. Sets ends[0] (where its own ended). Returns the
 /// lowest failing slice it ran.
-slice_failure run_reduce_claims(cluster_state& s, const reduce_request& req, const reduce_split& split, bool want);
+slice_failure run_reduce_claims(rank_context& s, reduce_root_buffers& b, const reduce_request& req,
+                                const reduce_split& split, bool want);
 
 /// Root, once every worker has finished: every slice of a worker's range is in its slot (ends), and the
 /// traffic of the call: every block of a slice the root did not run came through host memory.
-void note_reduce_claims(cluster_state& s, const reduce_layout& layout, const reduce_split& split);
+void note_reduce_claims(rank_context& s, reduce_root_buffers& b, const reduce_layout& layout,
+                        const reduce_split& split);
 
 /// Root: where the block of slice `slice` of its own range is when another rank ran it (in the root's slot).
-const double* claimed_root_block(const cluster_state& s, const reduce_layout& layout, const reduce_split& split,
+const double* claimed_root_block(const rank_context& s, const reduce_layout& layout, const reduce_split& split,
                                  int slice);
 
 /// Worker, after its own slices: batches claimed from the back of the rank with the most unclaimed slices,
 /// their values read from and their blocks written to that rank's slot. Lowers `failed` (and keeps its error
 /// for fetch_error) when a slice fails. Returns the slices it ran.
-int serve_reduce_claims_in_memory(cluster_state& s, reduce_worker_site& site, const double* shared,
+int serve_reduce_claims_in_memory(rank_context& s, reduce_worker_site& site, const double* shared,
                                   const reduce_split& split, int& failed);
 
 }  // namespace maprect::detail

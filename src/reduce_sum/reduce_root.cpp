@@ -33,8 +33,8 @@ void check_fits(int call_id, long long count, const char* what) {
 /// Runs `step` (messages the workers take part in) and aborts the job if the root fails inside it: the
 /// workers would wait for the rest of its messages forever.
 template <class Step>
-void between_collectives(cluster_state& s, int call_id, Step&& step) {
-  s.root.mid_call = true;
+void between_collectives(rank_context& s, int call_id, Step&& step) {
+  s.mid_call = true;
   try {
     step();
   } catch (const std::exception& e) {
@@ -42,13 +42,13 @@ void between_collectives(cluster_state& s, int call_id, Step&& step) {
   } catch (...) {
     abort_mid_call(s, reduce_call(call_id), "unknown exception");
   }
-  s.root.mid_call = false;
+  s.mid_call = false;
 }
 
 /// How the call's scatter and gather run, chosen again only when its layout changes (MAPRECT_COLLECTIVES,
 /// or the cost model under auto), for `answers` doubles of the workers' status and blocks.
-void choose_collectives(cluster_state& s, const reduce_layout& layout, const reduce_split& split, long long answers) {
-  reduce_root_buffers& b = s.root.reduce;
+void choose_collectives(const rank_context& s, reduce_root_buffers& b, const reduce_layout& layout,
+                        const reduce_split& split, long long answers) {
   b.chunk_out = b.values.largest_worker_part();
   b.chunk_back = b.answers.largest_worker_part();
   const std::size_t key[3] = {static_cast<std::size_t>(split.n_slices), layout.n_sliced(), layout.block_doubles()};
@@ -62,9 +62,9 @@ void choose_collectives(cluster_state& s, const reduce_layout& layout, const red
 
 /// Lays out who receives which sliced values and where each worker's status and blocks land. Throws, before
 /// any message, when a message would not fit.
-void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_split& split) {
+void lay_out_call(const rank_context& s, reduce_root_buffers& b, const reduce_request& req,
+                  const reduce_split& split) {
   const reduce_layout& layout = *req.layout;
-  reduce_root_buffers& b = s.root.reduce;
   check_fits(req.call_id, static_cast<long long>(layout.n_sliced()), "the sliced argument's vars");
   check_fits(req.call_id, static_cast<long long>(layout.n_shared()), "the shared arguments' vars");
   const auto ranks = static_cast<std::size_t>(s.size);
@@ -86,15 +86,14 @@ void lay_out_call(cluster_state& s, const reduce_request& req, const reduce_spli
     at += answer;
   }
   b.received.resize(static_cast<std::size_t>(at));
-  choose_collectives(s, layout, split, at);
+  choose_collectives(s, b, layout, split, at);
   b.own.resize(layout.block_at(split.first(1)));
   if (s.settings.balance != balance_mode::static_share) b.taken.resize(layout.block_doubles());
 }
 
 /// Worker r's answer, its status and then the blocks of the slices it ran: in its slot, behind its values,
 /// or where the gather put it.
-const double* answer_of(const cluster_state& s, int r) {
-  const reduce_root_buffers& b = s.root.reduce;
+const double* answer_of(const rank_context& s, const reduce_root_buffers& b, int r) {
   if (claims_by_message(b.route))
     return b.statuses.data() + static_cast<std::ptrdiff_t>(r) * wire::status_doubles;
   return b.via_slots() ? s.host.slots.slot(r) + b.values.counts[r] : b.received.data() + b.answers.displs[r];
@@ -114,7 +113,7 @@ const std::string* new_payload(reduce_root_site& site, const reduce_request& req
 }
 
 /// Throws the error of worker r, which ran slice `slice` and failed there first, fetched from it.
-[[noreturn]] void throw_worker_failure(cluster_state& s, const reduce_request& req, int r, int slice) {
+[[noreturn]] void throw_worker_failure(rank_context& s, const reduce_request& req, int r, int slice) {
   job_error e;
   between_collectives(s, req.call_id, [&] {
     wire::request h;
@@ -127,16 +126,17 @@ const std::string* new_payload(reduce_root_site& site, const reduce_request& req
 }
 
 /// Whether worker r's status says that a slice it ran failed.
-bool failed_on(const cluster_state& s, int r) {
-  return static_cast<wire::status>(static_cast<int>(answer_of(s, r)[0])) == wire::status::failed;
+bool failed_on(const rank_context& s, const reduce_root_buffers& b, int r) {
+  return static_cast<wire::status>(static_cast<int>(answer_of(s, b, r)[0])) == wire::status::failed;
 }
 
 /// Under claims: whoever ran them, the lowest failing slice decides (each rank reports its lowest).
-void throw_first_claimed_failure(cluster_state& s, const reduce_request& req, const slice_failure& root) {
+void throw_first_claimed_failure(rank_context& s, const reduce_root_buffers& b, const reduce_request& req,
+                                 const slice_failure& root) {
   int slice = root.slice, rank = 0;
   for (int r = 1; r < s.size; ++r) {
-    if (!failed_on(s, r)) continue;
-    const int failed = static_cast<int>(answer_of(s, r)[failed_slice_at]);
+    if (!failed_on(s, b, r)) continue;
+    const int failed = static_cast<int>(answer_of(s, b, r)[failed_slice_at]);
     if (failed < slice) {
       slice = failed;
       rank = r;
@@ -149,20 +149,19 @@ void throw_first_claimed_failure(cluster_state& s, const reduce_request& req, co
 
 /// Step 6: throws the first failing slice in slice order, if any: under claims the lowest any rank reported,
 /// else rank by rank (each ran its own range).
-void throw_first_failure(cluster_state& s, const reduce_request& req, const reduce_split& split,
-                         const slice_failure& root) {
-  if (s.settings.balance != balance_mode::static_share)
-    return throw_first_claimed_failure(s, req, root);
+void throw_first_failure(rank_context& s, const reduce_root_buffers& b, const reduce_request& req,
+                         const reduce_split& split, const slice_failure& root) {
+  if (s.settings.balance != balance_mode::static_share) return throw_first_claimed_failure(s, b, req, root);
   // Without claims the root runs only its own range, which comes first.
   if (root.slice < split.first(1)) throw_slice_error(root.error, req.call_id, req.layout->plan(), root.slice, 0);
   for (int r = 1; r < s.size; ++r)
-    if (failed_on(s, r)) throw_worker_failure(s, req, r, static_cast<int>(answer_of(s, r)[1]));
+    if (failed_on(s, b, r)) throw_worker_failure(s, req, r, static_cast<int>(answer_of(s, b, r)[1]));
 }
 
 /// The split of this call's slices: the even one (the root's range the larger, so that a call of one slice
 /// sends nothing) for a new layout or rank count, else the last call's with a root share asked for since.
 /// Returns whether the split moved: then every rank sizes its host slot for it after the call.
-bool plan_split(const cluster_state& s, reduce_root_site& site, int n_slices) {
+bool plan_split(const rank_context& s, reduce_root_site& site, int n_slices) {
   const reduce_split before = site.split;
   reduce_split& split = site.split;
   if (split.n_slices != n_slices || split.ranks != s.size) split = reduce_split::even(n_slices, s.size);
@@ -175,16 +174,16 @@ bool plan_split(const cluster_state& s, reduce_root_site& site, int n_slices) {
 
 /// Hands every slice's block to the front door's fold, in slice order: the root's, then each worker's (those
 /// the root took over from its own buffer).
-void fold_in_slice_order(const cluster_state& s, const reduce_request& req, const reduce_split& split) {
+void fold_in_slice_order(const rank_context& s, const reduce_root_buffers& b, const reduce_request& req,
+                         const reduce_split& split) {
   const reduce_layout& layout = *req.layout;
-  const reduce_root_buffers& b = s.root.reduce;
   // Under claims others ran [ends[0], first(1)): their blocks are in the root's slot, or came by message.
   for (int slice = 0; slice < split.first(1); ++slice)
     req.session->fold(slice, slice < b.ends[0]                         ? b.own.data() + layout.block_at(slice)
                              : b.route == wire::call_route::memory ? claimed_root_block(s, layout, split, slice)
                                                                      : b.taken.data() + layout.block_at(slice));
   for (int r = 1; r < s.size; ++r) {
-    const double* blocks = answer_of(s, r) + wire::status_doubles;
+    const double* blocks = answer_of(s, b, r) + wire::status_doubles;
     const std::size_t base = layout.block_at(split.first(r));
     const int end = b.ends[r];
     for (int slice = split.first(r); slice < end; ++slice)
@@ -198,39 +197,47 @@ void fold_in_slice_order(const cluster_state& s, const reduce_request& req, cons
 
 void plan_reduce_root_share(int call_id, int root_slices) {
   cluster_state* live = live_cluster_root();
-  if (live != nullptr) live->root.reduce_sites[call_id].next_root_slices = std::max(0, root_slices);
+  if (live != nullptr) live->reduce.root_sites[call_id].next_root_slices = std::max(0, root_slices);
 }
 
 void reduce_on_cluster(const reduce_request& req) {
   cluster_state* live = live_cluster_root();
   if (live == nullptr) throw std::logic_error("reduce_sum: no cluster serves this thread");
-  cluster_state& s = *live;
-  s.root.last_traffic = {};
-  s.root.last_profile = {};
-  s.root.last_profile.threads = s.team != nullptr ? s.team->size() : 1;
-  reduce_root_site& site = s.root.reduce_sites[req.call_id];
+  rank_context& s = *live;
+  reduce_state& reduce = live->reduce;
+  s.last_traffic = {};
+  s.last_profile = {};
+  s.last_profile.threads = s.team != nullptr ? s.team->size() : 1;
+  reduce_root_site& site = reduce.root_sites[req.call_id];
   const bool moved = plan_split(s, site, req.layout->plan().n_slices());
   const reduce_split split = site.split;
-  lay_out_call(s, req, split);
-  s.root.last_profile.root_jobs = split.first(1);
+  lay_out_call(s, reduce.root, req, split);
+  s.last_profile.root_jobs = split.first(1);
   // When the workers' payload lays the call out as the root does (the same messages on both sides), the
   // call runs at once and the root compares its data with theirs while they run; else a new payload first.
   const bool early = site.lays_out_as(*req.layout);
   const auto start = std::chrono::steady_clock::now();
-  reduce_command call(s, site, req, split, early ? nullptr : new_payload(site, req), moved, early);
+  reduce_command call(s, reduce, site, req, split, early ? nullptr : new_payload(site, req), moved, early);
   between_collectives(s, req.call_id, [&] { call.run(); });
   slice_failure failure = call.failure();
   // The workers ran on data that changed since they got them: their results go, the call runs again with
   // the new payload (unless it writes the same bytes after all).
   const std::string* payload = call.current() ? nullptr : new_payload(site, req);
   if (payload != nullptr) {
-    reduce_command again(s, site, req, split, payload, false, false);
+    reduce_command again(s, reduce, site, req, split, payload, false, false);
     between_collectives(s, req.call_id, [&] { again.run(); });
     failure = again.failure();
   }
   site.last_call_s = seconds_since(start);
-  throw_first_failure(s, req, split, failure);
-  fold_in_slice_order(s, req, split);
+  throw_first_failure(s, reduce.root, req, split, failure);
+  fold_in_slice_order(s, reduce.root, req, split);
+}
+
+reduce_balance_report last_reduce_balance() {
+  const cluster_state* s = live_cluster_root();
+  if (s == nullptr || s->settings.balance == balance_mode::static_share) return {};
+  const reduce_root_buffers& b = s->reduce.root;
+  return {b.claim_firsts, b.claim_ends, b.claim_taken, b.claim_batches};
 }
 
 }  // namespace maprect::detail

@@ -6,6 +6,7 @@
 #include <maprect/detail/wire.hpp>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "src/protocol/chunk_plan.hpp"
@@ -135,6 +136,13 @@ struct reduce_worker_site {
   std::vector<double> sliced;                  ///< the sliced values, this rank's range filled (indexed as on the root)
   std::vector<double> answer;                  ///< status, then this rank's blocks
   std::string payload;                         ///< the last payload received
+};
+
+/// reduce_sum's state on a rank: the root's call sites and its calls' buffers, or a worker's copies of the sites.
+struct reduce_state {
+  std::unordered_map<int, reduce_root_site> root_sites;
+  reduce_root_buffers root;
+  std::unordered_map<int, reduce_worker_site> worker_sites;
 };
 
 }  // namespace maprect::detail

@@ -30,7 +30,7 @@ void serve(cluster_state& s) {
   const serving_scope guard(s);
   while (true) {
     wire::request v;
-    const double* shared = exchange_request(s.ends(), v, s.request, nullptr, s.call.shared_rest);
+    const double* shared = exchange_request(s.ends(), v, s.request, nullptr, s.shared_rest);
     if (v.sequence != ++s.sequence) {
       std::fprintf(stderr, "maprect: rank %d received request %llu, expected %llu; aborting\n", s.rank,
                    static_cast<unsigned long long>(v.sequence), static_cast<unsigned long long>(s.sequence));
@@ -41,8 +41,8 @@ void serve(cluster_state& s) {
       case command::first_call:
       case command::deferred_call: serve_first_call(s, v, shared); break;
       case command::reverse: serve_reverse(s, v); break;
-      case command::reduce: serve_reduce(s, v, shared); break;
-      case command::fetch_error: exchange_error(s.ends(), v.arg, s.worker.last_error); break;
+      case command::reduce: serve_reduce(s, s.reduce, v, shared); break;
+      case command::fetch_error: exchange_error(s.ends(), v.arg, s.last_error); break;
       case command::release: return;
     }
   }

@@ -24,8 +24,8 @@ void receive_job_parameters(cluster_state& s, worker_site& site, const wire::req
                   static_cast<int>(site.job_params.size()));
 }
 
-int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const double* shared, const double* job_params,
-             int status_slots, bool claiming, int& end, double* slot_blocks) {
+int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
+             const double* job_params, int status_slots, bool claiming, int& end, double* slot_blocks) {
   site.out.assign(static_cast<std::size_t>(status_slots), 0.0);
   site.run_counts.assign(static_cast<std::size_t>(site.n_jobs), 0);
   end = 0;
@@ -62,7 +62,7 @@ int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const 
       }
     }
   } catch (...) {
-    s.worker.last_error = current_job_error();
+    s.last_error = current_job_error();
     if (claiming) end = s.host.claims.claim_rest();
     return site.job_begin + begin + cursor;
   }
