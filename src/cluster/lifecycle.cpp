@@ -17,6 +17,7 @@ namespace maprect::detail {
 namespace {
 
 std::atomic<rank_context*> exit_guarded{nullptr};  // the cluster whose rank must not exit quietly
+thread_local cluster_state* live_cluster = nullptr;  // the cluster whose root serves this thread, while it serves
 double pinned_round_trip = -1;  // a test's round trip from the root to every worker (pin_round_trips), or -1
 
 /// At a guarded rank's exit: names the rank that left while the cluster serves, and aborts the job.
@@ -40,6 +41,8 @@ void abort_on_guarded_exit() {
 }
 
 }  // namespace
+
+cluster_state* live_cluster_root() { return live_cluster; }
 
 void guard_exit(rank_context& s) {
   static const bool registered = [] {
@@ -96,28 +99,30 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
   s.host.claims.hold_for_claims(s.settings.test_held_rank == s.rank);
   if (s.rank == 0 && s.size > 1) {
     if (s.settings.timeout > 0) s.done.assign(static_cast<std::size_t>(s.size), MPI_REQUEST_NULL);
-    s.root.serving = true;
+    s.serving = true;
     static std::atomic<std::uint64_t> clusters_made{0};
     s.root.serial = ++clusters_made;
-    s.root.previous_backend = remote_backend;
-    s.root.previous_deferred = remote_deferred_backend;
-    s.root.previous_sweep = remote_deferred_sweep;
+    s.previous_backend = remote_backend;
+    s.previous_deferred = remote_deferred_backend;
+    s.previous_sweep = remote_deferred_sweep;
     remote_backend = &root_call;
     remote_deferred_backend = &root_deferred_call;
     remote_deferred_sweep = &sweep_on_cluster;
     live_root = &s;
+    live_cluster = &s;
     guard_exit(s);
   }
 }
 
 void stop_cluster(cluster_state& s) {
-  if (!s.root.serving) return;
+  if (!s.serving) return;
   unguard_exit(s);
-  s.root.serving = false;
-  remote_backend = s.root.previous_backend;
-  remote_deferred_backend = s.root.previous_deferred;
-  remote_deferred_sweep = s.root.previous_sweep;
+  s.serving = false;
+  remote_backend = s.previous_backend;
+  remote_deferred_backend = s.previous_deferred;
+  remote_deferred_sweep = s.previous_sweep;
   live_root = nullptr;
+  live_cluster = nullptr;
   wire::request release = bare_request(command::release, 0);
   send_request(s, release);
 }

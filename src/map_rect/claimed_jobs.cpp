@@ -11,7 +11,7 @@
 
 namespace maprect::detail {
 
-void run_batch_on_root(cluster_state& s, const root_site& site, const call_request& req, double* region, int r,
+void run_batch_on_root(map_rect_context& s, const root_site& site, const call_request& req, double* region, int r,
                        job_range got, taken_failure& failure) {
   const int j0 = site.plan.first(r) + got.begin, n = got.size();
   s.call.taken_out.assign(0, 0.0);
@@ -61,7 +61,7 @@ void rows_to_thieves::finish() {
   sent_.clear();
 }
 
-map_rect_claimed_jobs::map_rect_claimed_jobs(cluster_state& s, const root_site& site, const call_request& req,
+map_rect_claimed_jobs::map_rect_claimed_jobs(map_rect_context& s, const root_site& site, const call_request& req,
                                              double* buffer, owned_rows rows)
     : s_(s), site_(site), req_(req), buffer_(buffer), rows_(s.comm, rows) {
   s.call.worker_ends.assign(static_cast<std::size_t>(s.size), -1);  // -1: its result is not in
@@ -107,7 +107,7 @@ double* map_rect_claimed_jobs::place_result(int from, const result_head& head, i
   return region + wire::status_doubles + at;
 }
 
-int receive_granted_rows(cluster_state& s, const worker_site& site, const wire::request& v, const grant_message& got,
+int receive_granted_rows(map_rect_context& s, const worker_site& site, const wire::request& v, const grant_message& got,
                          std::vector<double>& reals, std::vector<int>& ints) {
   // At most every job's rows: those of a job_data sent before do not come again (the messages are shorter).
   const int n = got.range().size();
@@ -135,7 +135,7 @@ int receive_granted_rows(cluster_state& s, const worker_site& site, const wire::
   return first;
 }
 
-chunk_input granted_batch_input(cluster_state& s, const wire::request& v, const double* shared,
+chunk_input granted_batch_input(map_rect_context& s, const wire::request& v, const double* shared,
                                 const std::vector<double>& reals, int first, int n) {
   const root_rows_held& held = s.worker.root_rows[v.call_id];  // as receive_granted_rows left them
   return {shared, v.n_shared, reals.data(), v.n_job, held.x_r.data() + first, held.x_i.data() + first, n, nullptr};
@@ -147,7 +147,7 @@ namespace {
 /// parameters in `job_params`, and the batches of other ranks' whose parameters and rows the root sends.
 class map_rect_worker_jobs final : public worker_claimed_work {
  public:
-  map_rect_worker_jobs(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
+  map_rect_worker_jobs(map_rect_context& s, worker_site& site, const wire::request& v, const double* shared,
                        const double* job_params)
       : s_(s), site_(site), v_(v), shared_(shared), job_params_(job_params), f_(find_functor(v.call_id)) {
     site_.out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);
@@ -163,7 +163,7 @@ class map_rect_worker_jobs final : public worker_claimed_work {
   bool runs_aside() const override { return true; }
 
  private:
-  cluster_state& s_;
+  map_rect_context& s_;
   worker_site& site_;
   const wire::request& v_;
   const double* shared_;
@@ -226,7 +226,7 @@ const double* map_rect_worker_jobs::own_blocks(int end, int& n) {
 
 }  // namespace
 
-void serve_call_stealing(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
+void serve_call_stealing(map_rect_context& s, worker_site& site, const wire::request& v, const double* shared,
                          const double* job_params) {
   map_rect_worker_jobs work(s, site, v, shared, job_params);
   serve_claims(claims_of(s), work, s.settings.test_held_rank == s.rank);

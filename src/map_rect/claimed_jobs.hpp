@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "src/balance/claims_engine.hpp"
-#include "src/cluster/cluster_state.hpp"
+#include "src/map_rect/map_rect_state.hpp"
 
 namespace maprect::detail {
 
@@ -61,14 +61,14 @@ struct taken_failure {
 
 /// Runs worker r's local jobs `got` on the root from the caller's data, into their place in `region` (the
 /// blocks of r's chunk). On a failure records it in `failure`.
-void run_batch_on_root(cluster_state& s, const root_site& site, const call_request& req, double* region, int r,
+void run_batch_on_root(map_rect_context& s, const root_site& site, const call_request& req, double* region, int r,
                        job_range got, taken_failure& failure);
 
 /// Root: the jobs of one steady call of `site` under claims by message, for claims_broker. The blocks of
 /// worker r's jobs go to its region of `buffer` (where a gather puts them), its status ahead of them.
 class map_rect_claimed_jobs final : public root_claimed_work {
  public:
-  map_rect_claimed_jobs(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
+  map_rect_claimed_jobs(map_rect_context& s, const root_site& site, const call_request& req, double* buffer,
                         owned_rows rows);
   int jobs_of(int r) const override { return site_.plan.jobs(r); }
   void send_batch(int thief, int owner, job_range g) override { rows_.send(thief, site_.plan.first(owner), g); }
@@ -82,7 +82,7 @@ class map_rect_claimed_jobs final : public root_claimed_work {
   const taken_failure& failure() const { return failure_; }
 
  private:
-  cluster_state& s_;
+  map_rect_context& s_;
   const root_site& site_;
   const call_request& req_;
   double* buffer_;
@@ -94,12 +94,12 @@ class map_rect_claimed_jobs final : public root_claimed_work {
 /// parameters into the front of `reals`, the planned output counts into the front of `ints`, and the rows kept
 /// by job in s.worker.root_rows, where they stay for the next claims of a job_data's. Returns the batch's
 /// first job.
-int receive_granted_rows(cluster_state& s, const worker_site& site, const wire::request& v, const grant_message& got,
+int receive_granted_rows(map_rect_context& s, const worker_site& site, const wire::request& v, const grant_message& got,
                          std::vector<double>& reals, std::vector<int>& ints);
 
 /// The `n` jobs from job `first` of the batch receive_granted_rows received last into `reals`, as a chunk with
 /// the shared parameters `shared`.
-chunk_input granted_batch_input(cluster_state& s, const wire::request& v, const double* shared,
+chunk_input granted_batch_input(map_rect_context& s, const wire::request& v, const double* shared,
                                 const std::vector<double>& reals, int first, int n);
 
 /// Root: the jobs' step of the deferred call `req` by claims by message (deferred_claims.cpp), once its job
@@ -107,17 +107,17 @@ chunk_input granted_batch_input(cluster_state& s, const wire::request& v, const 
 /// rank that runs it (the root's in `keep`, with who keeps which). Throws the lowest failing job's error.
 /// Returns false when a job's output count differs from the site's deferred_counts, else true with every
 /// output's value in `result`.
-bool root_deferred_claims(cluster_state& s, const root_site& site, const call_request& req, deferred_call& keep,
+bool root_deferred_claims(map_rect_context& s, const root_site& site, const call_request& req, deferred_call& keep,
                           call_result& result);
 
 /// Worker: its side of that step, on its chunk of the site's plan, the jobs it runs kept in `keep`.
-void serve_deferred_claims(cluster_state& s, const worker_site& site, const wire::request& v, const double* shared,
+void serve_deferred_claims(map_rect_context& s, const worker_site& site, const wire::request& v, const double* shared,
                            deferred_call& keep);
 
 /// Worker: steps 4 and 5 of a steady call by claims by message, once its job parameters are in
 /// `job_params`: runs its jobs, answering the root's asks, sends their blocks, then runs the batches the
 /// root grants it, sending each one's blocks, until the root answers "none".
-void serve_call_stealing(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
+void serve_call_stealing(map_rect_context& s, worker_site& site, const wire::request& v, const double* shared,
                          const double* job_params);
 
 }  // namespace maprect::detail

@@ -44,7 +44,7 @@ constexpr long long team_check_values = 32768;
 /// True when the workers' rows equal the copy they hold, bit for bit; on the root's team when they are many
 /// (the rows are independent). The root's own jobs read the caller's rows, so only the workers' can be stale
 /// (with every row everywhere, every job's).
-bool same_data(cluster_state& s, const root_site& site, const call_request& req) {
+bool same_data(map_rect_context& s, const root_site& site, const call_request& req) {
   const int rows = site.plan.n_jobs - site.rows_first;
   const long long values = static_cast<long long>(rows) * (site.row_real + site.row_int);
   if (s.team == nullptr || values < team_check_values) {
@@ -59,7 +59,7 @@ bool same_data(cluster_state& s, const root_site& site, const call_request& req)
 
 }  // namespace
 
-bool workers_data_current(cluster_state& s, const root_site& site, const call_request& req, int& checked_rows) {
+bool workers_data_current(map_rect_context& s, const root_site& site, const call_request& req, int& checked_rows) {
   if (req.data_id != 0) {
     checked_rows = 0;
     return true;

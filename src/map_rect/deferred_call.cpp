@@ -14,7 +14,7 @@ namespace {
 
 /// Whether the workers hold the rows of call `req` under the site's plan: rows of the same sizes, laid out for
 /// the same job parameters, and the same data (the job_data, or rows equal to the copy shipped).
-bool rows_current(cluster_state& s, const root_site& site, const call_request& req, int row_real, int row_int) {
+bool rows_current(map_rect_context& s, const root_site& site, const call_request& req, int row_real, int row_int) {
   if (!site.rows_held || site.plan.n_jobs != req.n_jobs || site.n_job_params != req.n_job_params ||
       site.row_real != row_real || site.row_int != row_int || other_data(site, req))
     return false;
@@ -24,7 +24,7 @@ bool rows_current(cluster_state& s, const root_site& site, const call_request& r
 
 /// Whether deferred call `req` goes by claims by message: with the site's rows held by the workers (`current`)
 /// under the plan and the sizes of its last deferred call, when its last forward pass says claims pay.
-bool deferred_claims_apply(cluster_state& s, const root_site& site, const call_request& req, bool current) {
+bool deferred_claims_apply(map_rect_context& s, const root_site& site, const call_request& req, bool current) {
   const chunk_plan& p = site.plan;
   const chunk_plan& last = site.deferred_plan;
   return current && site.next_root_jobs < 0 && static_cast<int>(site.deferred_counts.size()) == req.n_jobs &&
@@ -34,7 +34,7 @@ bool deferred_claims_apply(cluster_state& s, const root_site& site, const call_r
 
 }  // namespace
 
-int kept_calls_back(cluster_state& s, deferred_call& keep) {
+int kept_calls_back(map_rect_context& s, deferred_call& keep) {
   keep.remote_id = ++s.root.deferred_calls;
   keep.cluster = s.root.serial;
   const std::uint64_t oldest = kept_calls::of_thread().oldest_remote_id(keep.remote_id, keep.cluster);
@@ -42,7 +42,7 @@ int kept_calls_back(cluster_state& s, deferred_call& keep) {
 }
 
 call_result root_deferred_call(const call_request& req, deferred_call& keep) {
-  cluster_state& s = *live_root;
+  map_rect_context& s = *live_root;
   s.last_traffic = {};
   s.last_profile = {};
   root_site& site = s.root.site(req.call_id);

@@ -64,7 +64,7 @@ wire::status run_kept_batch(kept_chunk_runner run, const chunk_input& in, int fi
 /// the work it brokers (root_claimed_work). Every output's value lands at its job's place in s.call.answers.
 class deferred_root_jobs final : public root_claimed_work, public own_batch_runner {
  public:
-  deferred_root_jobs(cluster_state& s, const root_site& site, const call_request& req, deferred_call& keep)
+  deferred_root_jobs(map_rect_context& s, const root_site& site, const call_request& req, deferred_call& keep)
       : s_(s), plan_(site.plan), req_(req), keep_(keep), planned_(site.deferred_counts),
         rows_(s.comm, {req.job_params, req.n_job_params, site.deferred_counts.data(), req.x_r->data(),
                        req.x_i->data(), nullptr}),
@@ -107,7 +107,7 @@ class deferred_root_jobs final : public root_claimed_work, public own_batch_runn
     if (error != nullptr) root_error_ = std::move(*error);
   }
 
-  cluster_state& s_;
+  map_rect_context& s_;
   const chunk_plan plan_;
   const call_request& req_;
   deferred_call& keep_;
@@ -177,7 +177,7 @@ bool deferred_root_jobs::finish(int own_end) {
 /// Worker: its jobs of one deferred call by claims, on kept tapes, for serve_claims.
 class deferred_worker_jobs final : public worker_claimed_work {
  public:
-  deferred_worker_jobs(cluster_state& s, const worker_site& site, const wire::request& v, const double* shared,
+  deferred_worker_jobs(map_rect_context& s, const worker_site& site, const wire::request& v, const double* shared,
                        deferred_call& keep)
       : s_(s), site_(site), v_(v), shared_(shared), keep_(keep), f_(find_functor(v.call_id)) {
     values_.resize(0);
@@ -222,7 +222,7 @@ class deferred_worker_jobs final : public worker_claimed_work {
     return code;
   }
 
-  cluster_state& s_;
+  map_rect_context& s_;
   const worker_site& site_;
   const wire::request& v_;
   const double* shared_;
@@ -236,7 +236,7 @@ class deferred_worker_jobs final : public worker_claimed_work {
 
 }  // namespace
 
-bool root_deferred_claims(cluster_state& s, const root_site& site, const call_request& req, deferred_call& keep,
+bool root_deferred_claims(map_rect_context& s, const root_site& site, const call_request& req, deferred_call& keep,
                           call_result& result) {
   deferred_root_jobs work(s, site, req, keep);
   claims_broker broker(claims_of(s), work);
@@ -258,7 +258,7 @@ bool root_deferred_claims(cluster_state& s, const root_site& site, const call_re
   return true;
 }
 
-void serve_deferred_claims(cluster_state& s, const worker_site& site, const wire::request& v, const double* shared,
+void serve_deferred_claims(map_rect_context& s, const worker_site& site, const wire::request& v, const double* shared,
                            deferred_call& keep) {
   deferred_worker_jobs work(s, site, v, shared, keep);
   serve_claims(claims_of(s), work, s.settings.test_held_rank == s.rank);

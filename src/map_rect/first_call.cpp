@@ -31,7 +31,7 @@ constexpr long long rows_everywhere_bytes = 64LL << 20;
 
 /// Whether every rank will hold every row of call `req`: under MAPRECT_BALANCE=auto when every rank shares
 /// the root's host memory (claims between all ranks, host_claims.cpp) and the rows are not too many.
-bool wants_rows_everywhere(const cluster_state& s, const call_request& req, int row_real, int row_int) {
+bool wants_rows_everywhere(const map_rect_context& s, const call_request& req, int row_real, int row_int) {
   const long long bytes =
       static_cast<long long>(req.n_jobs) * (sizeof(double) * static_cast<long long>(row_real) + sizeof(int) * row_int);
   return s.settings.balance == balance_mode::automatic && s.settings.memory_claims && s.host.claims.shared_with_all() &&
@@ -89,7 +89,7 @@ class first_call_command {
   /// The root's side of a first call of `req`, with rows of `row_real` and `row_int` values and `root_jobs`
   /// jobs of its own. With `keep`, the forward pass of a deferred call, its rows shipped only when
   /// `rows_follow`; the root's own jobs are kept in `keep`; with `claims` its jobs go by claims by message.
-  first_call_command(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
+  first_call_command(map_rect_context& s, root_site& site, const call_request& req, int row_real, int row_int,
                      int root_jobs, deferred_call* keep = nullptr, bool rows_follow = true, bool claims = false)
       : s_(s), root_(&site), req_(&req), keep_(keep) {
     // A deferred call runs by the site's plan and moves no blocks: the eager layout stays for eager calls.
@@ -104,7 +104,7 @@ class first_call_command {
   }
 
   /// A worker's side of request `v`, whose shared parameters are `shared`.
-  first_call_command(cluster_state& s, const wire::request& v, const double* shared)
+  first_call_command(map_rect_context& s, const wire::request& v, const double* shared)
       : s_(s), worker_(&s.worker.sites[v.call_id]), header_(v), shared_(shared), plan_{v.n_jobs, s.size, v.root_jobs} {
     if (v.cmd == command::deferred_call) keep_ = &s.worker.kept.take_next(v.chunk_back);
   }
@@ -158,7 +158,7 @@ class first_call_command {
     s_.last_traffic.received += received;
   }
 
-  cluster_state& s_;
+  map_rect_context& s_;
   root_site* root_ = nullptr;
   const call_request* req_ = nullptr;
   deferred_call* keep_ = nullptr;  ///< a deferred call: this rank's kept jobs
@@ -405,14 +405,14 @@ call_result first_call_command::result() {
 
 }  // namespace
 
-call_result first_call(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
+call_result first_call(map_rect_context& s, root_site& site, const call_request& req, int row_real, int row_int,
                        int root_jobs) {
   first_call_command command(s, site, req, row_real, row_int, root_jobs);
   command.run();
   return command.result();
 }
 
-call_result deferred_forward(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
+call_result deferred_forward(map_rect_context& s, root_site& site, const call_request& req, int row_real, int row_int,
                              int root_jobs, bool rows_follow, deferred_call& keep) {
   site.deferred_counts.clear();  // until this call succeeds, the workers' and the root's may differ
   first_call_command command(s, site, req, row_real, row_int, root_jobs, &keep, rows_follow);
@@ -420,14 +420,14 @@ call_result deferred_forward(cluster_state& s, root_site& site, const call_reque
   return command.result();
 }
 
-bool deferred_forward_claimed(cluster_state& s, root_site& site, const call_request& req, deferred_call& keep,
+bool deferred_forward_claimed(map_rect_context& s, root_site& site, const call_request& req, deferred_call& keep,
                               call_result& result) {
   first_call_command command(s, site, req, site.row_real, site.row_int, site.plan.root_jobs, &keep, false, true);
   command.run();
   return command.claimed_result(result);
 }
 
-void serve_first_call(cluster_state& s, const wire::request& v, const double* shared) {
+void serve_first_call(map_rect_context& s, const wire::request& v, const double* shared) {
   first_call_command(s, v, shared).run();
 }
 

@@ -18,7 +18,7 @@ namespace maprect::detail {
 namespace {
 
 /// Where rank r's blocks start in its slot (the root's view, writable: any rank may write them).
-double* blocks_in_slot(const cluster_state& s, const root_site& site, int r) {
+double* blocks_in_slot(const map_rect_context& s, const root_site& site, int r) {
   return s.host.slots.slot(r) + slot_blocks_at(site.n_job_params, site.plan.jobs(r));
 }
 
@@ -31,7 +31,7 @@ void drain_chunk(const root_site& site, const call_request& req, const double* b
 
 /// The root's own jobs, front batches from its claim word until it or others have claimed them all. A
 /// failure claims the rest, so that no rank runs a job behind it.
-void run_own_by_claims(cluster_state& s, const root_site& site, const call_request& req, root_part& part) {
+void run_own_by_claims(map_rect_context& s, const root_site& site, const call_request& req, root_part& part) {
   job_claims& claims = s.host.claims;
   const int n = site.plan.root_jobs;
   s.call.own_out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);
@@ -72,7 +72,7 @@ void run_own_by_claims(cluster_state& s, const root_site& site, const call_reque
 
 /// The root runs one batch claimed from rank r's back, from the caller's parameters and rows, into r's slot.
 /// Keeps the lowest failure in `failed`.
-void run_claimed_on_root(cluster_state& s, const root_site& site, const call_request& req, int r, job_range got,
+void run_claimed_on_root(map_rect_context& s, const root_site& site, const call_request& req, int r, job_range got,
                          root_part& part) {
   job_claims& claims = s.host.claims;
   taken_failure here;
@@ -90,7 +90,8 @@ void run_claimed_on_root(cluster_state& s, const root_site& site, const call_req
 /// After its own jobs: the root makes the output nodes that are ready (`during`) and claims batches from the
 /// rank with the most unclaimed jobs, until none is left; then, while nodes remain, it waits for them unless
 /// the policy says sleep (the answers' wait follows). Returns the jobs it ran for others.
-int claim_from_others(cluster_state& s, const root_site& site, const call_request& req, root_part& part, bool during) {
+int claim_from_others(map_rect_context& s, const root_site& site, const call_request& req, root_part& part,
+                      bool during) {
   int taken = 0;
   claim_until_none(
       s.host.claims, 0, s.size, s.settings.threads, [&](int r) { return site.plan.first(r); },
@@ -110,7 +111,7 @@ int claim_from_others(cluster_state& s, const root_site& site, const call_reques
 
 }  // namespace
 
-bool make_nodes_in_order(cluster_state& s, const root_site& site, const call_request& req) {
+bool make_nodes_in_order(map_rect_context& s, const root_site& site, const call_request& req) {
   const job_claims& claims = s.host.claims;
   while (s.call.making < s.size && !s.call.making_stopped) {
     if (claims.stopped() || claims.first_failure() != job_claims::no_failure) {
@@ -141,7 +142,8 @@ bool make_nodes_in_order(cluster_state& s, const root_site& site, const call_req
   return s.call.making >= s.size;
 }
 
-void run_root_claims(cluster_state& s, const root_site& site, const call_request& req, root_part& part, bool during) {
+void run_root_claims(map_rect_context& s, const root_site& site, const call_request& req, root_part& part,
+                     bool during) {
   // With stale rows on the workers nobody runs anything: the call is planned anew with the caller's.
   if (!part.data_unchanged) s.host.claims.stop();
   else run_own_by_claims(s, site, req, part);
@@ -152,7 +154,7 @@ void run_root_claims(cluster_state& s, const root_site& site, const call_request
   part.taken = claim_from_others(s, site, req, part, during);
 }
 
-void count_claimed_traffic(cluster_state& s, const root_site& site, const root_part& part) {
+void count_claimed_traffic(map_rect_context& s, const root_site& site, const root_part& part) {
   long long answered = 0;  // what the memory route's collection counted: each worker's own jobs
   for (int r = 1; r < s.size; ++r) answered += s.call.answer_counts[r];
   const long long all_blocks = static_cast<long long>(site.n_outputs) * site.rows;
@@ -166,7 +168,7 @@ void count_claimed_traffic(cluster_state& s, const root_site& site, const root_p
       static_cast<std::uint64_t>(static_cast<std::int64_t>(s.last_traffic.through_memory) + delta);
 }
 
-void report_claimed_balance(cluster_state& s, const root_part& part) {
+void report_claimed_balance(map_rect_context& s, const root_part& part) {
   s.call.claimed = true;
   s.call.worker_ends.assign(static_cast<std::size_t>(s.size), 0);
   s.call.worker_taken.assign(static_cast<std::size_t>(s.size), 0);
@@ -176,7 +178,7 @@ void report_claimed_balance(cluster_state& s, const root_part& part) {
   }
 }
 
-void locate_claimed_blocks(cluster_state& s, const root_site& site, int own_end) {
+void locate_claimed_blocks(map_rect_context& s, const root_site& site, int own_end) {
   s.call.segments.clear();
   const int root_jobs = site.plan.root_jobs;
   s.call.segments.push_back({s.call.own_out.data() + wire::status_doubles, 0, own_end});
@@ -193,7 +195,7 @@ namespace {
 /// A worker runs batches claimed from the back of the rank with the most unclaimed jobs, reading their
 /// parameters from that rank's slot and writing their blocks there, until no rank has any left or a changed
 /// output count stops the call. Keeps its lowest failing job and that job's error. Returns the jobs it ran.
-int run_claimed_batches(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
+int run_claimed_batches(map_rect_context& s, worker_site& site, const wire::request& v, const double* shared,
                         int& failed_job, bool& counts_changed) {
   job_claims& claims = s.host.claims;
   const functor_entry* f = find_functor(v.call_id);
@@ -233,7 +235,7 @@ int run_claimed_batches(cluster_state& s, worker_site& site, const wire::request
 
 }  // namespace
 
-void serve_call_claiming(cluster_state& s, worker_site& site, const wire::request& v, const double* shared) {
+void serve_call_claiming(map_rect_context& s, worker_site& site, const wire::request& v, const double* shared) {
   job_claims& claims = s.host.claims;
   double* const slot = s.host.slots.slot(s.rank);
   const auto start = std::chrono::steady_clock::now();

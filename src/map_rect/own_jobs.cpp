@@ -6,11 +6,11 @@
 
 namespace maprect::detail {
 
-bool own_jobs_on_team(const cluster_state& s, const call_request& req, int n) {
+bool own_jobs_on_team(const map_rect_context& s, const call_request& req, int n) {
   return s.team != nullptr && n > 1 && req.msgs == nullptr;
 }
 
-rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int status_slots, job_error& error,
+rank_status run_own_chunk(map_rect_context& s, const call_request& req, int n, int status_slots, job_error& error,
                           job_poller* poller) {
   s.call.own_out.assign(static_cast<std::size_t>(status_slots), 0.0);
   s.call.own_counts.assign(static_cast<std::size_t>(n), 0);
@@ -37,7 +37,7 @@ rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int 
   return {};
 }
 
-void run_own_batch(cluster_state& s, const call_request& req, job_range got, bool in_place, int& cursor) {
+void run_own_batch(map_rect_context& s, const call_request& req, job_range got, bool in_place, int& cursor) {
   int* counts = s.call.own_counts.data();
   if (in_place) {
     req.session->run(got.begin, got.end, counts, cursor);
@@ -53,7 +53,7 @@ namespace {
 /// session, or on the team into s.call.own_out. A batch whose output counts left the plan's stops them.
 class own_claimable_batches final : public own_batch_runner {
  public:
-  own_claimable_batches(cluster_state& s, const root_site& site, const call_request& req, bool in_place,
+  own_claimable_batches(map_rect_context& s, const root_site& site, const call_request& req, bool in_place,
                         job_error& error)
       : s_(s), site_(site), req_(req), in_place_(in_place), error_(error) {}
   /// Runs the batch; a job's exception is its failure, kept in `error`.
@@ -80,7 +80,7 @@ class own_claimable_batches final : public own_batch_runner {
   int cursor = 0;  ///< the session's or the chunks' place in the batch under way
 
  private:
-  cluster_state& s_;
+  map_rect_context& s_;
   const root_site& site_;
   const call_request& req_;
   bool in_place_;
@@ -89,7 +89,7 @@ class own_claimable_batches final : public own_batch_runner {
 
 }  // namespace
 
-rank_status run_own_claimable(cluster_state& s, const root_site& site, const call_request& req,
+rank_status run_own_claimable(map_rect_context& s, const root_site& site, const call_request& req,
                               claims_broker& own, job_error& error) {
   const int n = site.plan.root_jobs;
   s.call.own_out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);

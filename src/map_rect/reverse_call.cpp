@@ -23,7 +23,7 @@ constexpr int answer_head = 2;
 class reverse_command {
  public:
   /// The root's side: the reverse pass of `call`, whose outputs' adjoints are on the caller's tape.
-  reverse_command(cluster_state& s, deferred_call& call)
+  reverse_command(map_rect_context& s, deferred_call& call)
       : s_(s), root_(true), call_(&call) {
     header_.cmd = command::reverse;
     header_.call_id = call.call_id;
@@ -36,7 +36,7 @@ class reverse_command {
   }
 
   /// A worker's side of request `v`.
-  reverse_command(cluster_state& s, const wire::request& v)
+  reverse_command(map_rect_context& s, const wire::request& v)
       : s_(s), header_(v), call_(s.worker.kept.find(s.worker.kept.newest() - static_cast<std::uint64_t>(v.arg))) {
     if (call_ != nullptr) return;
     // The root sweeps only calls it keeps, and a worker keeps every call the root keeps: the two disagree.
@@ -76,7 +76,7 @@ class reverse_command {
   const int* ran_by(int r) const { return call_->ran_jobs.data() + call_->ran_first[r]; }
   int ran_count(int r) const { return call_->ran_first[r + 1] - call_->ran_first[r]; }
 
-  cluster_state& s_;
+  map_rect_context& s_;
   bool root_ = false;
   wire::request header_;
   deferred_call* call_;  ///< this rank's kept jobs of the call
@@ -191,7 +191,7 @@ void reverse_command::finish() {
 }  // namespace
 
 void sweep_on_cluster(deferred_call& call) {
-  cluster_state* s = live_root;
+  map_rect_context* s = live_root;
   if (s == nullptr || call.cluster != s->root.serial)
     throw std::logic_error("map_rect: call id " + std::to_string(call.call_id) +
                            ": grad() reached a deferred call whose cluster has stopped");
@@ -200,6 +200,6 @@ void sweep_on_cluster(deferred_call& call) {
   command.finish();
 }
 
-void serve_reverse(cluster_state& s, const wire::request& v) { reverse_command(s, v).run(); }
+void serve_reverse(map_rect_context& s, const wire::request& v) { reverse_command(s, v).run(); }
 
 }  // namespace maprect::detail

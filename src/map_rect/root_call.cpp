@@ -11,13 +11,13 @@
 
 namespace maprect::detail {
 
-thread_local cluster_state* live_root = nullptr;
+thread_local map_rect_context* live_root = nullptr;
 
 namespace {
 
 /// Call `req` by the command its site needs: a first call for a new site, sizes or data, or a root share asked
 /// for (plan_root_share), else a steady call; a changed output count plans the call anew.
-call_result plan_or_call(cluster_state& s, const call_request& req) {
+call_result plan_or_call(map_rect_context& s, const call_request& req) {
   s.last_traffic = {};
   root_site& site = s.root.site(req.call_id);
   const std::pair<int, int> rows = row_sizes(req);
@@ -50,7 +50,7 @@ std::pair<int, int> row_sizes(const call_request& req) {
 }
 
 call_result root_call(const call_request& req) {
-  cluster_state& s = *live_root;
+  map_rect_context& s = *live_root;
   s.chunks.reset_busy();
   // A steady call writes the whole profile when it ends; a first call, or one that fails, leaves it zero.
   return run_root_call(s, req, [&] {
@@ -73,6 +73,5 @@ void time_root_waits(bool on) {
   if (live_root != nullptr) live_root->root.time_waits = on;
 }
 
-cluster_state* live_cluster_root() { return live_root; }
 
 }  // namespace maprect::detail

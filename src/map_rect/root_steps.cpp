@@ -30,18 +30,18 @@ wire::request bare_request(command cmd, int arg) {
   return h;
 }
 
-void start_timeout(cluster_state& s, bool done_messages) {
+void start_timeout(map_rect_context& s, bool done_messages) {
   s.deadline = deadline_after(s.settings.timeout);
   if (s.settings.timeout > 0 && done_messages) expect_done_messages(s);
 }
 
-void gather_answers(cluster_state& s, const call_request& req, const collective& how, MPI_Datatype type, void* recvbuf,
-                    const int* counts, const int* displs) {
+void gather_answers(map_rect_context& s, const call_request& req, const collective& how, MPI_Datatype type,
+                    void* recvbuf, const int* counts, const int* displs) {
   const auto deadline = s.settings.timeout > 0 ? s.deadline : std::chrono::steady_clock::time_point::max();
   gather_within_deadline(s, name_of(req), deadline, how, type, recvbuf, counts, displs);
 }
 
-void place_own(cluster_state& s, const root_site& site, const call_request& req) {
+void place_own(map_rect_context& s, const root_site& site, const call_request& req) {
   for (int r = site.rows_everywhere ? 0 : 1; r < s.size; ++r) {
     const auto n = static_cast<std::size_t>(slot_blocks_at(req.n_job_params, site.plan.jobs(r)));
     std::copy_n(req.job_params + static_cast<std::ptrdiff_t>(site.plan.first(r)) * req.n_job_params, n,
@@ -53,7 +53,7 @@ void place_own(cluster_state& s, const root_site& site, const call_request& req)
   s.host.slots.sync();
 }
 
-void gather_through_slots(cluster_state& s, const root_site& site, const call_request& req, double* buffer) {
+void gather_through_slots(map_rect_context& s, const root_site& site, const call_request& req, double* buffer) {
   s.call.status_counts.assign(static_cast<std::size_t>(s.size), wire::status_doubles);
   gather_answers(s, req, {site.collective, wire::status_doubles}, MPI_DOUBLE, buffer, s.call.status_counts.data(),
                  site.results.displs.data());
@@ -64,7 +64,7 @@ void gather_through_slots(cluster_state& s, const root_site& site, const call_re
   }
 }
 
-void collect_reports(cluster_state& s, const call_request& req, double* buffer, const int* displs) {
+void collect_reports(map_rect_context& s, const call_request& req, double* buffer, const int* displs) {
   for (int r = 1; r < s.size; ++r) {
     if (!await_finished(s.host.claims, r, s.settings.policy, s.deadline))
       abort_late(s, name_of(req), unfinished(s.host.claims, s.size));
@@ -79,7 +79,7 @@ void collect_reports(cluster_state& s, const call_request& req, double* buffer, 
   }
 }
 
-std::uint64_t post_worker_parameters(const cluster_state& s, const collective& how, const call_request& req,
+std::uint64_t post_worker_parameters(const map_rect_context& s, const collective& how, const call_request& req,
                                      const rank_layout& layout) {
   const long long all = static_cast<long long>(req.n_job_params) * req.n_jobs;
   if (all == 0) return 0;
@@ -87,11 +87,11 @@ std::uint64_t post_worker_parameters(const cluster_state& s, const collective& h
   return sizeof(double) * static_cast<std::uint64_t>(all - layout.counts[0]);
 }
 
-void scatter_own(cluster_state& s, const root_site& site, const call_request& req) {
+void scatter_own(map_rect_context& s, const root_site& site, const call_request& req) {
   s.last_traffic.sent += post_worker_parameters(s, {site.collective, site.chunk_out}, req, site.param_layout);
 }
 
-[[noreturn]] void throw_remote_error(cluster_state& s, int rank, int job) {
+[[noreturn]] void throw_remote_error(map_rect_context& s, int rank, int job) {
   s.mid_call = true;
   wire::request fetch = bare_request(command::fetch_error, rank);
   send_request(s, fetch);
@@ -101,7 +101,7 @@ void scatter_own(cluster_state& s, const root_site& site, const call_request& re
   throw_job_error(e, job, rank);
 }
 
-void choose_site_collectives(const cluster_state& s, root_site& site, long long back_doubles, int chunk_back) {
+void choose_site_collectives(const map_rect_context& s, root_site& site, long long back_doubles, int chunk_back) {
   const chunk_plan& plan = site.plan;
   const int most_jobs = plan.most_worker_jobs();
   site.chunk_out = most_jobs * site.n_job_params;
@@ -113,7 +113,7 @@ void choose_site_collectives(const cluster_state& s, root_site& site, long long 
                                       2 * largest);
 }
 
-void lay_out_results(cluster_state& s, root_site& site) {
+void lay_out_results(map_rect_context& s, root_site& site) {
   const int R = s.size;
   site.n_outputs = 0;
   for (int c : site.counts) site.n_outputs += c;

@@ -16,7 +16,7 @@
 #include "src/balance/claims_broker.hpp"
 #include "src/map_rect/claimed_jobs.hpp"
 #include "src/protocol/call_timeout.hpp"
-#include "src/cluster/cluster_state.hpp"
+#include "src/map_rect/map_rect_state.hpp"
 #include "src/protocol/exchange.hpp"
 
 namespace maprect::detail {
@@ -26,8 +26,8 @@ using wire::command;
 /// The largest count one MPI message takes.
 constexpr long long int_max = max_message_values;
 
-/// The cluster whose root side serves this thread, while it serves.
-extern thread_local cluster_state* live_root;
+/// map_rect's side of the cluster whose root serves this thread, while it serves (set with live_cluster_root).
+extern thread_local map_rect_context* live_root;
 
 /// Status and failing job of one rank's contribution.
 struct rank_status {
@@ -44,7 +44,7 @@ enum class steady_outcome {
 
 /// Step 1 on the root: numbers and broadcasts a request, with the shared parameters of a call. Inline: a call
 /// of its own cost a steady call about 20 instructions.
-MAPRECT_ALWAYS_INLINE void send_request(cluster_state& s, wire::request& h, const double* shared = nullptr) {
+MAPRECT_ALWAYS_INLINE void send_request(map_rect_context& s, wire::request& h, const double* shared = nullptr) {
   h.sequence = ++s.sequence;
   exchange_request(s.ends(), h, s.request, shared, s.shared_rest);
   const bool call = h.cmd == command::call || h.cmd == command::first_call || h.cmd == command::deferred_call;
@@ -52,22 +52,22 @@ MAPRECT_ALWAYS_INLINE void send_request(cluster_state& s, wire::request& h, cons
 }
 
 /// Whether a steady call of `site` moves its data through the host slots rather than messages.
-inline bool via_slots(const cluster_state& s, const root_site& site) {
+inline bool via_slots(const map_rect_context& s, const root_site& site) {
   return s.host.slots.usable() && site.slot_doubles <= s.host.slots.capacity();
 }
 
 /// Whether the steady calls of `site` claim through host memory: every rank holds every row, and the call's
 /// parameters and blocks fit the slots.
-inline bool claims_in_memory(const cluster_state& s, const root_site& site) {
+inline bool claims_in_memory(const map_rect_context& s, const root_site& site) {
   return site.rows_everywhere && via_slots(s, site);
 }
 
 /// Whether the steady call under way went by claims by message (src/balance/claims_broker.hpp), as its request
 /// said.
-inline bool claims_this_call(const cluster_state& s) { return s.call.route == wire::call_route::claims; }
+inline bool claims_this_call(const map_rect_context& s) { return s.call.route == wire::call_route::claims; }
 
 /// Where worker r's blocks of a steady call start in its slot: behind its job parameters.
-inline const double* slot_blocks(const cluster_state& s, const root_site& site, const call_request& req, int r) {
+inline const double* slot_blocks(const map_rect_context& s, const root_site& site, const call_request& req, int r) {
   return s.host.slots.slot(r) + slot_blocks_at(req.n_job_params, site.plan.jobs(r));
 }
 
@@ -85,7 +85,7 @@ inline call_name name_of(const call_request& req) { return {"", req.call_id}; }
 /// job (abort_mid_call): no later call could find them in step. Any other failure clears the call's profile
 /// and propagates.
 template <class Body>
-call_result run_root_call(cluster_state& s, const call_request& req, Body&& body) {
+call_result run_root_call(map_rect_context& s, const call_request& req, Body&& body) {
   try {
     return body();
   } catch (const std::exception& e) {
@@ -131,60 +131,60 @@ wire::request bare_request(command cmd, int arg);
 
 /// With a timeout: the call's clock starts now and, unless the workers report in host memory, a receive is
 /// posted for each worker's "done" message. Without one the deadline is never.
-void start_timeout(cluster_state& s, bool done_messages = true);
+void start_timeout(map_rect_context& s, bool done_messages = true);
 
 /// The gather that carries a call's answers (root 0, in place). With a timeout, at the deadline the ranks
 /// whose "done" message has not come are named and the job is aborted.
-void gather_answers(cluster_state& s, const call_request& req, const collective& how, MPI_Datatype type, void* recvbuf,
-                    const int* counts, const int* displs);
+void gather_answers(map_rect_context& s, const call_request& req, const collective& how, MPI_Datatype type,
+                    void* recvbuf, const int* counts, const int* displs);
 
 /// Writes each worker's job parameters into its slot, where it reads them once the request arrives.
-void place_own(cluster_state& s, const root_site& site, const call_request& req);
+void place_own(map_rect_context& s, const root_site& site, const call_request& req);
 
 /// Step 3 of a call by messages: each worker's job parameters, scattered.
-void scatter_own(cluster_state& s, const root_site& site, const call_request& req);
+void scatter_own(map_rect_context& s, const root_site& site, const call_request& req);
 /// Root, every call that scatters: posts the job parameters of every worker's jobs (`layout`'s, rank 0's
 /// staying) by `how`; returns the bytes it sent.
-std::uint64_t post_worker_parameters(const cluster_state& s, const collective& how, const call_request& req,
+std::uint64_t post_worker_parameters(const map_rect_context& s, const collective& how, const call_request& req,
                                      const rank_layout& layout);
 
 /// The gather of a call whose blocks wait in the host slots, behind each worker's parameters: only the
 /// workers' status doubles come by message, into `buffer`. The blocks stay in the slots until the next call.
-void gather_through_slots(cluster_state& s, const root_site& site, const call_request& req, double* buffer);
+void gather_through_slots(map_rect_context& s, const root_site& site, const call_request& req, double* buffer);
 
 /// The answers of a call through host memory: waits, as the policy says, until every worker has finished,
 /// and copies each one's report into its status doubles in `buffer`. Nothing is received: the blocks stay
 /// in the slots until the next call. Past the call's deadline, names the late workers and aborts.
-void collect_reports(cluster_state& s, const call_request& req, double* buffer, const int* displs);
+void collect_reports(map_rect_context& s, const call_request& req, double* buffer, const int* displs);
 
 /// Fetches the message of `rank`'s failure and throws it on the root.
-[[noreturn]] void throw_remote_error(cluster_state& s, int rank, int job);
+[[noreturn]] void throw_remote_error(map_rect_context& s, int rank, int job);
 
 /// Picks how the call site's scatter and gathers run (MAPRECT_COLLECTIVES, or the cost model under auto),
 /// when its layout changes: from its job parameters, the `back_doubles` its workers answer per call and the
 /// largest worker's answer `chunk_back` (a first call's: an estimate). Sets chunk_out and chunk_back.
-void choose_site_collectives(const cluster_state& s, root_site& site, long long back_doubles, int chunk_back);
+void choose_site_collectives(const map_rect_context& s, root_site& site, long long back_doubles, int chunk_back);
 
 /// The steady-state layout of a call site from its plan and output counts: each rank's status and blocks in
 /// the answer buffer, where each job's blocks start, and the host slots' size. Collective (the slots grow).
-void lay_out_results(cluster_state& s, root_site& site);
+void lay_out_results(map_rect_context& s, root_site& site);
 
 // ---- the root's own jobs (own_jobs.cpp) ----
 
 /// Whether the root runs its own jobs on its team: with a team of more than one thread, jobs to share, and
 /// no message stream (which the threads would share).
-bool own_jobs_on_team(const cluster_state& s, const call_request& req, int n);
+bool own_jobs_on_team(const map_rect_context& s, const call_request& req, int n);
 
 /// One batch of the root's own jobs, `got`: in place (`in_place`: the front door makes their outputs as they
 /// end), else into s.call.own_out on the root's team if it has one.
-void run_own_batch(cluster_state& s, const call_request& req, job_range got, bool in_place, int& cursor);
+void run_own_batch(map_rect_context& s, const call_request& req, job_range got, bool in_place, int& cursor);
 
 /// Runs the root's own chunk (jobs [0, n)): in place when the front door makes its outputs, else into
 /// s.call.own_out after `status_slots` reserved doubles. In place, `poller` (if not null) is polled between jobs.
 /// On a team the jobs run into s.call.own_out in either case; the front door's output nodes are then made
 /// from those blocks on this thread, in job order (its in-place run of no jobs first drops what an earlier
 /// run of this call made).
-rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int status_slots, job_error& error,
+rank_status run_own_chunk(map_rect_context& s, const call_request& req, int n, int status_slots, job_error& error,
                           job_poller* poller = nullptr);
 
 /// By claims by message: runs the root's own jobs, [0, n), in batches from the front as a worker runs
@@ -192,7 +192,7 @@ rank_status run_own_chunk(cluster_state& s, const call_request& req, int n, int 
 /// worker 1 ahead (`early`). Jobs granted from the back are not run here: own.jobs().end() is where the
 /// root's own end once the call's claims are done. Without the front door's in-place outputs, the blocks go
 /// to s.call.own_out behind `status_doubles` slots and the front door's nodes are made from them, in job order.
-rank_status run_own_claimable(cluster_state& s, const root_site& site, const call_request& req,
+rank_status run_own_claimable(map_rect_context& s, const root_site& site, const call_request& req,
                               claims_broker& own, job_error& error);
 
 // ---- the commands ----
@@ -207,17 +207,17 @@ inline bool other_data(const root_site& site, const call_request& req) { return 
 /// True when the workers still hold the caller's rows. Rows of a job_data cannot change, and a call of
 /// another job_data was planned anew (plan_or_call), so they need no check; rows the caller may change are
 /// compared with the root's copy. `checked_rows` counts the rows compared.
-bool workers_data_current(cluster_state& s, const root_site& site, const call_request& req, int& checked_rows);
+bool workers_data_current(map_rect_context& s, const root_site& site, const call_request& req, int& checked_rows);
 
 /// First call of a call site (or of new data or sizes, or changed output counts): ship each worker its rows,
 /// run, learn the output counts, gather the blocks, and keep the plan for steady-state calls.
-call_result first_call(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
+call_result first_call(map_rect_context& s, root_site& site, const call_request& req, int row_real, int row_int,
                        int root_jobs);
 
 /// The local job before which worker r's jobs of this call end: other ranks ran the rest of its chunk, by
 /// claims by message (known once the claims are over) or between all ranks of the host (final once every
 /// rank has stopped claiming).
-int worker_end(const cluster_state& s, const root_site& site, int r);
+int worker_end(const map_rect_context& s, const root_site& site, int r);
 
 // ---- claims between all ranks of one host (host_claims.cpp) ----
 
@@ -230,43 +230,43 @@ inline bool claims_everywhere(const root_site& site, wire::call_route route) {
 /// The root's part of a call by claims between all ranks: its own jobs from the front of its chunk, then
 /// batches claimed from the back of the rank with the most unclaimed jobs, with the output nodes made in job
 /// order as chunks complete when `during`. With stale workers' rows it runs nothing and stops the call.
-void run_root_claims(cluster_state& s, const root_site& site, const call_request& req, root_part& part, bool during);
+void run_root_claims(map_rect_context& s, const root_site& site, const call_request& req, root_part& part, bool during);
 
 /// Makes the output nodes of a call by claims between all ranks, in job order, up to the first chunk not yet
 /// complete (its owner still running, or a claimed batch of it still out). Returns true once all are made;
 /// stops for good (s.call.making_stopped) once a job has failed or an output count changed.
-bool make_nodes_in_order(cluster_state& s, const root_site& site, const call_request& req);
+bool make_nodes_in_order(map_rect_context& s, const root_site& site, const call_request& req);
 
 /// The traffic of a call by claims between all ranks: every block of a job the root did not run reached it
 /// through host memory, whichever rank ran it.
-void count_claimed_traffic(cluster_state& s, const root_site& site, const root_part& part);
+void count_claimed_traffic(map_rect_context& s, const root_site& site, const root_part& part);
 
 /// Who ran which jobs in a call by claims between all ranks, for last_call_balance().
-void report_claimed_balance(cluster_state& s, const root_part& part);
+void report_claimed_balance(map_rect_context& s, const root_part& part);
 
 /// Where the blocks of a call by claims between all ranks are, in job order, into s.call.segments: the root's
 /// own in s.call.own_out up to `own_end`, every other job's in its owner's slot.
-void locate_claimed_blocks(cluster_state& s, const root_site& site, int own_end);
+void locate_claimed_blocks(map_rect_context& s, const root_site& site, int own_end);
 
 /// A steady-state call: request and parameters out, the root's part, the answers in; then the result's
 /// segments, with every output node already made when they were made during the call.
-steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result);
+steady_outcome steady_call(map_rect_context& s, root_site& site, const call_request& req, call_result& result);
 
 /// The forward pass of a deferred call (deferred_call.cpp): the first_call command's steps with its jobs on kept
 /// tapes, the root's in `keep`; the rows go first when `rows_follow`, planned with `root_jobs` of the root's.
 /// Returns one value per output, in job order.
-call_result deferred_forward(cluster_state& s, root_site& site, const call_request& req, int row_real, int row_int,
+call_result deferred_forward(map_rect_context& s, root_site& site, const call_request& req, int row_real, int row_int,
                              int root_jobs, bool rows_follow, deferred_call& keep);
 
 /// The forward pass of a deferred call by claims by message (deferred_claims.cpp), its rows held and its sizes
 /// those of the site's last deferred call: the first failure thrown; false when an output count differs (the
 /// call runs again by the static split), else true with one value per output in `result`.
-bool deferred_forward_claimed(cluster_state& s, root_site& site, const call_request& req, deferred_call& keep,
+bool deferred_forward_claimed(map_rect_context& s, root_site& site, const call_request& req, deferred_call& keep,
                               call_result& result);
 
 /// Numbers the deferred call `keep` (its remote_id) as the next the root sends, and returns how many older
 /// ones the root still keeps: the workers drop what they keep of the rest.
-int kept_calls_back(cluster_state& s, deferred_call& keep);
+int kept_calls_back(map_rect_context& s, deferred_call& keep);
 
 /// The lengths of call `req`'s x_r and x_i rows; throws when all rows of either would not fit one message.
 std::pair<int, int> row_sizes(const call_request& req);

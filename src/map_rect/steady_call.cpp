@@ -18,7 +18,7 @@ namespace {
 /// How a steady call of `site` travels: through host memory when every rank holds every row (claims between
 /// all ranks of the host), else by claims by message when its last call lasted long enough for them to pay,
 /// else through the slots when they fit, else by messages.
-wire::call_route route_of(cluster_state& s, const root_site& site) {
+wire::call_route route_of(map_rect_context& s, const root_site& site) {
   if (claims_in_memory(s, site)) return wire::call_route::memory;
   if (claims_by_message_pay(claims_of(s), site.last_call_s)) return wire::call_route::claims;
   return via_slots(s, site) ? wire::call_route::slots : wire::call_route::messages;
@@ -26,7 +26,7 @@ wire::call_route route_of(cluster_state& s, const root_site& site) {
 
 /// Where this call's blocks are, in job order, into s.call.segments: the root's own jobs' in s.call.own_out
 /// (by claims, those of its jobs that workers ran in `buffer`); each worker's in its slot or in `buffer`.
-void locate_blocks(cluster_state& s, const root_site& site, const call_request& req, const double* buffer,
+void locate_blocks(map_rect_context& s, const root_site& site, const call_request& req, const double* buffer,
                    bool slots) {
   s.call.segments.clear();
   // By claims workers may have run the back of the root's chunk: its blocks came by message.
@@ -42,7 +42,7 @@ void locate_blocks(cluster_state& s, const root_site& site, const call_request& 
 
 /// Step 1 of a steady call on the root: the workers' claims reset, the job parameters placed in the host
 /// slots ahead of the request when the route takes them, the request sent. Starts the call's clock.
-wire::call_route send_steady_request(cluster_state& s, const root_site& site, const call_request& req) {
+wire::call_route send_steady_request(map_rect_context& s, const root_site& site, const call_request& req) {
   s.mid_call = true;
   const wire::call_route route = route_of(s, site);
   if (claims_everywhere(site, route))
@@ -63,7 +63,7 @@ wire::call_route send_steady_request(cluster_state& s, const root_site& site, co
 
 /// Which workers hold which rows of the root's jobs of call `req`'s job_data (sent with earlier claims); none
 /// for rows the caller may change, which go with every claim.
-rows_sent* rows_sent_of(cluster_state& s, const call_request& req) {
+rows_sent* rows_sent_of(map_rect_context& s, const call_request& req) {
   if (req.data_id == 0) return nullptr;
   rows_sent& sent = s.root.sent_rows[req.call_id];
   if (sent.data_id != req.data_id) {
@@ -76,7 +76,7 @@ rows_sent* rows_sent_of(cluster_state& s, const call_request& req) {
 /// The root's part of step 4 by claims by message: its own jobs, claimable by the workers, then the
 /// claims it brokers between them, until each has heard "none". With stale workers' data it runs nothing
 /// (the answers are dropped) but still takes part in the claims, as every worker expects.
-void steal_part(cluster_state& s, const root_site& site, const call_request& req, double* buffer, root_part& part) {
+void steal_part(map_rect_context& s, const root_site& site, const call_request& req, double* buffer, root_part& part) {
   map_rect_claimed_jobs work(s, site, req, buffer,
                              {req.job_params, req.n_job_params, site.counts.data(), req.x_r->data(),
                               req.x_i->data(), rows_sent_of(s, req)});
@@ -97,7 +97,7 @@ void steal_part(cluster_state& s, const root_site& site, const call_request& req
 /// The root's part of step 4 of a steady call by `route`. Through host memory with output nodes made in place
 /// (`during`), the other ranks' output nodes are made as their blocks come, between the root's jobs and after.
 /// Fills `part`, fresh: built in place, the call moves none of its strings.
-void run_root_part(cluster_state& s, root_site& site, const call_request& req, double* buffer, root_part& part,
+void run_root_part(map_rect_context& s, root_site& site, const call_request& req, double* buffer, root_part& part,
                    wire::call_route route, bool during) {
   using clock = std::chrono::steady_clock;
   // The workers run from their copies of the data; meanwhile the root checks that those still equal the
@@ -127,7 +127,7 @@ void run_root_part(cluster_state& s, root_site& site, const call_request& req, d
 
 /// Step 5 of a steady call on the root, by its route: each worker's answer ends where the root's claims on
 /// its chunk begin. (By claims between any two ranks the answers came during the claims.)
-void collect_steady_answers(cluster_state& s, const root_site& site, const call_request& req, double* buffer,
+void collect_steady_answers(map_rect_context& s, const root_site& site, const call_request& req, double* buffer,
                             wire::call_route route) {
   s.call.answer_counts.assign(site.results.counts.begin(), site.results.counts.end());
   long long answered = 0;
@@ -148,7 +148,7 @@ void collect_steady_answers(cluster_state& s, const root_site& site, const call_
 /// decides, wherever it ran (as in process, where the first failing job throws). A failure decides before a
 /// changed output count; with none, a changed count plans the call anew (whose first call then runs every
 /// job again). Throws a failure; returns done or counts_changed.
-steady_outcome first_failure_by_job(cluster_state& s, const root_site& site, const root_part& part,
+steady_outcome first_failure_by_job(map_rect_context& s, const root_site& site, const root_part& part,
                                     const double* buffer, const stolen_failure& stolen) {
   int failing_rank = -1, failing_job = -1;
   const job_error* on_root = nullptr;  // the failure's error when the root ran the failing job
@@ -179,7 +179,7 @@ steady_outcome first_failure_by_job(cluster_state& s, const root_site& site, con
 
 /// The first failure in job order decides: the root's jobs come first, then each worker's chunk. Throws a
 /// failure; returns done or counts_changed.
-steady_outcome first_failure(cluster_state& s, const root_site& site, const root_part& part, const double* buffer,
+steady_outcome first_failure(map_rect_context& s, const root_site& site, const root_part& part, const double* buffer,
                              const stolen_failure& stolen, wire::call_route route) {
   // By claims workers may have run the root's jobs too: the job order alone decides.
   if (claims_this_call(s) || claims_everywhere(site, route))
@@ -197,7 +197,8 @@ steady_outcome first_failure(cluster_state& s, const root_site& site, const root
 
 /// By claims, the root's own jobs that workers ran, [end, root_jobs), have their blocks in
 /// the root's region of `buffer`: the front door's nodes of them follow those of the root's own, in job order.
-void make_claimed_root_nodes(cluster_state& s, const root_site& site, const call_request& req, const double* buffer) {
+void make_claimed_root_nodes(map_rect_context& s, const root_site& site, const call_request& req,
+                             const double* buffer) {
   const int end = s.call.worker_ends[0], n = site.plan.root_jobs;
   if (req.session == nullptr || end >= n) return;
   req.session->drain(answer_blocks(buffer, site, 0) + site.block_at[end], end, n, site.counts.data());
@@ -205,7 +206,7 @@ void make_claimed_root_nodes(cluster_state& s, const root_site& site, const call
 
 /// The call's profile (`wait_cpu`: the root's CPU seconds collecting the answers, if timed): the root's own
 /// jobs and time, and the busiest worker's.
-void record_profile(cluster_state& s, const root_site& site, const root_part& part, const double* buffer,
+void record_profile(map_rect_context& s, const root_site& site, const root_part& part, const double* buffer,
                     std::chrono::steady_clock::time_point sent, double wait_cpu) {
   int busiest = 0;
   for (int r = 1; r < s.size; ++r)
@@ -245,9 +246,10 @@ double thread_cpu_seconds() {
 class steady_call_command {
  public:
   /// The root's side of a steady call of `req` at its planned `site`.
-  steady_call_command(cluster_state& s, root_site& site, const call_request& req) : s_(s), root_(&site), req_(&req) {}
+  steady_call_command(map_rect_context& s, root_site& site, const call_request& req)
+      : s_(s), root_(&site), req_(&req) {}
   /// A worker's side of request `v`, whose shared parameters are `shared`.
-  steady_call_command(cluster_state& s, const wire::request& v, const double* shared)
+  steady_call_command(map_rect_context& s, const wire::request& v, const double* shared)
       : s_(s), worker_(&s.worker.sites[v.call_id]), header_(v), shared_(shared),
         route_(static_cast<wire::call_route>(v.arg)) {}
 
@@ -272,7 +274,7 @@ class steady_call_command {
   /// A worker's answer by the static split: its status, and its blocks by message or in its slot.
   void send_answer();
 
-  cluster_state& s_;
+  map_rect_context& s_;
   root_site* root_ = nullptr;
   const call_request* req_ = nullptr;
   worker_site* worker_ = nullptr;
@@ -403,17 +405,17 @@ steady_outcome steady_call_command::result(call_result& result) {
 
 }  // namespace
 
-steady_outcome steady_call(cluster_state& s, root_site& site, const call_request& req, call_result& result) {
+steady_outcome steady_call(map_rect_context& s, root_site& site, const call_request& req, call_result& result) {
   steady_call_command command(s, site, req);
   command.run();
   return command.result(result);
 }
 
-void serve_call(cluster_state& s, const wire::request& v, const double* shared) {
+void serve_call(map_rect_context& s, const wire::request& v, const double* shared) {
   steady_call_command(s, v, shared).run();
 }
 
-int worker_end(const cluster_state& s, const root_site& site, int r) {
+int worker_end(const map_rect_context& s, const root_site& site, int r) {
   if (claims_this_call(s)) return s.call.worker_ends.empty() ? site.plan.jobs(r) : s.call.worker_ends[r];
   return claims_in_memory(s, site) ? s.host.claims.worker_end(r) : site.plan.jobs(r);
 }

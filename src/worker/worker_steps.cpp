@@ -17,14 +17,14 @@ job_error unregistered_call(int call_id, int rank) {
           "call id " + std::to_string(call_id) + " is not registered on rank " + std::to_string(rank)};
 }
 
-void receive_job_parameters(cluster_state& s, worker_site& site, const wire::request& v) {
+void receive_job_parameters(map_rect_context& s, worker_site& site, const wire::request& v) {
   site.job_params.resize(static_cast<std::size_t>(v.n_job) * site.n_jobs);
   if (static_cast<long long>(v.n_job) * v.n_jobs == 0) return;
   post_parameters(s.ends(), named_collective(v, v.chunk_out), nullptr, {}, site.job_params.data(),
                   static_cast<int>(site.job_params.size()));
 }
 
-int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const double* shared,
+int run_jobs(map_rect_context& s, worker_site& site, const wire::request& v, const double* shared,
              const double* job_params, int status_slots, bool claiming, int& end, double* slot_blocks) {
   site.out.assign(static_cast<std::size_t>(status_slots), 0.0);
   site.run_counts.assign(static_cast<std::size_t>(site.n_jobs), 0);
@@ -69,7 +69,7 @@ int run_jobs(cluster_state& s, worker_site& site, const wire::request& v, const 
   return -1;
 }
 
-void lay_out_site(cluster_state& s, worker_site& site, const wire::request& v) {
+void lay_out_site(map_rect_context& s, worker_site& site, const wire::request& v) {
   const int rows = rows_per_output(static_cast<param_kinds>(v.kinds), v.n_shared, v.n_job);
   site.block_at.resize(static_cast<std::size_t>(site.n_jobs));
   site.planned_doubles = lay_out_answer(site.counts.data(), site.n_jobs, rows, site.block_at.data());
