@@ -25,7 +25,7 @@
 
 namespace maprect::detail {
 
-/// What every command reaches of its rank (cluster_state adds the commands' own state).
+/// What every command reaches of its rank (map_rect_context and reduce_state add the commands' own state).
 class rank_context {
  public:
   MPI_Comm comm = MPI_COMM_NULL;  ///< our duplicate of the user's communicator
