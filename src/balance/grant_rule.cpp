@@ -19,17 +19,30 @@ job_range unstarted_jobs::grant_back(int held, int least, double share) {
   return {back_, back_ + take};
 }
 
-bool idle_ranks_end_within(idle_rank* idle, int n, int left, double within) {
-  if (n <= 0 || within <= 0) return false;
-  const auto ends_first = [](const idle_rank& a, const idle_rank& b) {
-    return a.free_in + a.per_job < b.free_in + b.per_job;
-  };
-  for (int j = 0; j < left; ++j) {
-    idle_rank& first = *std::min_element(idle, idle + n, ends_first);
-    first.free_in += first.per_job;
-    if (first.free_in >= within) return false;
+namespace {
+
+/// How many jobs one rank free in `free_in` seconds, at `per_job` seconds each, ends before `within`.
+long long jobs_ended_before(double free_in, double per_job, double within) {
+  if (free_in + per_job >= within) return 0;
+  auto k = static_cast<long long>(std::ceil((within - free_in) / per_job)) - 1;
+  while (k > 1 && free_in + k * per_job >= within) --k;  // the division's rounding, either way
+  while (free_in + (k + 1) * per_job < within) ++k;
+  return k;
+}
+
+}  // namespace
+
+bool idle_ranks_end_within(const idle_rank* idle, int n, int left, double within) {
+  if (within <= 0) return false;
+  long long ended = 0;
+  bool anyone = false;  // nobody idle: the owner runs its jobs, however few
+  for (int i = 0; i < n; ++i) {
+    if (idle[i].ranks <= 0 || idle[i].per_job <= 0) continue;
+    anyone = true;
+    ended += idle[i].ranks * jobs_ended_before(idle[i].free_in, idle[i].per_job, within);
+    if (ended >= left) return true;
   }
-  return true;
+  return anyone && ended >= left;
 }
 
 }  // namespace maprect::detail

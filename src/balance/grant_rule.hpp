@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <vector>
 
 #include "src/protocol/chunk_plan.hpp"
 
@@ -213,20 +212,22 @@ inline job_range grant_for(unstarted_jobs& jobs, const ask_message& ask, double 
 
 static_assert(sizeof(ask_message) == 20, "an ask goes as 20 bytes");
 
-/// A rank out of its own jobs, as an owner sees it: the seconds until it is free of what it holds, and its
-/// seconds per job.
+/// Ranks out of their own jobs, alike as an owner sees them: the seconds until they are free of what they hold,
+/// their seconds per job, and how many they are.
 struct idle_rank {
   double free_in = 0;
   double per_job = 0;
+  int ranks = 1;
 };
 
-/// Whether the `n` ranks of `idle` would end an owner's `left` unstarted jobs within `within` seconds, each
-/// whole job going to the rank that would end it first (`idle` is left as that schedule leaves it). The one
-/// rule by which an owner, in host memory or by message, leaves its last jobs to the ranks out of theirs
-/// rather than start the next: a slow owner that started its last job as the others ran out of theirs made the
-/// call wait for it, and one that waited for a thief still busy with a batch of its dear jobs idled a job's
-/// time for nothing.
-bool idle_ranks_end_within(idle_rank* idle, int n, int left, double within);
+/// Whether the `n` kinds of idle ranks in `idle` would end all of an owner's `left` unstarted jobs within `within`
+/// seconds, each whole job on the rank that would end it first. The one rule by which an owner, in host memory
+/// or by message, leaves its last jobs to the ranks out of theirs rather than start the next: a slow owner that
+/// started its last job as the others ran out of theirs made the call wait for it, and one that waited for a
+/// thief still busy with a batch of its dear jobs idled a job's time for nothing. Jobs alike, each going where
+/// it ends first, take the earliest of all the ranks' job ends, so the answer is whether `left` of those ends
+/// come before `within`: O(n), whatever `left`.
+bool idle_ranks_end_within(const idle_rank* idle, int n, int left, double within);
 
 /// What an owner has heard of the ranks that would run its unstarted jobs if it did not: how many are out of
 /// their own, how fast the latest of them runs jobs, and how long it is busy with what it holds.
@@ -239,16 +240,14 @@ class idle_thieves {
     seconds_ = ask.thief_seconds;
     trip_ = ask.least_seconds;
     held_ = held_seconds;
-    schedule_.resize(static_cast<std::size_t>(std::max(ranks_, 0)));
   }
   /// Whether an owner at `own_seconds` per job should leave its `left` unstarted jobs to them rather than start
   /// the next: they would end all of them (idle_ranks_end_within), the asking thief after what it holds, a round
   /// trip before the owner ended that one.
   bool outrun(int left, double own_seconds) const {
     if (ranks_ <= 0 || seconds_ <= 0 || own_seconds <= 0) return false;
-    for (idle_rank& r : schedule_) r = {0, seconds_};
-    schedule_[0].free_in = held_;
-    return idle_ranks_end_within(schedule_.data(), ranks_, left, own_seconds - trip_);
+    const idle_rank thieves[2] = {{held_, seconds_, 1}, {0, seconds_, ranks_ - 1}};
+    return idle_ranks_end_within(thieves, 2, left, own_seconds - trip_);
   }
 
  private:
@@ -256,7 +255,6 @@ class idle_thieves {
   double seconds_ = 0;
   double trip_ = 0;
   double held_ = 0;
-  mutable std::vector<idle_rank> schedule_;  ///< outrun's, kept so that a poll allocates nothing
 };
 
 }  // namespace maprect::detail

@@ -155,7 +155,7 @@ bool job_claims::outrun_by_idle(int left, double own, std::chrono::steady_clock:
     const double p = pace(static_cast<int>(r));
     if (front(w) < back(w) || p <= 0) continue;
     const std::int64_t busy_ns = lines_[r].busy_until->load(std::memory_order_acquire) - now_ns;
-    idle_[n++] = {std::max<std::int64_t>(busy_ns, 0) * 1e-9, p};
+    idle_[n++] = {std::max<std::int64_t>(busy_ns, 0) * 1e-9, p, 1};
   }
   // Half this rank's time for one job: paces and ends are estimates, and between ranks alike, or a thief whose
   // pace is on cheaper jobs than the owner's last, leaving them gained nothing and idled the owner.

@@ -222,22 +222,60 @@ TEST_CASE("a slow owner leaves its last jobs to idle ranks that would run them a
   CHECK_FALSE(thieves.outrun(5, 3e-3));  // the fifth ends at 3 ms on a free rank, at 3.5 ms on the busy one
 }
 
+namespace {
+
+/// The schedule itself: each whole job on the idle rank that would end it first; whether all end within `within`.
+bool ends_within_by_schedule(std::vector<maprect::detail::idle_rank> idle, int left, double within) {
+  std::vector<double> free_at;
+  std::vector<double> per_job;
+  for (const auto& kind : idle)
+    for (int r = 0; r < kind.ranks; ++r) free_at.push_back(kind.free_in), per_job.push_back(kind.per_job);
+  if (free_at.empty() || within <= 0) return false;
+  for (int j = 0; j < left; ++j) {
+    std::size_t first = 0;
+    for (std::size_t r = 1; r < free_at.size(); ++r)
+      if (free_at[r] + per_job[r] < free_at[first] + per_job[first]) first = r;
+    free_at[first] += per_job[first];
+    if (free_at[first] >= within) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 TEST_CASE("idle ranks end an owner's last jobs within a time when each whole job goes where it ends first") {
   using maprect::detail::idle_rank;
   using maprect::detail::idle_ranks_end_within;
-  const auto ranks = [] { return std::vector<idle_rank>{{0.0, 1e-3}, {0.5e-3, 0.5e-3}}; };
   // Jobs end at 1 ms on either rank; the second and third go to the faster one, which ends them at 1 and 1.5 ms.
-  auto idle = ranks();
-  CHECK(idle_ranks_end_within(idle.data(), 2, 3, 1.6e-3));
-  CHECK(idle[0].free_in == Approx(1e-3));
-  CHECK(idle[1].free_in == Approx(1.5e-3));
-  idle = ranks();
-  CHECK_FALSE(idle_ranks_end_within(idle.data(), 2, 3, 1.5e-3));  // ending at the time is not within it
-  idle = ranks();
-  CHECK(idle_ranks_end_within(idle.data(), 2, 0, 1e-9));  // no jobs left: nothing to wait for
-  CHECK_FALSE(idle_ranks_end_within(idle.data(), 0, 1, 1.0));   // nobody idle
-  CHECK_FALSE(idle_ranks_end_within(idle.data(), 2, 1, 0.0));   // no time to end any
-  CHECK_FALSE(idle_ranks_end_within(idle.data(), 2, 1, -1.0));
+  const std::vector<idle_rank> two{{0.0, 1e-3, 1}, {0.5e-3, 0.5e-3, 1}};
+  CHECK(idle_ranks_end_within(two.data(), 2, 3, 1.6e-3));
+  CHECK_FALSE(idle_ranks_end_within(two.data(), 2, 3, 1.5e-3));  // ending at the time is not within it
+  CHECK_FALSE(idle_ranks_end_within(two.data(), 2, 4, 1.6e-3));  // the fourth ends at 2 ms
+  CHECK(idle_ranks_end_within(two.data(), 2, 0, 1e-9));          // no jobs left: nothing to wait for
+  CHECK_FALSE(idle_ranks_end_within(two.data(), 0, 1, 1.0));     // nobody idle
+  CHECK_FALSE(idle_ranks_end_within(two.data(), 2, 1, 0.0));     // no time to end any
+  CHECK_FALSE(idle_ranks_end_within(two.data(), 2, 1, -1.0));
+  // Ranks alike count as many: 3 at 1 ms end 6 jobs within 2.5 ms, not 7.
+  const idle_rank alike{0.0, 1e-3, 3};
+  CHECK(idle_ranks_end_within(&alike, 1, 6, 2.5e-3));
+  CHECK_FALSE(idle_ranks_end_within(&alike, 1, 7, 2.5e-3));
+  // The answer costs one step per kind of rank, however many jobs: 1000 ranks of 1 ns jobs within 1 s.
+  const idle_rank many{0.0, 1e-9, 1000};
+  CHECK(idle_ranks_end_within(&many, 1, 2000000000, 1.0));
+  // The same answer as the schedule itself, on 2000 mixes of busy and free ranks, paces and times.
+  unsigned seed = 12345;
+  const auto next = [&seed](int n) { return static_cast<int>((seed = seed * 1103515245u + 12345u) >> 16) % n; };
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<idle_rank> idle;
+    for (int k = 1 + next(4); k > 0; --k)
+      idle.push_back({next(4) * 0.25e-3, (1 + next(8)) * 0.125e-3, next(3)});
+    const int left = next(12);
+    // Off the grid of job ends (multiples of 0.125 ms), where the two sum their times in another order.
+    const double within = (next(40) + 0.37) * 0.1e-3;
+    INFO("trial " << trial << ": " << left << " jobs within " << within);
+    CHECK(idle_ranks_end_within(idle.data(), static_cast<int>(idle.size()), left, within) ==
+          ends_within_by_schedule(idle, left, within));
+  }
 }
 
 TEST_CASE("a batch aside runs on its own thread while the caller answers, and ends when the batch does") {
