@@ -11,6 +11,8 @@ The rules (docs/design.md, "Where the code is"):
   the commands reach their rank through rank_context and their own state;
 - the commands (src/map_rect/, src/reduce_sum/, src/worker/) call no MPI function themselves: their messages
   are the protocol's steps and the claims engine's;
+- every message tag on a cluster's communicator is defined in src/protocol/tags.hpp (the sampler's chains talk
+  on communicators of their own);
 - every folder of src/ has its row in the README's layout table, and every src/ row names a folder that exists.
 """
 import os
@@ -21,6 +23,8 @@ import tempfile
 NOT_RUNTIME = {"cli", "models", "programs", "plan", "bench"}
 COMMANDS = {"map_rect", "reduce_sum", "worker"}
 MAY_SEE_CLUSTER = ("src/cluster/", "src/worker/serve.cpp", "src/reduce_sum/reduce_root.cpp")
+TAGS = "src/protocol/tags.hpp"
+OWN_COMMUNICATORS = ("src/sampling/",)
 MOST_FILE_LINES = 500
 MOST_FUNCTION_LINES = 60
 
@@ -83,6 +87,10 @@ def check(root):
                 found.append(f"{path}:{first}: a function of {length} lines, more than {MOST_FUNCTION_LINES}")
         if '#include "src/cluster/cluster_state.hpp"' in text and not path.startswith(MAY_SEE_CLUSTER):
             found.append(f"{path}: includes cluster_state.hpp; a command takes rank_context and its own state")
+        if path != TAGS and not path.startswith(OWN_COMMUNICATORS):
+            for number, line in enumerate(text.split("\n"), 1):
+                if re.search(r"\bconstexpr\s+int\s+\w*tag\w*\s*=", code_of(line)):
+                    found.append(f"{path}:{number}: defines a message tag; every tag is in {TAGS}")
         folder = path.split("/")[1]
         if folder in COMMANDS:
             for number, line in enumerate(text.split("\n"), 1):
@@ -109,18 +117,23 @@ def self_test():
     """A tree that breaks each rule once (and a long function outside the runtime, which is allowed)."""
     long_body = "".join(f"  x += {i};\n" for i in range(59))
     with tempfile.TemporaryDirectory() as root:
-        write(root, "README.md", "| `src/map_rect/` | x |\n| `src/cli/` | x |\n| `src/gone/` | x |\n")
+        write(root, "README.md", "".join(f"| `src/{d}/` | x |\n" for d in
+                                         ("map_rect", "cli", "balance", "protocol", "sampling", "gone")))
         write(root, "src/map_rect/long.cpp", "namespace a {\nint f(int x) {\n" + long_body + "  return x;\n}\n}\n")
         fits_body = "".join(f"  x += {i};\n" for i in range(57))
         write(root, "src/map_rect/fits.cpp", "int g(int x) {\n" + fits_body + "  return x;\n}\n")  # 60 lines
         write(root, "src/map_rect/big.hpp", "// a line\n" * 501)
         write(root, "src/map_rect/reach.cpp", '#include "src/cluster/cluster_state.hpp"\n')
         write(root, "src/map_rect/send.cpp", "void h() {\n  MPI_Send(nullptr, 0, MPI_INT, 0, 0, comm);  // MPI_Recv(\n}\n")
+        write(root, "src/balance/tag.hpp", "constexpr int late_tag = 99;\n")
+        write(root, "src/protocol/tags.hpp", "constexpr int error_tag = 0;\n")
+        write(root, "src/sampling/chains.cpp", "constexpr int chain_tag = 7;\n")
         write(root, "src/cli/long.cpp", "int f(int x) {\n" + long_body * 2 + "  return x;\n}\n")
         write(root, "src/unlisted/x.cpp", "")
         found = check(root)
     expected = ["src/map_rect/long.cpp:2: a function of 62 lines", "src/map_rect/big.hpp: 501 lines",
                 "src/map_rect/reach.cpp: includes cluster_state.hpp", "src/map_rect/send.cpp:2: calls MPI_Send",
+                "src/balance/tag.hpp:1: defines a message tag",
                 "README.md: the layout table has no row for src/unlisted/",
                 "README.md: the layout table names src/gone/, which does not exist"]
     missing = [e for e in expected if not any(f.startswith(e) for f in found)]
