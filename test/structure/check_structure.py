@@ -124,7 +124,8 @@ def self_test():
         write(root, "src/map_rect/fits.cpp", "int g(int x) {\n" + fits_body + "  return x;\n}\n")  # 60 lines
         write(root, "src/map_rect/big.hpp", "// a line\n" * 501)
         write(root, "src/map_rect/reach.cpp", '#include "src/cluster/cluster_state.hpp"\n')
-        write(root, "src/map_rect/send.cpp", "void h() {\n  MPI_Send(nullptr, 0, MPI_INT, 0, 0, comm);  // MPI_Recv(\n}\n")
+        send = "void h() {\n  MPI_Send(nullptr, 0, MPI_INT, 0, 0, comm);  // MPI_Recv(\n}\n"
+        write(root, "src/map_rect/send.cpp", send)
         write(root, "src/balance/tag.hpp", "constexpr int late_tag = 99;\n")
         write(root, "src/protocol/tags.hpp", "constexpr int error_tag = 0;\n")
         write(root, "src/sampling/chains.cpp", "constexpr int chain_tag = 7;\n")
