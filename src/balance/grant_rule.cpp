@@ -21,10 +21,13 @@ job_range unstarted_jobs::grant_back(int held, int least, double share) {
 
 namespace {
 
-/// How many jobs one rank free in `free_in` seconds, at `per_job` seconds each, ends before `within`.
-long long jobs_ended_before(double free_in, double per_job, double within) {
+/// How many jobs one rank free in `free_in` seconds, at `per_job` seconds each, ends before `within`; at most
+/// `most`, which is all the caller needs to know (and keeps the count from overflowing).
+long long jobs_ended_before(double free_in, double per_job, double within, int most) {
   if (free_in + per_job >= within) return 0;
-  auto k = static_cast<long long>(std::ceil((within - free_in) / per_job)) - 1;
+  const double fit = (within - free_in) / per_job;
+  if (fit > most + 1.0) return most;
+  auto k = static_cast<long long>(std::ceil(fit)) - 1;
   while (k > 1 && free_in + k * per_job >= within) --k;  // the division's rounding, either way
   while (free_in + (k + 1) * per_job < within) ++k;
   return k;
@@ -39,7 +42,7 @@ bool idle_ranks_end_within(const idle_rank* idle, int n, int left, double within
   for (int i = 0; i < n; ++i) {
     if (idle[i].ranks <= 0 || idle[i].per_job <= 0) continue;
     anyone = true;
-    ended += idle[i].ranks * jobs_ended_before(idle[i].free_in, idle[i].per_job, within);
+    ended += idle[i].ranks * jobs_ended_before(idle[i].free_in, idle[i].per_job, within, left);
     if (ended >= left) return true;
   }
   return anyone && ended >= left;

@@ -262,6 +262,8 @@ TEST_CASE("idle ranks end an owner's last jobs within a time when each whole job
   // The answer costs one step per kind of rank, however many jobs: 1000 ranks of 1 ns jobs within 1 s.
   const idle_rank many{0.0, 1e-9, 1000};
   CHECK(idle_ranks_end_within(&many, 1, 2000000000, 1.0));
+  const idle_rank countless{0.0, 1e-300, 2000000000};  // more job ends than a count holds
+  CHECK(idle_ranks_end_within(&countless, 1, 2000000000, 1.0));
   // The same answer as the schedule itself, on 2000 mixes of busy and free ranks, paces and times.
   unsigned seed = 12345;
   const auto next = [&seed](int n) { return static_cast<int>((seed = seed * 1103515245u + 12345u) >> 16) % n; };
