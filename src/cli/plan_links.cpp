@@ -1,12 +1,11 @@
 // plan's link measurements (see plan_measure.hpp): ping-pong and bursts between rank 0 and each other rank.
-#include <sched.h>
-
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "plan_measure.hpp"
 #include "plan_timing.hpp"
+#include "src/protocol/start_up.hpp"
 #include "src/transport/mpi_handles.hpp"
 
 namespace maprect::cli {
@@ -73,19 +72,6 @@ plan::link_figures median_link(const std::vector<plan::link_figures>& ls) {
   return {plan_median(a), plan_median(b), plan_median(o)};
 }
 
-/// The CPUs that this rank's host's ranks may run on: the union of their affinity masks, which a batch
-/// system's cpuset or the launcher's binding narrows, as the runtime counts them; 0 where a mask is unknown.
-/// Collective over `comm`.
-int host_cpus(MPI_Comm comm) {
-  const detail::mpi_comm host = detail::mpi_comm::host_of(comm);
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  int known = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &known, 1, MPI_INT, MPI_MIN, host.get());
-  MPI_Allreduce(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof cpus), MPI_BYTE, MPI_BOR, host.get());
-  return known ? CPU_COUNT(&cpus) : 0;
-}
-
 }  // namespace
 
 link_report measure_links(MPI_Comm comm, int repeat) {
@@ -100,7 +86,7 @@ link_report measure_links(MPI_Comm comm, int repeat) {
 
   link_report report;
   report.ranks = size;
-  report.root_host_cpus = host_cpus(comm);
+  report.root_host_cpus = detail::host_cpus(detail::mpi_comm::host_of(comm).get());
   std::vector<plan::link_figures> local, remote;
   std::vector<std::string> hosts;
   for (int peer = 1; peer < size; ++peer) {

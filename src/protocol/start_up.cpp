@@ -28,12 +28,8 @@ namespace {
 bool oversubscribed(MPI_Comm comm, int threads) {
   const mpi_comm host = mpi_comm::host_of(comm);
   const int ranks_on_host = host.size();
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  int mine = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? 1 : 0, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, host.get());
-  MPI_Allreduce(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof cpus), MPI_BYTE, MPI_BOR, host.get());
-  const int usable = all ? CPU_COUNT(&cpus) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cpus = host_cpus(host.get());
+  const int usable = cpus > 0 ? cpus : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int threads_on_host = threads;
   MPI_Allreduce(MPI_IN_PLACE, &threads_on_host, 1, MPI_INT, MPI_SUM, host.get());
   int over = std::max(ranks_on_host, threads_on_host) > usable ? 1 : 0;
@@ -134,6 +130,15 @@ std::vector<double> round_trips(MPI_Comm comm, int rank, int size, double& own) 
 }
 
 }  // namespace
+
+int host_cpus(MPI_Comm host) {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  int known = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &known, 1, MPI_INT, MPI_MIN, host);
+  MPI_Allreduce(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof cpus), MPI_BYTE, MPI_BOR, host);
+  return known ? CPU_COUNT(&cpus) : 0;
+}
 
 cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked) {
   int rank = 0;

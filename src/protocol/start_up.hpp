@@ -17,6 +17,11 @@ namespace maprect::detail {
 /// the value and that rank). Below MPI_THREAD_FUNNELED every rank runs on one thread (rank 0 says so).
 cluster_settings choose_cluster_settings(MPI_Comm comm, int threads_asked = threads_from_environment);
 
+/// The CPUs that the ranks of `host`, the ranks of one host (mpi_comm::host_of), may run on: the union of their
+/// affinity masks, which a batch system's cpuset or the launcher's binding narrows; 0 where some rank's mask
+/// is unknown. Collective over `host`.
+int host_cpus(MPI_Comm host);
+
 /// Root: every rank's facts, in rank order; other ranks: empty. Collective over comm; the round trips are
 /// measured one worker after another, and a worker's own (from its answer to the root's next message) is
 /// left in `round_trip` (0 on the root).
