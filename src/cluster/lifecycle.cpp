@@ -17,7 +17,6 @@ namespace maprect::detail {
 namespace {
 
 std::atomic<rank_context*> exit_guarded{nullptr};  // the cluster whose rank must not exit quietly
-thread_local cluster_state* live_cluster = nullptr;  // the cluster whose root serves this thread, while it serves
 double pinned_round_trip = -1;  // a test's round trip from the root to every worker (pin_round_trips), or -1
 
 /// At a guarded rank's exit: names the rank that left while the cluster serves, and aborts the job.
@@ -42,7 +41,8 @@ void abort_on_guarded_exit() {
 
 }  // namespace
 
-cluster_state* live_cluster_root() { return live_cluster; }
+// live_root is only ever set to a cluster's state (start_cluster), so its cluster is that state itself.
+cluster_state* live_cluster_root() { return static_cast<cluster_state*>(live_root); }
 
 void guard_exit(rank_context& s) {
   static const bool registered = [] {
@@ -109,7 +109,6 @@ void start_cluster(cluster_state& s, MPI_Comm comm) {
     remote_deferred_backend = &root_deferred_call;
     remote_deferred_sweep = &sweep_on_cluster;
     live_root = &s;
-    live_cluster = &s;
     guard_exit(s);
   }
 }
@@ -122,7 +121,6 @@ void stop_cluster(cluster_state& s) {
   remote_deferred_backend = s.previous_deferred;
   remote_deferred_sweep = s.previous_sweep;
   live_root = nullptr;
-  live_cluster = nullptr;
   wire::request release = bare_request(command::release, 0);
   send_request(s, release);
 }

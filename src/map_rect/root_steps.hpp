@@ -26,7 +26,7 @@ using wire::command;
 /// The largest count one MPI message takes.
 constexpr long long int_max = max_message_values;
 
-/// map_rect's side of the cluster whose root serves this thread, while it serves (set with live_cluster_root).
+/// map_rect's side of the cluster whose root serves this thread, while it serves (live_cluster_root: the cluster).
 extern thread_local map_rect_context* live_root;
 
 /// Status and failing job of one rank's contribution.
