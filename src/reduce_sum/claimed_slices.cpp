@@ -28,14 +28,13 @@ int blocks_of(const reduce_layout& layout, int begin, int end) {
 reduce_claimed_slices::reduce_claimed_slices(rank_context& s, reduce_root_buffers& buffers, const reduce_request& req,
                                              const reduce_split& split, slice_failure& failure)
     : s_(s), b_(buffers), req_(req), split_(split), failure_(failure), payloads_(s.comm) {
-  reduce_root_buffers& b = b_;
   const auto ranks = static_cast<std::size_t>(s.size);
-  b.statuses.assign(ranks * wire::status_doubles, 0.0);
-  b.claim_ends.assign(ranks, 0);
-  b.claim_taken.assign(ranks, 0);
-  b.claim_batches.assign(ranks, 0);
-  b.claim_firsts.resize(ranks + 1);
-  for (int r = 0; r <= s.size; ++r) b.claim_firsts[r] = split.first(r);
+  b_.statuses.assign(ranks * wire::status_doubles, 0.0);
+  b_.claim_ends.assign(ranks, 0);
+  b_.claim_taken.assign(ranks, 0);
+  b_.claim_batches.assign(ranks, 0);
+  b_.claim_firsts.resize(ranks + 1);
+  for (int r = 0; r <= s.size; ++r) b_.claim_firsts[r] = split.first(r);
 }
 
 void reduce_claimed_slices::send_batch(int thief, int owner, job_range g) {
@@ -51,11 +50,10 @@ void reduce_claimed_slices::finish_sends() {
 
 wire::status reduce_claimed_slices::run_on_root(int owner, job_range g, int& failed_job) {
   const int begin = global_job(owner, g.begin), end = global_job(owner, g.end);
-  reduce_root_buffers& b = b_;
   job_error error;
-  const int failed = req_.session->run(begin, end, b.taken.data() + req_.layout->block_at(begin), false, error);
-  b.claim_taken[0] += g.size();
-  b.claim_batches[0] += 1;
+  const int failed = req_.session->run(begin, end, b_.taken.data() + req_.layout->block_at(begin), false, error);
+  b_.claim_taken[0] += g.size();
+  b_.claim_batches[0] += 1;
   s_.last_profile.taken_jobs += g.size();
   if (failed == INT_MAX) return wire::status::ok;
   failure_.keep(failed, error);
@@ -73,20 +71,19 @@ wire::status reduce_claimed_slices::run(job_range g, int& failed_job) {
 }
 
 double* reduce_claimed_slices::place_result(int from, const result_head& head, int& n) {
-  reduce_root_buffers& b = b_;
   const int owner = head.owner, code = head.code;
   const int begin = global_job(owner, head.begin);
   const int end = global_job(owner, head.end);
-  double* status = b.statuses.data() + static_cast<std::ptrdiff_t>(from) * wire::status_doubles;
+  double* status = b_.statuses.data() + static_cast<std::ptrdiff_t>(from) * wire::status_doubles;
   n = 0;
   if (owner == from) {  // its own slices [first, end), and its status
     head.write_status(status);
-    b.claim_ends[from] = end;
+    b_.claim_ends[from] = end;
     n = blocks_of(*req_.layout, begin, end);
   } else {
     if (code != result_head::not_run) {
-      b.claim_taken[from] += end - begin;
-      b.claim_batches[from] += 1;
+      b_.claim_taken[from] += end - begin;
+      b_.claim_batches[from] += 1;
     }
     // Its status names the lowest slice it ran that failed, in its own range or in a batch; its own result
     // came first (the messages of one sender keep their order).
@@ -97,7 +94,7 @@ double* reduce_claimed_slices::place_result(int from, const result_head& head, i
     }
     if (code == static_cast<int>(wire::status::ok)) n = blocks_of(*req_.layout, begin, end);
   }
-  return b.taken.data() + req_.layout->block_at(begin);
+  return b_.taken.data() + req_.layout->block_at(begin);
 }
 
 namespace {
