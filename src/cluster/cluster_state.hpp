@@ -2,25 +2,12 @@
 // What a cluster holds on each rank. Private to the library.
 #include <mpi.h>
 
-#include <chrono>
-#include <cstdint>
-#include <maprect/cluster.hpp>
 #include <maprect/detail/call.hpp>
-#include <maprect/detail/thread_chunk.hpp>
 #include <maprect/thread_team.hpp>
-#include <memory>
-#include <maprect/detail/wire.hpp>
-#include <unordered_map>
-#include <vector>
 
-#include "src/cluster/clock.hpp"
 #include "src/cluster/rank_context.hpp"
 #include "src/map_rect/map_rect_state.hpp"
-#include "src/protocol/chunk_plan.hpp"
-#include "src/protocol/exchange.hpp"
 #include "src/reduce_sum/reduce_sites.hpp"
-#include "src/transport/wait.hpp"
-#include "src/protocol/tags.hpp"
 
 namespace maprect::detail {
 
