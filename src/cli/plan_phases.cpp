@@ -50,53 +50,63 @@ double steps_per_second() {
   return n / std::max(best, 1e-9);
 }
 
-/// One phase on every rank: the root's broadcast of `token`, `steps` of work, a gather to the root, each
-/// waited for as the cluster's ranks wait. Returns the token.
-int phase(MPI_Comm comm, long long steps, detail::wait_policy policy, int token = 1) {
-  int me = 0, size = 1;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &size);
-  std::vector<int> all(me == 0 ? static_cast<std::size_t>(size) : 0);
-  MPI_Request r;
-  MPI_Ibcast(&token, 1, MPI_INT, 0, comm, &r);
-  detail::wait(r, policy);
-  busy_steps(steps);
-  MPI_Igather(&token, 1, MPI_INT, all.data(), 1, MPI_INT, 0, comm, &r);
-  detail::wait(r, policy);
-  return token;
-}
+/// Phases on every rank of `comm`: the root's broadcast of a token, work, a gather to the root, each waited
+/// for as the cluster's ranks wait. The gather's buffer is made once, so that a timed phase allocates nothing.
+class phase_runner {
+ public:
+  phase_runner(MPI_Comm comm, detail::wait_policy policy) : comm_(comm), policy_(policy) {
+    int size = 1;
+    MPI_Comm_rank(comm, &me_);
+    MPI_Comm_size(comm, &size);
+    gathered_.resize(me_ == 0 ? static_cast<std::size_t>(size) : 0);
+  }
+  int rank() const { return me_; }
+  /// One phase of `steps` of work; returns the root's `token`.
+  int run(long long steps, int token = 1) {
+    MPI_Request r;
+    MPI_Ibcast(&token, 1, MPI_INT, 0, comm_, &r);
+    detail::wait(r, policy_);
+    busy_steps(steps);
+    MPI_Igather(&token, 1, MPI_INT, gathered_.data(), 1, MPI_INT, 0, comm_, &r);
+    detail::wait(r, policy_);
+    return token;
+  }
+  /// Seconds per phase of `steps`, `phases` back to back (valid on rank 0).
+  double seconds(long long steps, int phases) {
+    const auto start = clock_type::now();
+    for (int p = 0; p < phases; ++p) run(steps);
+    return seconds_since(start) / phases;
+  }
+  MPI_Comm comm() const { return comm_; }
 
-/// Seconds per phase of `steps` on every rank, `phases` back to back (valid on rank 0).
-double phase_seconds(MPI_Comm comm, long long steps, int phases, detail::wait_policy policy) {
-  const auto start = clock_type::now();
-  for (int p = 0; p < phases; ++p) phase(comm, steps, policy);
-  return seconds_since(start) / phases;
-}
+ private:
+  MPI_Comm comm_;
+  detail::wait_policy policy_;
+  int me_ = 0;
+  std::vector<int> gathered_;
+};
 
 /// Rounds of phases of `length_s` alone: each round rank 0 times the steps alone, then every rank runs the
 /// phases, then empty ones. Per round (wall - empty) / alone; the medians over rounds (valid on rank 0).
-std::pair<double, double> sharing_at(MPI_Comm comm, double length_s, double rate, int repeat,
-                                     detail::wait_policy policy) {
-  int me = 0;
-  MPI_Comm_rank(comm, &me);
+std::pair<double, double> sharing_at(phase_runner& phases, double length_s, double rate, int repeat) {
   const long long steps = std::max(1LL, std::llround(length_s * rate));
-  const int phases = static_cast<int>(std::clamp(std::ceil(phases_per_round_s / length_s), 1.0,
-                                                 static_cast<double>(most_phases_per_round)));
+  const int per_round = static_cast<int>(std::clamp(std::ceil(phases_per_round_s / length_s), 1.0,
+                                                    static_cast<double>(most_phases_per_round)));
   std::vector<double> ratios, empty;
   const auto start = clock_type::now();
   for (int k = 0;; ++k) {
     const int more = k < 3 || (k < repeat && seconds_since(start) < seconds_per_length) ? 1 : 0;
     double alone = 0;
-    if (me == 0 && more) {
+    if (phases.rank() == 0 && more) {
       const auto t0 = clock_type::now();
       busy_steps(steps);
       alone = seconds_since(t0);
     }
-    wait_for_root(comm);
+    wait_for_root(phases.comm());
     // Untimed, and the root's word whether the rounds go on; after it every rank polls for the next.
-    if (phase(comm, steps, policy, more) == 0) break;
-    const double wall = phase_seconds(comm, steps, phases, policy);
-    empty.push_back(phase_seconds(comm, 0, most_phases_per_round, policy));
+    if (phases.run(steps, more) == 0) break;
+    const double wall = phases.seconds(steps, per_round);
+    empty.push_back(phases.seconds(0, most_phases_per_round));
     ratios.push_back((wall - empty.back()) / std::max(alone, 1e-9));
   }
   return {std::max(1.0, plan_median(ratios)), plan_median(empty)};
@@ -115,12 +125,12 @@ phase_figures measure_phase_sharing(MPI_Comm comm, int repeat, bool oversubscrib
   double rate = me == 0 ? steps_per_second() : 0;
   MPI_Bcast(&rate, 1, MPI_DOUBLE, 0, comm);
   // The runtime's own wait under MAPRECT_WAIT=auto where ranks outnumber cores.
-  const detail::wait_policy policy = detail::wait_policy::sleep;
+  phase_runner phases(comm, detail::wait_policy::sleep);
   out.ranks = size;
   out.lengths_s = phase_lengths_s;
   std::vector<double> empty;
   for (double length : phase_lengths_s) {
-    const auto [sharing, round] = sharing_at(comm, length, rate, repeat, policy);
+    const auto [sharing, round] = sharing_at(phases, length, rate, repeat);
     out.sharing.push_back(sharing);
     empty.push_back(round);
   }
