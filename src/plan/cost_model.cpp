@@ -141,6 +141,9 @@ struct claims_engine {
     }
     prefix.push_back(0);
     for (int j = 0; j < in.jobs; ++j) prefix.push_back(prefix.back() + job_time_sum(in, j, j + 1));
+    // The root checks the workers' rows before it starts its own jobs, spread over its team.
+    const double check_s = root_check_seconds(in, ranks);
+    for (int t = 0; t < threads; ++t) busy_until[static_cast<std::size_t>(t)] = check_s / threads;
   }
 
   double cost(int rank, int begin, int end) const { return scale[rank] * (prefix[end] - prefix[begin]); }
@@ -218,9 +221,8 @@ prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
   p.compute_claims_s = schedule_s * phase_core_sharing(in, ranks, threads, schedule_s, counted);
   p.compute_bound_s = counted * claimed_compute_seconds(in, ranks, threads);
   p.termination_s = termination_seconds(in, ranks);
-  const double worker_jobs = in.jobs * (ranks - 1.0) / ranks;
-  p.root_s = in.root_call_s + static_cast<double>(in.jobs) * in.outputs_per_job * in.root_output_s +
-             worker_jobs * in.root_check_s_per_job;
+  p.root_check_s = root_check_seconds(in, ranks);
+  p.root_s = in.root_call_s + static_cast<double>(in.jobs) * in.outputs_per_job * in.root_output_s + p.root_check_s;
   p.broadcast_s = request_seconds(in, ranks);
   if (ranks > 1) {
     const double out = scatter_bytes_per_job(in), back = gather_bytes_per_job(in);
@@ -238,8 +240,9 @@ prediction predict_terms(const cost_inputs& in, int ranks, int threads) {
   p.total_s = p.root_s + p.messages_s + p.compute_s;
   const double flat_messages_s = p.broadcast_s + p.flat_s - p.scatter_overlap_s + p.collective_wait_s;
   p.total_flat_s = p.root_s + flat_messages_s + p.compute_s;
-  // Claimed jobs' blocks come back by job index from whichever rank ran them: as flat as the gather.
-  p.total_claims_s = p.root_s + flat_messages_s + p.termination_s + p.compute_claims_s;
+  // Claimed jobs' blocks come back by job index from whichever rank ran them: as flat as the gather. The
+  // other ranks claim the root's jobs while it checks their rows: the check is in the schedule instead.
+  p.total_claims_s = p.root_s - p.root_check_s + flat_messages_s + p.termination_s + p.compute_claims_s;
   // On one host auto claims in host memory; across hosts by message, where calls last long enough for that.
   p.claims = ranks > 1 && (p.hosts == 1 || detail::claims_pay(p.total_claims_s, 2 * in.remote.alpha_s));
   p.total_auto_s = ranks == 1 || p.claims ? p.total_claims_s : p.total_flat_s;
@@ -353,6 +356,10 @@ double claimed_compute_seconds(const cost_inputs& in, int ranks, int threads) {
   return std::max(job_time_sum(in, 0, in.jobs) / speeds, fastest * dearest_job(in, 0, in.jobs));
 }
 
+double root_check_seconds(const cost_inputs& in, int ranks) {
+  return in.jobs * (ranks - 1.0) / ranks * in.root_check_s_per_job;
+}
+
 double claims_schedule_seconds(const cost_inputs& in, int ranks, int threads) {
   require_at_least("ranks", ranks, 1);
   require_at_least("threads", threads, 1);
@@ -361,7 +368,7 @@ double claims_schedule_seconds(const cost_inputs& in, int ranks, int threads) {
   // Threads by the time they are next free (then by index, so that ties resolve the same way every time).
   using slot = std::pair<double, int>;
   std::priority_queue<slot, std::vector<slot>, std::greater<slot>> free_at;
-  for (int k = 0; k < ranks * threads; ++k) free_at.push({0.0, k});
+  for (int k = 0; k < ranks * threads; ++k) free_at.push({e.busy_until[static_cast<std::size_t>(k)], k});
   double makespan = 0;
   while (!free_at.empty()) {
     const auto [now, k] = free_at.top();

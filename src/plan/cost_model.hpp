@@ -74,6 +74,7 @@ struct prediction {
   double compute_bound_s = 0;     ///< the least compute any schedule reaches: sum / sum of speeds, or the dearest job
   double termination_s = 0;       ///< the claims engine's end of a call: the last empty claim, every rank's "done"
   double root_s = 0;              ///< root's serial work
+  double root_check_s = 0;        ///< the data check, part of root_s: the claims schedule starts the root after it
   double broadcast_s = 0;         ///< the request's broadcast (binomial tree)
   double scatter_s = 0;           ///< job parameters out, by the chosen kind
   double gather_s = 0;            ///< blocks back, by the chosen kind
@@ -86,7 +87,7 @@ struct prediction {
   double messages_s = 0;          ///< broadcast + scatter + gather - scatter_overlap + collective_wait
   double total_s = 0;             ///< root + messages + compute
   double total_flat_s = 0;        ///< the same with flat collectives, as the runtime's gathers run today
-  double total_claims_s = 0;      ///< root + flat messages + termination + compute_claims: the claims engine
+  double total_claims_s = 0;      ///< root - root_check + flat messages + termination + compute_claims: the claims engine
   bool claims = false;            ///< auto claims: on one host, and across hosts where claims pay (claims_pay)
   double total_auto_s = 0;        ///< MAPRECT_BALANCE=auto: total_claims where it claims, else total_flat
   double efficiency = 1;          ///< time at 1 x 1 / (P T total)
@@ -151,8 +152,11 @@ double static_compute_seconds(const cost_inputs& in, int ranks, int threads);
 /// the ranks' summed speeds (T / rank_scale each) and the dearest job on the fastest rank.
 double claimed_compute_seconds(const cost_inputs& in, int ranks, int threads);
 
-/// The claims engine's compute, job by job: every rank starts on its range of the even split and runs it
-/// from the front; a thread out of work claims in.claim_batch jobs (fewer where fewer are left) from the back
+/// The root's per-call data check of the workers' rows at `ranks`: worker jobs x in.root_check_s_per_job.
+double root_check_seconds(const cost_inputs& in, int ranks);
+
+/// The claims engine's compute, job by job: every rank starts on its range of the even split (the root after
+/// its data check, spread over its threads) and runs it from the front; a thread out of work claims in.claim_batch jobs (fewer where fewer are left) from the back
 /// of the rank with the most unstarted jobs, unless that rank's threads would be done with all of them as soon
 /// (so a slow rank leaves a fast one's last jobs to it). Whole jobs, so at least claimed_compute_seconds.
 double claims_schedule_seconds(const cost_inputs& in, int ranks, int threads);

@@ -106,7 +106,10 @@ deferred_prediction predict_deferred(const cost_inputs& in, const deferred_input
   validate(d);
   // predict() checks ranks and threads, and gives each pass's compute with the eager split's imbalance.
   const prediction forward = predict(with_job_time(in, d.forward_job_s), ranks, threads);
-  const prediction sweep = predict(with_job_time(in, d.sweep_job_s), ranks, threads);
+  // Only the forward pass waits for the root's data check.
+  cost_inputs sweep_in = with_job_time(in, d.sweep_job_s);
+  sweep_in.root_check_s_per_job = 0;
+  const prediction sweep = predict(sweep_in, ranks, threads);
   deferred_prediction p;
   p.ranks = ranks;
   p.threads = threads;
@@ -114,9 +117,8 @@ deferred_prediction predict_deferred(const cost_inputs& in, const deferred_input
   p.core_sharing = forward.core_sharing;
   p.compute_forward_s = forward.compute_s;
   p.compute_sweep_s = sweep.compute_s;
-  const double worker_jobs = in.jobs * (ranks - 1.0) / ranks;
   p.root_s = d.root_call_s + static_cast<double>(in.jobs) * in.outputs_per_job * d.root_output_s +
-             worker_jobs * in.root_check_s_per_job;
+             forward.root_check_s;
   p.forward_messages_s = forward_messages(in, ranks);
   p.reverse_messages_s = reverse_messages(in, ranks);
   p.messages_s = p.forward_messages_s + p.reverse_messages_s;
@@ -126,7 +128,7 @@ deferred_prediction predict_deferred(const cost_inputs& in, const deferred_input
   p.compute_sweep_claims_s = sweep.compute_claims_s;
   p.forward_claims_messages_s = forward_claims_messages(in, ranks);
   p.termination_s = message_termination(in, ranks, forward.hosts);
-  p.total_claims_s = p.root_s + p.forward_claims_messages_s + p.reverse_messages_s + p.termination_s +
+  p.total_claims_s = p.root_s - forward.root_check_s + p.forward_claims_messages_s + p.reverse_messages_s + p.termination_s +
                      p.compute_forward_claims_s + p.compute_sweep_claims_s;
   const double round_trip = 2 * (forward.hosts > 1 ? in.remote : in.local).alpha_s;
   p.claims = ranks > 1 && detail::claims_pay(p.forward_messages_s + p.compute_forward_s, round_trip);

@@ -355,6 +355,30 @@ TEST_CASE("cost model: measured job times give the static split's slowest chunk 
   CHECK(maprect::plan::claims_schedule_seconds(in, 128, 1) == Approx(10e-6).epsilon(1e-12));
 }
 
+TEST_CASE("cost model: under claims the other ranks take the root's jobs while it checks their rows", "[plan]") {
+  // 100 jobs of 10 us at 2 ranks, a check of 1 us per worker job: 50 us before the root's first job.
+  cost_inputs in = free_links(100, 10e-6);
+  in.root_check_s_per_job = 1e-6;
+  const auto p = predict(in, 2, 1);
+  CHECK(maprect::plan::root_check_seconds(in, 2) == Approx(50e-6).epsilon(1e-12));
+  CHECK(p.root_check_s == Approx(50e-6).epsilon(1e-12));
+  CHECK(p.root_s == Approx(50e-6).epsilon(1e-12));
+  // The static split: the root's 50 jobs after its check.
+  CHECK(p.total_flat_s == Approx(550e-6).epsilon(1e-12));
+  // Claims: at 500 the worker is done and the root has run 45 jobs; it runs 45, 46, 47 to 530 while the
+  // worker claims 49 and 48 to 520. (1000 + 50) / 2 = 525 in whole jobs.
+  CHECK(maprect::plan::claims_schedule_seconds(in, 2, 1) == Approx(530e-6).epsilon(1e-12));
+  CHECK(p.compute_claims_s == Approx(530e-6).epsilon(1e-12));
+  CHECK(p.total_claims_s == Approx(530e-6).epsilon(1e-12));
+  // Two threads a rank: the check takes 25 us of each root thread. At 250 the worker's threads are done and
+  // the root's run 44 and 45 to 255: the worker's claim 49 and 48 to 260, the root's run 46 and 47 to 265.
+  // (1000 + 50) / 4 = 262.5 in whole jobs.
+  CHECK(maprect::plan::claims_schedule_seconds(in, 2, 2) == Approx(265e-6).epsilon(1e-12));
+  // One rank checks nothing.
+  CHECK(predict(in, 1, 1).root_check_s == 0);
+  CHECK(predict(in, 1, 1).total_claims_s == Approx(1000e-6).epsilon(1e-12));
+}
+
 TEST_CASE("cost model: the claims' termination grows with the ranks", "[plan]") {
   cost_inputs in = skewed(128);
   in.ranks_per_host = 4;
