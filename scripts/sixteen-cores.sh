@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The 16-core measurements of docs/performance.md, as one script for a machine without Open MPI: the sampler
-# at 16 ranks (auto and static) against 1 rank x 16 threads, with the draws compared; maprect bench at 16
-# ranks and at 1 rank x 16 threads; maprect plan at 16 ranks. Outputs go to $OUT/r16.tgz, packed after every
+# at 16 ranks under auto against 1 rank x 16 threads in ROUNDS interleaved rounds (the order alternating), and
+# once under static, with the draws compared; maprect plan and maprect bench at 16 ranks in PLAN_ROUNDS
+# interleaved rounds; maprect bench at 1 rank x 16 threads. Outputs go to $OUT/r16.tgz, packed after every
 # step, so that a step cut short by its timeout still leaves the others. Prepare the bundle into .devrun/ as
 # ../shared/tools/device/README.md says (programs: build/bin/maprect), then run it there from the repository:
-#   OUT=/some/dir bash scripts/sixteen-cores.sh
+#   OUT=/some/dir [ROUNDS=6] [PLAN_ROUNDS=3] bash scripts/sixteen-cores.sh
 set -u
+ROUNDS=${ROUNDS:-6}
+PLAN_ROUNDS=${PLAN_ROUNDS:-3}
 export BUNDLE=$PWD/.devrun/bundle
 # shellcheck source=/dev/null
 source .devrun/env.sh
@@ -18,25 +21,39 @@ step() { echo "[$(($(date +%s) - T0)) s] $*" >>"$R/log.txt"; pack; }
 mpi=(mpirun --bind-to none)
 sample=(sample --model logreg --jobs 256 --points 1000 --chains 1 --warmup 150 --samples 150 --progress-seconds 5)
 sizes=(--sizes "256x1000,1024x1000" --repeat 20)
-step "sample, 1 rank x 16 threads"
-MAPRECT_THREADS=16 timeout 60 "${mpi[@]}" -np 1 maprect "${sample[@]}" --output-dir t16 >sample_t16.txt 2>&1
-step "sample, 16 ranks, auto"
-MAPRECT_BALANCE=auto timeout 60 "${mpi[@]}" -x MAPRECT_BALANCE -np 16 maprect "${sample[@]}" --output-dir r16 \
-  >sample_r16.txt 2>&1
-step "sample, 16 ranks, static"
-MAPRECT_BALANCE=static timeout 40 "${mpi[@]}" -x MAPRECT_BALANCE -np 16 maprect "${sample[@]}" --output-dir s16 \
-  >sample_s16.txt 2>&1
-for d in r16 s16; do
-  if cmp <(grep -v "^#" t16/logreg-1.csv) <(grep -v "^#" "$d/logreg-1.csv") >/dev/null 2>&1; then
-    echo "$d same"
-  else echo "$d DIFFERS"; fi
-done >csv_cmp.txt
-step "bench, 16 ranks"
-timeout 60 "${mpi[@]}" -np 16 maprect bench "${sizes[@]}" --json bench16.json >bench16.txt 2>&1
+threads16() {
+  MAPRECT_THREADS=16 timeout 60 "${mpi[@]}" -np 1 maprect "${sample[@]}" --output-dir "t16-$1" >"sample_t16-$1.txt" 2>&1
+}
+ranks16() {
+  MAPRECT_BALANCE=$2 timeout 60 "${mpi[@]}" -x MAPRECT_BALANCE -np 16 maprect "${sample[@]}" --output-dir "$2-$1" \
+    >"sample_$2-$1.txt" 2>&1
+}
+for ((r = 1; r <= ROUNDS; r++)); do
+  step "sample round $r"
+  if ((r % 2)); then threads16 "$r"; ranks16 "$r" auto; else ranks16 "$r" auto; threads16 "$r"; fi
+  grep -h "ms/gradient" "sample_t16-$r.txt" "sample_auto-$r.txt" | sed "s/^/round $r: /" >>sample-rounds.txt
+done
+if ((ROUNDS > 0)); then
+  step "sample, 16 ranks, static"
+  ranks16 1 static
+  grep -h "ms/gradient" sample_static-1.txt | sed "s/^/static: /" >>sample-rounds.txt
+  for d in auto-1 static-1 t16-2; do
+    if cmp <(grep -v "^#" t16-1/logreg-1.csv) <(grep -v "^#" "$d/logreg-1.csv") >/dev/null 2>&1; then
+      echo "$d same as t16-1"
+    else echo "$d DIFFERS from t16-1"; fi
+  done >csv_cmp.txt
+fi
+# The plan's predictions and the bench's measurements in interleaved rounds: the cores' speeds drift between
+# launches, so each prediction is compared with the measurement next to it.
+for ((r = 1; r <= PLAN_ROUNDS; r++)); do
+  for jobs in 256 1024; do
+    step "plan ${jobs}x1000, round $r"
+    timeout 30 "${mpi[@]}" -np 16 maprect plan --jobs "$jobs" --points 1000 --ranks-max 16 --repeat 10 \
+      --json "plan$jobs-$r.json" >"plan$jobs-$r.txt" 2>&1
+  done
+  step "bench, 16 ranks, round $r"
+  timeout 60 "${mpi[@]}" -np 16 maprect bench "${sizes[@]}" --json "bench16-$r.json" >"bench16-$r.txt" 2>&1
+done
 step "bench, 1 rank x 16 threads"
 timeout 50 "${mpi[@]}" -np 1 maprect bench "${sizes[@]}" --threads 16 --json bench_t16.json >bench_t16.txt 2>&1
-step "plan 256x1000"
-timeout 30 "${mpi[@]}" -np 16 maprect plan --jobs 256 --points 1000 --ranks-max 16 --repeat 10 >plan256.txt 2>&1
-step "plan 1024x1000"
-timeout 30 "${mpi[@]}" -np 16 maprect plan --jobs 1024 --points 1000 --ranks-max 16 --repeat 10 >plan1024.txt 2>&1
 step "done"
