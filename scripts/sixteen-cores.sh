@@ -2,13 +2,17 @@
 # The 16-core measurements of docs/performance.md, as one script for a machine without Open MPI: the sampler
 # at 16 ranks under auto against 1 rank x 16 threads in ROUNDS interleaved rounds (the order alternating), and
 # once under static, with the draws compared; maprect plan and maprect bench at 16 ranks in PLAN_ROUNDS
-# interleaved rounds; maprect bench at 1 rank x 16 threads. Outputs go to $OUT/r16.tgz, packed after every
-# step, so that a step cut short by its timeout still leaves the others. Prepare the bundle into .devrun/ as
-# ../shared/tools/device/README.md says (programs: build/bin/maprect), then run it there from the repository:
-#   OUT=/some/dir [ROUNDS=6] [PLAN_ROUNDS=3] bash scripts/sixteen-cores.sh
+# interleaved rounds; unequal ranks (sleeping jobs, one rank slowed) by plan and maprect-bench-unequal in
+# UNEQUAL_ROUNDS interleaved rounds; maprect bench at 1 rank x 16 threads unless NO_THREADS=1. Outputs go to
+# $OUT/r16.tgz, packed after every step, so that a step cut short by its timeout still leaves the others.
+# Prepare the bundle into .devrun/ as ../shared/tools/device/README.md says (programs: build/bin/maprect
+# build/bin/maprect-bench-unequal), then run it there from the repository:
+#   OUT=/some/dir [ROUNDS=6] [PLAN_ROUNDS=3] [UNEQUAL_ROUNDS=3] [NO_THREADS=0] bash scripts/sixteen-cores.sh
 set -u
 ROUNDS=${ROUNDS:-6}
 PLAN_ROUNDS=${PLAN_ROUNDS:-3}
+UNEQUAL_ROUNDS=${UNEQUAL_ROUNDS:-3}
+NO_THREADS=${NO_THREADS:-0}
 export BUNDLE=$PWD/.devrun/bundle
 # shellcheck source=/dev/null
 source .devrun/env.sh
@@ -54,6 +58,23 @@ for ((r = 1; r <= PLAN_ROUNDS; r++)); do
   step "bench, 16 ranks, round $r"
   timeout 60 "${mpi[@]}" -np 16 maprect bench "${sizes[@]}" --json "bench16-$r.json" >"bench16-$r.txt" 2>&1
 done
+# Unequal ranks at 16: sleeping jobs (their speeds hold whatever the cores do), none, the root or worker 1
+# slowed s = 3 times, plan's prediction and maprect-bench-unequal under auto and static, interleaved rounds.
+unequal=(--jobs 192 --job-ms 1)
+for ((r = 1; r <= UNEQUAL_ROUNDS; r++)); do
+  for slow_rank in -1 0 1; do
+    slow=()
+    ((slow_rank >= 0)) && slow=(--slow-rank "$slow_rank" --slow-factor 3)
+    step "unequal, slow rank $slow_rank, round $r"
+    timeout 30 "${mpi[@]}" -np 16 maprect plan --model sleep "${unequal[@]}" "${slow[@]}" --repeat 5 --ranks-max 16 \
+      --json "unequal-plan$slow_rank-$r.json" >"unequal-plan$slow_rank-$r.txt" 2>&1
+    for balance in auto static; do
+      MAPRECT_BALANCE=$balance timeout 30 "${mpi[@]}" -x MAPRECT_BALANCE -np 16 maprect-bench-unequal "${unequal[@]}" \
+        --slow-factor 3 --slow-rank "$slow_rank" --calls 30 2>&1 | grep "^kind=" | sed "s/^/round=$r /" >>unequal.txt
+    done
+  done
+done
+((NO_THREADS)) && { step "done"; exit 0; }
 step "bench, 1 rank x 16 threads"
 timeout 50 "${mpi[@]}" -np 1 maprect bench "${sizes[@]}" --threads 16 --json bench_t16.json >bench_t16.txt 2>&1
 step "done"
