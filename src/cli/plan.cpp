@@ -231,7 +231,8 @@ json speeds_json(const rank_speeds& speeds, const plan::cost_inputs& in, const l
   return {{"phase_ranks", in.phase_ranks}, {"phase_lengths_us", lengths_us}, {"phase_sharing", in.phase_sharing},
           {"phase_round_us", 1e6 * in.phase_round_s},
           {"job_scale", speeds.job_scale}, {"model_job_scale", in.rank_job_scale},
-          {"sample_jobs", speeds.sample_jobs}, {"measured_core_sharing", measured_sharing(m)},
+          {"sample_jobs", speeds.sample_jobs}, {"round_us", 1e6 * speeds.round_s},
+          {"measured_core_sharing", measured_sharing(m)},
           {"slow_rank", speeds.slow_rank}, {"slow_factor", speeds.slow_factor}};
 }
 
@@ -396,8 +397,10 @@ int run_plan_with(const plan_options& o, const std::string& invocation,
   }
   if (agree(code) != 0) return 1;
   const link_report links = measure_links(MPI_COMM_WORLD, o.repeat);
-  const rank_speeds speeds = measure_rank_speeds(MPI_COMM_WORLD, site, o.repeat, o.slow_rank, o.slow_factor);
-  const phase_figures phases = measure_phase_sharing(MPI_COMM_WORLD, o.repeat, measured_sharing(links) > 1);
+  const bool oversubscribed = measured_sharing(links) > 1;
+  const rank_speeds speeds =
+      measure_rank_speeds(MPI_COMM_WORLD, site, o.repeat, o.slow_rank, o.slow_factor, oversubscribed);
+  const phase_figures phases = measure_phase_sharing(MPI_COMM_WORLD, o.repeat, oversubscribed);
   if (world_rank() == 0) {
     try {
       plan_on_root(o, links, speeds, phases, invocation, out, site);

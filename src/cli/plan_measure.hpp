@@ -68,16 +68,18 @@ link_report measure_links(MPI_Comm comm, int repeat);
 struct rank_speeds {
   std::vector<double> job_scale;  ///< per rank (rank 0 first): its time at once / rank 0's alone, by round
   int sample_jobs = 0;            ///< jobs in the sample, spread evenly over the call's
+  double round_s = 0;             ///< the length a round of the sample aims at (0: none timed)
   int slow_rank = -1;             ///< the rank whose timed jobs were slowed (-1: none)
   double slow_factor = 1;         ///< by this factor
 };
 
 /// Rank 0 times a sample of the site's jobs alone, then every rank times the same sample at once (rank
 /// `slow_rank`'s jobs each followed by a sleep of slow_factor - 1 times their time), alternating for `repeat`
-/// rounds; a rank's scale is the median over rounds of its time at once over rank 0's alone in that round.
-/// Collective over `comm`; the speeds are valid on rank 0. At one rank without a slowed rank, none are timed.
+/// rounds of about 2 ms (30 ms where `oversubscribed`, ranks outnumbering cores); a rank's scale is the median
+/// over rounds of its time at once over rank 0's alone in that round. Collective over `comm`; the speeds are
+/// valid on rank 0. At one rank without a slowed rank, none are timed.
 rank_speeds measure_rank_speeds(MPI_Comm comm, const plan_call_site& site, int repeat, int slow_rank,
-                                double slow_factor);
+                                double slow_factor, bool oversubscribed);
 
 /// The core sharing of a call's compute by its length: the wall time of a phase in which every rank runs the
 /// same work at once, between a broadcast from rank 0 and a gather to it, over that work alone on rank 0.

@@ -46,11 +46,16 @@ double sample_pass(const plan_call_site& site, const std::vector<int>& sample, d
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-/// Passes of the sample that last about 2 ms, from one pass's `seconds`: short jobs are then not timed at the
-/// clock's and the scheduler's grain.
-int passes_for(double seconds) {
-  return static_cast<int>(std::clamp(std::ceil(2e-3 / std::max(seconds, 1e-9)), 1.0, 1000.0));
+/// Passes of the sample that last about `round_s`, from one pass's `seconds`: short jobs are then not timed at
+/// the clock's and the scheduler's grain.
+int passes_for(double seconds, double round_s) {
+  return static_cast<int>(std::clamp(std::ceil(round_s / std::max(seconds, 1e-9)), 1.0, 1000.0));
 }
+
+/// A round's length: 2 ms, or where ranks outnumber cores 30 ms, several of the scheduler's time slices, so
+/// that ranks taking turns on a core show it in their times. Rounds within one slice ran at once on some ranks
+/// and not yet on others, and each timed itself alone.
+double round_length_s(bool oversubscribed) { return oversubscribed ? 30e-3 : 2e-3; }
 
 /// Seconds per pass over `passes` passes of the sample.
 double round_seconds(const plan_call_site& site, const std::vector<int>& sample, int passes, double slow_factor) {
@@ -68,7 +73,7 @@ void wait_for_root(MPI_Comm comm) {
 }
 
 rank_speeds measure_rank_speeds(MPI_Comm comm, const plan_call_site& site, int repeat, int slow_rank,
-                                double slow_factor) {
+                                double slow_factor, bool oversubscribed) {
   int me = 0, size = 1;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &size);
@@ -78,10 +83,11 @@ rank_speeds measure_rank_speeds(MPI_Comm comm, const plan_call_site& site, int r
   if (size == 1 && out.slow_rank < 0) return out;
   const std::vector<int> sample = sample_jobs(site.jobs);
   out.sample_jobs = static_cast<int>(sample.size());
+  out.round_s = round_length_s(oversubscribed);
   const double slow = me == out.slow_rank ? out.slow_factor : 1.0;
   sample_pass(site, sample, slow);  // untimed: every rank's caches warm
   int passes = 1;
-  if (me == 0) passes = passes_for(sample_pass(site, sample, 1.0));
+  if (me == 0) passes = passes_for(sample_pass(site, sample, 1.0), out.round_s);
   wait_for_root(comm);
   MPI_Bcast(&passes, 1, MPI_INT, 0, comm);
   // Alone and together alternate round by round, so that a machine whose cores change speed within seconds
@@ -92,6 +98,8 @@ rank_speeds measure_rank_speeds(MPI_Comm comm, const plan_call_site& site, int r
     wait_for_root(comm);
     MPI_Barrier(comm);  // all at once from here
     together[r] = round_seconds(site, sample, passes, slow);
+    // Every rank done before rank 0 times itself alone again: a rank still at it would share its core.
+    wait_for_root(comm);
   }
   std::vector<double> all(me == 0 ? together.size() * static_cast<std::size_t>(size) : 0);
   MPI_Request r;

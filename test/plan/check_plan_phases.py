@@ -15,6 +15,8 @@ def main():
     check(doc["measured_ranks"] == 2, f"measured_ranks {doc['measured_ranks']}")
     check(inputs["cores_per_host"] == 1, f"cores_per_host {inputs['cores_per_host']}, the ranks may use 1")
     check(speeds["measured_core_sharing"] == 2, f"measured_core_sharing {speeds['measured_core_sharing']}")
+    # Two ranks on one CPU time their speeds in rounds of several time slices.
+    check(speeds["round_us"] == 30000, f"round_us {speeds['round_us']}")
     lengths, sharing = speeds["phase_lengths_us"], speeds["phase_sharing"]
     check(speeds["phase_ranks"] == 2, f"phase_ranks {speeds['phase_ranks']}")
     check(len(lengths) == 7 and len(sharing) == 7, f"{len(lengths)} lengths, {len(sharing)} factors")
