@@ -410,7 +410,7 @@ int run_plan_with(const plan_options& o, const std::string& invocation,
     }
   }
   // A non-blocking barrier on every rank (it matches no blocking one): rank 0 joins when done.
-  wait_for_root(MPI_COMM_WORLD);
+  sleeping_barrier(MPI_COMM_WORLD);
   return agree(code);
 }
 

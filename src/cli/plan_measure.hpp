@@ -95,8 +95,9 @@ struct phase_figures {
 /// (sleeping). Collective over `comm`; the figures are valid on rank 0. Elsewhere, and at one rank, none.
 phase_figures measure_phase_sharing(MPI_Comm comm, int repeat, bool oversubscribed);
 
-/// Waits, sleeping rather than polling the cores away, until rank 0 joins (a non-blocking barrier on `comm`).
-void wait_for_root(MPI_Comm comm);
+/// A barrier on `comm` that waits sleeping rather than polling the cores away, so that ranks waiting for
+/// others leave them the cores (a non-blocking barrier, tested every millisecond).
+void sleeping_barrier(MPI_Comm comm);
 
 /// Makes the call site on every rank by `make_site`, measures the links and every rank's job speed, then on
 /// rank 0 the site's figures, and prints (and writes) the predictions. Collective over MPI_COMM_WORLD;

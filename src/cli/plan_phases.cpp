@@ -102,7 +102,7 @@ std::pair<double, double> sharing_at(phase_runner& phases, double length_s, doub
       busy_steps(steps);
       alone = seconds_since(t0);
     }
-    wait_for_root(phases.comm());
+    sleeping_barrier(phases.comm());
     // Untimed, and the root's word whether the rounds go on; after it every rank polls for the next.
     if (phases.run(steps, more) == 0) break;
     const double wall = phases.seconds(steps, per_round);

@@ -66,7 +66,7 @@ double round_seconds(const plan_call_site& site, const std::vector<int>& sample,
 
 }  // namespace
 
-void wait_for_root(MPI_Comm comm) {
+void sleeping_barrier(MPI_Comm comm) {
   MPI_Request r;
   MPI_Ibarrier(comm, &r);
   wait_sleeping(r);
@@ -88,18 +88,17 @@ rank_speeds measure_rank_speeds(MPI_Comm comm, const plan_call_site& site, int r
   sample_pass(site, sample, slow);  // untimed: every rank's caches warm
   int passes = 1;
   if (me == 0) passes = passes_for(sample_pass(site, sample, 1.0), out.round_s);
-  wait_for_root(comm);
+  sleeping_barrier(comm);
   MPI_Bcast(&passes, 1, MPI_INT, 0, comm);
   // Alone and together alternate round by round, so that a machine whose cores change speed within seconds
   // moves both alike, and each round's ratio holds only the ranks' sharing and their own speeds.
   std::vector<double> alone(static_cast<std::size_t>(repeat)), together(alone.size());
   for (std::size_t r = 0; r < alone.size(); ++r) {
     if (me == 0) alone[r] = round_seconds(site, sample, passes, 1.0);
-    wait_for_root(comm);
+    sleeping_barrier(comm);
     MPI_Barrier(comm);  // all at once from here
     together[r] = round_seconds(site, sample, passes, slow);
-    // Every rank done before rank 0 times itself alone again: a rank still at it would share its core.
-    wait_for_root(comm);
+    sleeping_barrier(comm);  // a rank still at its round would share rank 0's core while it times itself alone
   }
   std::vector<double> all(me == 0 ? together.size() * static_cast<std::size_t>(size) : 0);
   MPI_Request r;

@@ -87,7 +87,8 @@ struct prediction {
   double messages_s = 0;          ///< broadcast + scatter + gather - scatter_overlap + collective_wait
   double total_s = 0;             ///< root + messages + compute
   double total_flat_s = 0;        ///< the same with flat collectives, as the runtime's gathers run today
-  double total_claims_s = 0;      ///< root - root_check + flat messages + termination + compute_claims: the claims engine
+  /// The claims engine: root - root_check + flat messages + termination + compute_claims.
+  double total_claims_s = 0;
   bool claims = false;            ///< auto claims: on one host, and across hosts where claims pay (claims_pay)
   double total_auto_s = 0;        ///< MAPRECT_BALANCE=auto: total_claims where it claims, else total_flat
   double efficiency = 1;          ///< time at 1 x 1 / (P T total)
@@ -156,9 +157,10 @@ double claimed_compute_seconds(const cost_inputs& in, int ranks, int threads);
 double root_check_seconds(const cost_inputs& in, int ranks);
 
 /// The claims engine's compute, job by job: every rank starts on its range of the even split (the root after
-/// its data check, spread over its threads) and runs it from the front; a thread out of work claims in.claim_batch jobs (fewer where fewer are left) from the back
-/// of the rank with the most unstarted jobs, unless that rank's threads would be done with all of them as soon
-/// (so a slow rank leaves a fast one's last jobs to it). Whole jobs, so at least claimed_compute_seconds.
+/// its data check, spread over its threads) and runs it from the front; a thread out of work claims
+/// in.claim_batch jobs (fewer where fewer are left) from the back of the rank with the most unstarted jobs,
+/// unless that rank's threads would be done with all of them as soon (so a slow rank leaves a fast one's last
+/// jobs to it). Whole jobs, so at least claimed_compute_seconds.
 double claims_schedule_seconds(const cost_inputs& in, int ranks, int threads);
 
 /// The claims engine's end of a call at `ranks`: across hosts the last rank out of work asks once more and

@@ -128,8 +128,8 @@ deferred_prediction predict_deferred(const cost_inputs& in, const deferred_input
   p.compute_sweep_claims_s = sweep.compute_claims_s;
   p.forward_claims_messages_s = forward_claims_messages(in, ranks);
   p.termination_s = message_termination(in, ranks, forward.hosts);
-  p.total_claims_s = p.root_s - forward.root_check_s + p.forward_claims_messages_s + p.reverse_messages_s + p.termination_s +
-                     p.compute_forward_claims_s + p.compute_sweep_claims_s;
+  p.total_claims_s = p.root_s - forward.root_check_s + p.forward_claims_messages_s + p.reverse_messages_s +
+                     p.termination_s + p.compute_forward_claims_s + p.compute_sweep_claims_s;
   const double round_trip = 2 * (forward.hosts > 1 ? in.remote : in.local).alpha_s;
   p.claims = ranks > 1 && detail::claims_pay(p.forward_messages_s + p.compute_forward_s, round_trip);
   p.total_auto_s = p.claims ? p.total_claims_s : p.total_s;
