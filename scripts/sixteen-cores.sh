@@ -3,17 +3,21 @@
 # at 16 ranks under auto against 1 rank x 16 threads in ROUNDS interleaved rounds (the order alternating), and
 # once under static, with the draws compared; maprect plan and maprect bench at 16 ranks in PLAN_ROUNDS
 # interleaved rounds; unequal ranks (sleeping jobs, one rank slowed) by plan and maprect-bench-unequal in
-# UNEQUAL_ROUNDS interleaved rounds; maprect bench at 1 rank x 16 threads unless NO_THREADS=1. Outputs go to
+# UNEQUAL_ROUNDS interleaved rounds; the same 16 ranks split into hosts of 4 (MAPRECT_TEST_HOST_RANKS: every claim
+# goes by message through the root) against one host in HOSTS_ROUNDS interleaved rounds; maprect bench at 1 rank
+# x 16 threads unless NO_THREADS=1. Outputs go to
 # $OUT/r16.tgz, packed after every step, so that a step cut short by its timeout still leaves the others.
 # Prepare the bundle into .devrun/ as ../shared/tools/device/README.md says (programs: build/bin/maprect
 # build/bin/maprect-bench-unequal), then run it there from the repository:
-#   OUT=/some/dir [ROUNDS=6] [PLAN_ROUNDS=3] [UNEQUAL_ROUNDS=3] [NO_THREADS=0] bash scripts/sixteen-cores.sh
+#   OUT=/some/dir [ROUNDS=6] [PLAN_ROUNDS=3] [UNEQUAL_ROUNDS=3] [HOSTS_ROUNDS=0] [NO_THREADS=0] \
+#     bash scripts/sixteen-cores.sh
 # On a 16-vCPU Xeon a sampler round took about 26 s, a plan-and-bench round 21 s and an unequal round 36 s:
 # about 6.5 minutes at the defaults.
 set -u
 ROUNDS=${ROUNDS:-6}
 PLAN_ROUNDS=${PLAN_ROUNDS:-3}
 UNEQUAL_ROUNDS=${UNEQUAL_ROUNDS:-3}
+HOSTS_ROUNDS=${HOSTS_ROUNDS:-0}
 NO_THREADS=${NO_THREADS:-0}
 export BUNDLE=$PWD/.devrun/bundle
 # shellcheck source=/dev/null
@@ -73,6 +77,27 @@ for ((r = 1; r <= UNEQUAL_ROUNDS; r++)); do
     for balance in auto static; do
       MAPRECT_BALANCE=$balance timeout 30 "${mpi[@]}" -x MAPRECT_BALANCE -np 16 maprect-bench-unequal "${unequal[@]}" \
         --slow-factor 3 --slow-rank "$slow_rank" --calls 30 2>&1 | grep "^kind=" | sed "s/^/round=$r /" >>unequal.txt
+    done
+  done
+done
+# Hosts of 4 ranks against one host: the claims by message through the root against those in host memory,
+# on the standard model and on sleeping jobs with one rank slowed.
+hosts() {
+  MAPRECT_TEST_HOST_RANKS=$1 MAPRECT_BALANCE=$2 timeout 60 "${mpi[@]}" -x MAPRECT_TEST_HOST_RANKS -x MAPRECT_BALANCE \
+    -np 16 "${@:3}"
+}
+for ((r = 1; r <= HOSTS_ROUNDS; r++)); do
+  for spec in "16 auto" "4 auto" "4 static"; do
+    read -r host_ranks balance <<<"$spec"
+    step "hosts of $host_ranks, $balance, bench, round $r"
+    hosts "$host_ranks" "$balance" maprect bench "${sizes[@]}" --json "hosts$host_ranks-$balance-$r.json" \
+      >"hosts$host_ranks-$balance-$r.txt" 2>&1
+  done
+  for slow_rank in -1 0 1; do
+    for host_ranks in 16 4; do
+      step "hosts of $host_ranks, unequal, slow rank $slow_rank, round $r"
+      hosts "$host_ranks" auto maprect-bench-unequal "${unequal[@]}" --slow-factor 3 --slow-rank "$slow_rank" \
+        --calls 30 2>&1 | grep "^kind=" | sed "s/^/round=$r host_ranks=$host_ranks /" >>hosts-unequal.txt
     done
   done
 done
