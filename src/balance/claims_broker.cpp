@@ -9,6 +9,7 @@ claims_broker::claims_broker(const claims_rank& s, root_claimed_work& work)
     : self_(s), work_(work), own_start_(clock::now()), victims_(static_cast<std::size_t>(s.size)),
       told_(static_cast<std::size_t>(s.size), 0), wants_(static_cast<std::size_t>(s.size), 0),
       own_in_(static_cast<std::size_t>(s.size), 0), batches_out_(static_cast<std::size_t>(s.size), 0),
+      taken_in_host_(static_cast<std::size_t>(s.size), 0),
       thief_seconds_(static_cast<std::size_t>(s.size), 0.0), taken_pace_(static_cast<std::size_t>(s.size)) {
   for (int v = 1; v < s.size; ++v) {
     victims_[v].left = work.jobs_of(v);
@@ -343,7 +344,10 @@ int claims_broker::poll_results() {
   return results;
 }
 
-void claims_broker::receive_result(int from, const result_head& head) {
+void claims_broker::receive_result(int from, result_head head) {
+  // A batch claimed in host memory comes ahead of its thief's own result, which the call waits for.
+  const bool in_host = head.code >= result_head::claimed_in_host;
+  if (in_host) head.code -= result_head::claimed_in_host;
   int n = 0;
   double* blocks = work_.place_result(from, head, n);
   if (head.owner == from) {  // its own jobs: the status rides in the head
@@ -352,7 +356,8 @@ void claims_broker::receive_result(int from, const result_head& head) {
     traffic_.received_doubles += wire::status_doubles;
   } else {
     note_batch_failure(head, from, stolen_);
-    --batches_out_[from];
+    if (!in_host) --batches_out_[from];
+    else taken_in_host_[from] += head.end - head.begin;
   }
   if (n > 0) MPI_Recv(blocks, n, MPI_DOUBLE, from, claims_tag::blocks, self_.comm, MPI_STATUS_IGNORE);
   traffic_.received_doubles += n;

@@ -73,6 +73,8 @@ class claims_broker {
   const stolen_failure& stolen() const { return stolen_; }
   /// What the claims moved so far.
   const claims_traffic& traffic() const { return traffic_; }
+  /// Per rank, the jobs it claimed in host memory from the workers of its host.
+  const std::vector<int>& taken_in_host() const { return taken_in_host_; }
 
  private:
   using clock = std::chrono::steady_clock;
@@ -125,7 +127,7 @@ class claims_broker {
   void release_held();
   int poll_answers(std::vector<int>& late);
   int poll_results();
-  void receive_result(int from, const result_head& head);
+  void receive_result(int from, result_head head);
   void on_answer(int v, const ask_out& ask);
   void dispatch();
   int richest_free(int thief) const;
@@ -159,6 +161,7 @@ class claims_broker {
   int own_results_ = 0;    ///< workers whose own jobs' result is in
   std::vector<char> own_in_;      ///< per worker, whether its own jobs' result is in
   std::vector<int> batches_out_;  ///< per worker, batches granted to it whose result is not in yet
+  std::vector<int> taken_in_host_;  ///< per worker, the jobs it claimed in host memory
   stolen_failure stolen_;
   claims_traffic traffic_;
   std::vector<double> thief_seconds_;  ///< per worker, its seconds per job of its own, as its latest ask said

@@ -26,6 +26,7 @@
 
 #include "src/balance/claims_rank.hpp"
 #include "src/balance/grant_rule.hpp"
+#include "src/balance/job_claims.hpp"
 #include "src/cluster/clock.hpp"
 #include "src/protocol/chunk_plan.hpp"
 #include "src/protocol/tags.hpp"
@@ -174,6 +175,9 @@ struct result_head {
   float fastest = 0;
   /// A batch granted after the thief's own failure, entirely behind it: not run, no blocks follow.
   static constexpr int not_run = -1;
+  /// Added to `code`: a batch the thief claimed in host memory from a worker of its host, which the root did
+  /// not grant.
+  static constexpr int claimed_in_host = 0x100;
 
   /// The bytes it goes as: a worker's own jobs' head with its times where the work reports them (`timed`), a
   /// batch's without them. The root receives either into a whole head, whose times stay 0.
@@ -265,6 +269,13 @@ class worker_claimed_work {
   virtual bool runs_aside() const { return false; }
   /// Whether the root reads the times in the head of its own jobs' result (the steady call's profile).
   virtual bool reports_times() const { return true; }
+  /// The claim words of this rank's host where its workers claim each other's jobs in this call, its own range
+  /// set in its word; else null.
+  virtual job_claims* host_claims() { return nullptr; }
+  /// Runs `owner`'s local jobs `got`, a batch claimed in host memory, into `blocks`, as run_own reports.
+  virtual wire::status run_host_batch(int /*owner*/, job_range /*got*/, block_buffer& /*blocks*/, int& /*failed*/) {
+    return wire::status::ok;
+  }
 };
 
 /// Worker: steps 4 and 5 of a call by claims by message: runs its own jobs, answering the root's asks, sends
@@ -288,6 +299,8 @@ struct balance_report {
   std::vector<int> ends;   ///< where its own jobs ended: others ran the rest of its chunk
   std::vector<int> taken;  ///< jobs of other ranks' chunks it ran
   std::vector<int> runners;  ///< a deferred call: per job, the rank that ran it and keeps its tape (else empty)
+  /// By message: of `taken`, the jobs it claimed in host memory from the workers of its host (else empty).
+  std::vector<int> taken_in_host;
 };
 
 /// Root: who ran which jobs in the last steady call, if it went by claims (empty vectors otherwise).

@@ -1,5 +1,6 @@
-// Claims by message, the worker's side (claims_engine.hpp): its own jobs while serving the root's asks, then the
-// batches the root grants it, each one's blocks sent as it ends. What the jobs are is the work's.
+// Claims by message, the worker's side (claims_engine.hpp): its own jobs while serving the root's asks, then
+// those it claims from the workers of its host in host memory (where they claim each other's), then the batches
+// the root grants it, each one's blocks sent as it ends. What the jobs are is the work's.
 #include <chrono>
 #include <deque>
 
@@ -20,13 +21,18 @@ struct stolen_batch {
 class worker_claims {
  public:
   worker_claims(const claims_rank& self, worker_claimed_work& work, bool hold)
-      : self_(self), work_(work), hold_(hold) {
+      : self_(self), work_(work), hold_(hold), host_(work.host_claims()) {
     jobs_.reset(work.own_jobs());
+    if (host_ != nullptr) jobs_.attach(host_->word_of(self.rank));
   }
 
   /// Runs this rank's own jobs from the front, answering the root's asks between batches. Returns the
   /// failing job's global index, or -1; sets code_.
   int run_own();
+  /// Claims batches of its host's workers' jobs in host memory and runs them, each one's blocks sent to the root
+  /// ahead of its own (so that the root has them all once its own are in), until no worker of the host has any
+  /// left; keeps the lowest failing job in `failed_job`.
+  void take_from_host(int& failed_job);
   /// Asks the root for batches of other ranks' jobs and runs them, until it answers "none" (meanwhile it
   /// answers the root's asks, for none).
   void take_from_root(int failed_job);
@@ -46,7 +52,8 @@ class worker_claims {
 
   const claims_rank& self_;
   worker_claimed_work& work_;
-  bool hold_;                ///< a test's pin: after the first batch of its own, wait for the root's claim
+  bool hold_;                ///< a test's pin: after the first batch of its own, wait for a claim
+  job_claims* host_;         ///< its host's claim words where its workers claim from each other, else null
   bool answered_none_ = false;  ///< it told the root "none": the root asks it no more
   bool asked_ = false;       ///< its first ask is out, sent as its last batch of its own started
   unstarted_jobs jobs_;      ///< this rank's own jobs nobody has started
@@ -82,6 +89,7 @@ int worker_claims::run_own() {
     bool runs_aside() const { return w.work_.runs_aside(); }
     void serve_asks() { w.serve_asks(); }
     void ran(job_range got, double) {
+      if (w.host_ != nullptr) w.host_->publish_pace(w.pace_.per_job());
       if (w.hold_ && got.begin == 0) w.hold_for_claims();
     }
   } owner{*this};
@@ -90,9 +98,36 @@ int worker_claims::run_own() {
   return failed_job;
 }
 
+void worker_claims::take_from_host(int& failed_job) {
+  if (host_ == nullptr || code_ != wire::status::ok) return;
+  // Its host's workers may have taken its last jobs before it started them: the root learns it has none
+  // now, not after the claims below, so that it asks no more of it on behalf of other hosts' thieves.
+  if (!asked_) {
+    post_ask(true);
+    asked_ = true;
+  }
+  const auto first_of = [this](int r) { return work_.global_job(r, 0); };
+  claim_until_none(*host_, self_.rank, self_.size, self_.threads, first_of, [&](int owner, job_range got, int) {
+    stolen_batch& b = stolen_.emplace_back();
+    int job = -1;
+    // A long batch runs aside while this thread answers the root's asks, as its own batches do.
+    const wire::status code = run_answering(
+        self_, work_.runs_aside(), job_seconds_ * got.size(),
+        [&] { return work_.run_host_batch(owner, got, b.blocks, job); }, [this] { serve_asks(); });
+    b.head = {owner, got.begin, got.end, static_cast<int>(code) + result_head::claimed_in_host, job};
+    const bool ok = code == wire::status::ok;
+    send_result(b.head, b.blocks.data(), ok ? static_cast<int>(b.blocks.size()) : 0, b.sends);
+    serve_asks();
+    if (code == wire::status::failed) failed_job = job;
+    return ok;
+  });
+}
+
 void worker_claims::hold_for_claims() {
-  // Once it answered "none" the root asks it no more.
-  hold_until_claimed(self_.policy, jobs_, [this] { serve_asks(); }, [this] { return answered_none_; });
+  // Once it answered "none" the root asks it no more. Its host's workers may have claimed from its back before
+  // the hold: the back is then no longer the chunk's end.
+  hold_until_claimed(self_.policy, jobs_, [this] { serve_asks(); },
+                     [this] { return answered_none_ || jobs_.end() + jobs_.left() < work_.own_jobs(); });
 }
 
 void worker_claims::serve_asks(bool until_answered) {
@@ -100,6 +135,9 @@ void worker_claims::serve_asks(bool until_answered) {
   // A held rank (a test's pin) grants whatever is worth it to nobody else, so that some claim ends its hold
   // however long the root's round trip was at start-up.
   const auto grant = [this](int root, const ask_message& ask) {
+    // A held rank whose host's workers claim from each other grants the root none: its jobs that others run
+    // are those its host's workers claim, which pins a schedule of claims in host memory.
+    if (hold_ && host_ != nullptr && ask.wants()) return send_grant(self_.comm, root, self_.rank, {});
     thieves_.note(ask, ask.held_time(job_seconds_, pace_.per_job()));
     const int least = hold_ ? 1 : ask.least(job_seconds_);
     const job_range g = grant_for(jobs_, ask, job_seconds_, pace_.per_job(), least, self_.size);
@@ -202,8 +240,11 @@ void serve_claims(const claims_rank& self, worker_claimed_work& work, bool hold)
   const auto start = std::chrono::steady_clock::now();
   self.chunks->reset_busy();
   worker_claims claims(self, work, hold);
-  const int failed_job = claims.run_own();
-  claims.send_own(failed_job, seconds_since(start), self.chunks->busy());
+  int failed_job = claims.run_own();
+  const double busy = seconds_since(start);
+  const team_busy threads = self.chunks->busy();
+  claims.take_from_host(failed_job);
+  claims.send_own(failed_job, busy, threads);
   claims.take_from_root(failed_job);
   claims.finish_sends();
 }

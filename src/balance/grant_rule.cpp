@@ -3,20 +3,55 @@
 
 namespace maprect::detail {
 
+template <class Next>
+job_range unstarted_jobs::update(Next&& next) {
+  job_range got;
+  if (word_ == nullptr) {
+    next(front_, back_, got);
+    return got;
+  }
+  std::uint64_t seen = word_->load(std::memory_order_acquire);
+  while (true) {
+    int front = range_front(seen), back = range_back(seen);
+    got = {};
+    if (!next(front, back, got)) return got;
+    if (word_->compare_exchange_weak(seen, pack_range(front, back), std::memory_order_acq_rel,
+                                     std::memory_order_acquire))
+      return got;
+  }
+}
+
 job_range unstarted_jobs::take_front(int threads, int least, int most) {
-  if (front_ >= back_) return {};
-  const int take = front_batch(back_ - front_, threads, least, most);
-  front_ += take;
-  return {front_ - take, front_};
+  return update([&](int& front, int back, job_range& got) {
+    if (front >= back) return false;
+    const int take = front_batch(back - front, threads, least, most);
+    got = {front, front + take};
+    front += take;
+    return true;
+  });
 }
 
 job_range unstarted_jobs::grant_back(int held, int least, double share) {
-  if (front_ >= back_) return {};
-  const int take = granted_jobs(back_ - front_, held, share);
-  if (take <= 0) return later_grant();
-  if (take < least) return {};
-  back_ -= take;
-  return {back_, back_ + take};
+  return update([&](int front, int& back, job_range& got) {
+    if (front >= back) return false;
+    const int take = granted_jobs(back - front, held, share);
+    if (take <= 0) {
+      got = later_grant();
+      return false;
+    }
+    if (take < least) return false;
+    got = {back - take, back};
+    back -= take;
+    return true;
+  });
+}
+
+void unstarted_jobs::drop_rest() {
+  update([](int& front, int back, job_range&) {
+    if (front >= back) return false;
+    front = back;
+    return true;
+  });
 }
 
 namespace {

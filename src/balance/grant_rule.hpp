@@ -4,6 +4,7 @@
 // (ask_message, grant_share, grant_for), and when an owner leaves its last jobs to idle thieves
 // (idle_thieves). Unit-tested without MPI (test/balance_hosts/test_grant_rule.cpp).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -12,15 +13,31 @@
 
 namespace maprect::detail {
 
+/// A range [front, back) of a rank's jobs as one 64-bit claim word, the front in its low half: the form the
+/// ranks of one host claim it in (job_claims, unstarted_jobs::attach).
+inline std::uint64_t pack_range(int front, int back) {
+  return static_cast<std::uint32_t>(front) | (static_cast<std::uint64_t>(static_cast<std::uint32_t>(back)) << 32);
+}
+/// The front of a claim word.
+inline int range_front(std::uint64_t w) { return static_cast<int>(static_cast<std::uint32_t>(w)); }
+/// The back of a claim word.
+inline int range_back(std::uint64_t w) { return static_cast<int>(w >> 32); }
+
 /// A rank's jobs of a call that nobody has started: the rank runs them from the front, thieves are granted
-/// batches from the back. Only the rank that owns them moves either end (it serves the thieves' asks).
+/// batches from the back. The rank that owns them moves either end as it serves the asks by message; where the
+/// ranks of its host claim from each other (attach), they take from the back of the same word in host memory,
+/// so every end moves by compare-and-swap.
 class unstarted_jobs {
  public:
-  /// All of `n` jobs are unstarted.
+  /// All of `n` jobs are unstarted, kept by this rank alone.
   void reset(int n) {
+    word_ = nullptr;
     front_ = 0;
     back_ = n;
   }
+  /// The range is `word`'s, set for the call before any other rank could read it (a claim word in host memory
+  /// that the ranks of this host claim from too).
+  void attach(std::atomic<std::uint64_t>* word) { word_ = word; }
   /// The next batch the owner runs, on `threads` team threads: claim_batch() of what is left, but at most
   /// `most` jobs, since asks wait for the batch's end and a slow owner's quarter is what slows its thieves;
   /// and at least `least` jobs and one per thread (fewer where fewer are left): no thief is granted fewer, so
@@ -34,15 +51,25 @@ class unstarted_jobs {
   /// `share` is the part of them a thief that holds none gets (grant_share), half between two ranks alike.
   job_range grant_back(int held, int least = 1, double share = 0.5);
   /// The worker runs no more of its jobs (one failed or changed its output count): none are left to grant.
-  void drop_rest() { front_ = back_; }
+  void drop_rest();
   /// Where the worker's own jobs end once none are left (the rest went to thieves).
-  int end() const { return front_; }
+  int end() const { return word_ != nullptr ? range_front(word_->load(std::memory_order_acquire)) : front_; }
   /// How many are unstarted.
-  int left() const { return back_ - front_; }
+  int left() const {
+    if (word_ == nullptr) return back_ - front_;
+    const std::uint64_t w = word_->load(std::memory_order_acquire);
+    return range_back(w) - range_front(w);
+  }
 
  private:
+  /// Replaces [front, back) by what `next(front, back, got)` makes of it, setting the jobs taken in `got`; false
+  /// from `next` leaves the range as it is. Returns `got`.
+  template <class Next>
+  job_range update(Next&& next);
+
   int front_ = 0;
   int back_ = 0;
+  std::atomic<std::uint64_t>* word_ = nullptr;  ///< the range in host memory, or null: front_ and back_
 };
 
 /// The one batch rule for an owner's next batch from its front, by message and in host memory alike:

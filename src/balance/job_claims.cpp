@@ -32,15 +32,14 @@ static_assert(sizeof(std::atomic<std::uint64_t>) + sizeof(worker_report) <= line
 
 MPI_Aint job_claims::bytes_for(int ranks) { return line * (lines_per_rank * ranks + 1); }
 
-void job_claims::place(char* base, int rank, const std::vector<int>& comm_rank) {
+void job_claims::place(char* base, int rank, const std::vector<int>& comm_rank, bool make) {
   const int ranks = *std::max_element(comm_rank.begin(), comm_rank.end()) + 1;
   words_.assign(static_cast<std::size_t>(ranks), nullptr);
   progress_.assign(static_cast<std::size_t>(ranks), nullptr);
   lines_.assign(static_cast<std::size_t>(ranks), {});
   idle_.assign(static_cast<std::size_t>(ranks), {});
   char* const call_line = base + line * lines_per_rank * ranks;
-  // The root makes every word before any other rank reads one (host_memory's barrier).
-  const bool make = rank == 0;
+  // The maker places every word before any other rank reads one (host_memory's barrier).
   call_ = make ? new (call_line) call_words() : reinterpret_cast<call_words*>(call_line);
   for (const int r : comm_rank) {
     char* const at = base + line * lines_per_rank * r;
@@ -176,8 +175,8 @@ int job_claims::richest(int self, int ranks) const {
   const double own = pace(self);
   int best = -1;
   double most = 0;
-  for (int r = 0; r < ranks; ++r) {
-    if (r == self) continue;
+  for (int r = 0; r < std::min(ranks, static_cast<int>(words_.size())); ++r) {
+    if (r == self || words_[r] == nullptr) continue;
     const std::uint64_t w = words_[r]->load(std::memory_order_relaxed);
     const int left = back(w) - front(w);
     if (left <= 0) continue;

@@ -49,10 +49,10 @@ class job_claims {
  public:
   /// Bytes of the words of a cluster of `ranks` ranks (three cache lines per rank, and one for the call).
   static MPI_Aint bytes_for(int ranks);
-  /// Places the words at `base` (the root host's share of the host window) for a rank of the root's host:
-  /// `rank` in the cluster's communicator, comm_rank[h] for each host rank h. The root makes the words of
-  /// its host's workers; a worker finds its own.
-  void place(char* base, int rank, const std::vector<int>& comm_rank);
+  /// Places the words at `base` (the host's share of the host window) for a rank of the host: `rank` in the
+  /// cluster's communicator, comm_rank[h] for each host rank h. The host's first rank (the root on its host)
+  /// makes them (`make`); the others find theirs.
+  void place(char* base, int rank, const std::vector<int>& comm_rank, bool make);
 
   /// Root: whether worker r's jobs can be claimed (it shares memory with the root).
   bool shared_with(int r) const { return r < static_cast<int>(words_.size()) && words_[r] != nullptr; }
@@ -101,6 +101,19 @@ class job_claims {
   /// answering by message does (claim_batch, at most answer_batch at its pace), and publishes its pace on the
   /// batches before it.
   job_range claim_batch_front(int threads);
+  /// Rank r's claim word: under claims by message, where the workers of a host claim from each other, the
+  /// range a worker runs and grants from (unstarted_jobs::attach).
+  std::atomic<std::uint64_t>* word_of(int r) { return words_[r]; }
+  /// Worker under claims by message, before its host's workers share their parameters: its chunk of `n`
+  /// jobs all unclaimed, its pace unknown, and a claim's share that of one thief among the call's `ranks`
+  /// (grant_share): the other hosts' ranks claim too, by message.
+  void reset_own(int n, int ranks) {
+    claimers_ = ranks;
+    lines_[self_].pace->store(0, std::memory_order_relaxed);
+    words_[self_]->store(pack(0, n), std::memory_order_release);
+  }
+  /// Worker under claims by message: its seconds per job on its own jobs so far, for its host's thieves.
+  void publish_pace(double seconds_per_job) { lines_[self_].pace->store(seconds_per_job, std::memory_order_release); }
   /// Rank r's seconds per job on its own jobs in this call so far (0: none timed yet).
   double pace(int r) const { return lines_[r].pace->load(std::memory_order_acquire); }
   /// Whether this rank is MAPRECT_TEST_HOLD_RANK's: a test's pin of a schedule in which others claim. Once its
@@ -156,11 +169,9 @@ class job_claims {
   /// Defined beside its callers in job_claims.cpp.
   template <class Batch>
   static job_range take(word& w, bool from_front, Batch batch, int* left_after = nullptr);
-  static std::uint64_t pack(int front, int back) {
-    return static_cast<std::uint32_t>(front) | (static_cast<std::uint64_t>(static_cast<std::uint32_t>(back)) << 32);
-  }
-  static int front(std::uint64_t w) { return static_cast<int>(static_cast<std::uint32_t>(w)); }
-  static int back(std::uint64_t w) { return static_cast<int>(w >> 32); }
+  static std::uint64_t pack(int front, int back) { return pack_range(front, back); }
+  static int front(std::uint64_t w) { return range_front(w); }
+  static int back(std::uint64_t w) { return range_back(w); }
 
   /// The words of the call as a whole.
   struct call_words {
@@ -206,7 +217,7 @@ class job_claims {
   int hold_back_ = -1;           ///< the back of its jobs at its first claim of the call, until the hold
   word* my_progress_ = nullptr;  ///< worker: its progress word, or null
   int self_ = 0;                 ///< this rank
-  int claimers_ = 0;             ///< the ranks with claim words: those that claim from each other
+  int claimers_ = 0;             ///< the ranks that claim from each other: grant_share's ranks
   own_pace own_;                 ///< this rank's own jobs in this call so far
   double last_pace_ = 0;         ///< its pace over an earlier call, until this call's first batch is timed
   std::chrono::steady_clock::time_point batch_start_;  ///< when its latest front batch started

@@ -60,7 +60,7 @@ cluster::profile cluster::last_call_profile() const { return state_->last_profil
 detail::balance_report detail::last_call_balance() {
   const cluster_state* s = live_cluster_root();
   if (s == nullptr || !s->call.claimed) return {};
-  return {s->call.worker_ends, s->call.worker_taken, s->call.runners};
+  return {s->call.worker_ends, s->call.worker_taken, s->call.runners, s->call.worker_taken_in_host};
 }
 
 }  // namespace maprect

@@ -161,6 +161,11 @@ class map_rect_worker_jobs final : public worker_claimed_work {
   wire::status run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) override;
   const double* own_blocks(int end, int& n) override;
   bool runs_aside() const override { return true; }
+  job_claims* host_claims() override { return host_; }
+  wire::status run_host_batch(int owner, job_range got, block_buffer& blocks, int& failed_job) override;
+  /// Puts this rank's job parameters where its host's workers read them and its range in its claim word, so
+  /// that they claim each other's jobs in host memory.
+  void share_with_host();
 
  private:
   map_rect_context& s_;
@@ -172,6 +177,7 @@ class map_rect_worker_jobs final : public worker_claimed_work {
   std::vector<double> grant_reals_;  ///< the granted jobs' parameters, then x_r rows
   std::vector<int> grant_ints_;      ///< their planned output counts, whether each one's rows came, x_i rows
   int batch_first_ = 0;              ///< the global index of the batch received last
+  job_claims* host_ = nullptr;       ///< share_with_host's claim words
 };
 
 int map_rect_worker_jobs::unrunnable_job() {
@@ -184,7 +190,7 @@ wire::status map_rect_worker_jobs::run_own(job_range got, int& failed_job) {
   int cursor = 0;
   try {
     const chunk_input in{shared_, v_.n_shared, job_params_ + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job,
-                         v_.n_job, site_.x_r.data() + got.begin, site_.x_i.data() + got.begin, got.size(), nullptr};
+                         v_.n_job, site_.own_x_r() + got.begin, site_.own_x_i() + got.begin, got.size(), nullptr};
     s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, site_.out, site_.run_counts.data() + got.begin, cursor);
   } catch (...) {
     s_.last_error = current_job_error();
@@ -217,6 +223,35 @@ wire::status map_rect_worker_jobs::run_batch(const grant_message& got, block_buf
                                                                          : wire::status::counts_changed;
 }
 
+void map_rect_worker_jobs::share_with_host() {
+  job_claims& claims = s_.host.claims;
+  const std::size_t n = static_cast<std::size_t>(v_.n_job) * site_.n_jobs;
+  std::copy_n(job_params_, n, s_.host.peer_params(s_.rank));
+  // Published after the parameters: a thief that claims from the word reads them as written.
+  claims.reset_own(site_.n_jobs, s_.size);
+  host_ = &claims;
+}
+
+wire::status map_rect_worker_jobs::run_host_batch(int owner, job_range got, block_buffer& blocks, int& failed_job) {
+  const int first = site_.plan.first(owner) + got.begin, n = got.size();
+  const double* params = s_.host.peer_params(owner) + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job;
+  const chunk_input in{shared_, v_.n_shared, params, v_.n_job, site_.x_r.data() + first, site_.x_i.data() + first,
+                       n, nullptr};
+  site_.claimed_counts.assign(static_cast<std::size_t>(n), 0);
+  blocks.resize(0);
+  int cursor = 0;
+  try {
+    s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, blocks, site_.claimed_counts.data(), cursor);
+  } catch (...) {
+    s_.last_error = current_job_error();
+    failed_job = first + cursor;
+    return wire::status::failed;
+  }
+  return std::equal(site_.claimed_counts.begin(), site_.claimed_counts.end(), site_.all_counts.begin() + first)
+             ? wire::status::ok
+             : wire::status::counts_changed;
+}
+
 const double* map_rect_worker_jobs::own_blocks(int end, int& n) {
   const int doubles = answer_doubles(site_.planned_doubles, site_.block_at.data(), site_.n_jobs, end);
   site_.out.resize(static_cast<std::size_t>(doubles));
@@ -229,6 +264,10 @@ const double* map_rect_worker_jobs::own_blocks(int end, int& n) {
 void serve_call_stealing(map_rect_context& s, worker_site& site, const wire::request& v, const double* shared,
                          const double* job_params) {
   map_rect_worker_jobs work(s, site, v, shared, job_params);
+  // Any rank holds any job's rows: the workers of a host claim each other's jobs in host memory.
+  if (site.rows_everywhere && s.host.host_workers().size() >= 2 &&
+      static_cast<long long>(v.n_job) * site.n_jobs <= s.host.peer_params_capacity())
+    work.share_with_host();
   serve_claims(claims_of(s), work, s.settings.test_held_rank == s.rank);
 }
 

@@ -74,6 +74,7 @@ class deferred_root_jobs final : public root_claimed_work, public own_batch_runn
     s.call.answers.assign(static_cast<std::size_t>(output_at_.back()), 0.0);
     s.call.worker_ends.assign(static_cast<std::size_t>(s.size), -1);  // -1: its result is not in
     s.call.worker_taken.assign(static_cast<std::size_t>(s.size), 0);
+    s.call.worker_taken_in_host.clear();
     s.call.runners.clear();  // until the call succeeds
   }
 

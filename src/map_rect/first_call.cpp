@@ -28,14 +28,19 @@ void drop_rows_copy(root_site& site) {
 /// Bytes of rows up to which every rank of one host holds every row of a call site, so that any rank can run
 /// any job: beyond, each holds its own chunk's (the copies would cost more memory than balancing gains).
 constexpr long long rows_everywhere_bytes = 64LL << 20;
+/// The same where the ranks span hosts, so that the workers of a host claim each other's jobs in host memory:
+/// every row then crosses the network once per worker, in the site's first call.
+constexpr long long rows_across_hosts_bytes = 8LL << 20;
 
 /// Whether every rank will hold every row of call `req`: under MAPRECT_BALANCE=auto when every rank shares
-/// the root's host memory (claims between all ranks, host_claims.cpp) and the rows are not too many.
+/// the root's host memory (claims between all ranks, host_claims.cpp), or the workers of a host claim each
+/// other's jobs (claims by message, host_memory::peer_claims), and the rows are not too many.
 bool wants_rows_everywhere(const map_rect_context& s, const call_request& req, int row_real, int row_int) {
   const long long bytes =
       static_cast<long long>(req.n_jobs) * (sizeof(double) * static_cast<long long>(row_real) + sizeof(int) * row_int);
-  return s.settings.balance == balance_mode::automatic && s.settings.memory_claims && s.host.claims.shared_with_all() &&
-         s.host.slots.usable() && bytes <= rows_everywhere_bytes;
+  if (s.settings.balance != balance_mode::automatic || !s.settings.memory_claims) return false;
+  if (s.host.claims.shared_with_all() && s.host.slots.usable()) return bytes <= rows_everywhere_bytes;
+  return s.host.peer_claims() && bytes <= rows_across_hosts_bytes;
 }
 
 /// A call site planned anew for `req`: its sizes, who runs which jobs, and the root's copy of the rows the

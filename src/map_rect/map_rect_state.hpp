@@ -112,6 +112,7 @@ struct call_scratch {
   bool making_stopped = false;     ///< a worker's jobs failed or changed output counts: no more output nodes
   std::vector<int> worker_ends;    ///< claims by message: per worker, where its own jobs ended (others ran the rest)
   std::vector<int> worker_taken;   ///< claims by message: per worker, the jobs of other workers it ran
+  std::vector<int> worker_taken_in_host;  ///< claims by message: of those, the jobs it claimed in host memory
   bool claimed = false;            ///< the last steady call went by claims between any two ranks
   wire::call_route route = wire::call_route::messages;  ///< the last steady call's route
   std::vector<int> runners;        ///< a deferred call by claims: per job, the rank that ran it and keeps its tape

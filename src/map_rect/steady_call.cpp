@@ -55,6 +55,7 @@ wire::call_route send_steady_request(map_rect_context& s, const root_site& site,
   s.call.claimed = route == wire::call_route::claims;
   s.call.route = route;
   s.call.runners.clear();
+  s.call.worker_taken_in_host.clear();
   send_request(s, header, req.shared);
   // Claims by message: the root hears from every worker during the claims, and names the late ones there.
   start_timeout(s, route != wire::call_route::memory && route != wire::call_route::claims);
@@ -92,6 +93,7 @@ void steal_part(map_rect_context& s, const root_site& site, const call_request& 
   part.taken_failed = work.failure();
   part.stolen = broker.stolen();
   part.claimed = broker.traffic();
+  s.call.worker_taken_in_host = broker.taken_in_host();
 }
 
 /// The root's part of step 4 of a steady call by `route`. Through host memory with output nodes made in place

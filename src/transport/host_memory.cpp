@@ -36,22 +36,50 @@ void host_memory::open(MPI_Comm comm, bool claim_words, bool with_slots, int tes
     return;
   }
   if (slots_wanted) slots.place(nullptr, 0, &window_);
-  // The root has made its words before any worker reads one.
+  // The host's first rank has made its words before any other reads one.
   MPI_Barrier(host_.get());
+  open_host_workers(comm);
+}
+
+void host_memory::open_host_workers(MPI_Comm comm) {
+  const int workers = host_.size() - (with_root_ ? 1 : 0);
+  int wanted = claim_words_ && !one_host_ && workers >= 2 ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &wanted, 1, MPI_INT, MPI_MAX, comm);
+  peer_claims_ = wanted != 0;
+  if (!peer_claims_) return;
+  for (const int r : comm_rank_)
+    if (r != 0) host_workers_.push_back(r);
+}
+
+void host_memory::reserve_peer_params(long long params, MPI_Comm comm) {
+  long long asked = params;
+  MPI_Allreduce(MPI_IN_PLACE, &asked, 1, MPI_LONG_LONG, MPI_MAX, comm);
+  if (asked <= peer_params_capacity_ || asked > host_slots::max_doubles) return;
+  const long long wanted = std::min<long long>(host_slots::max_doubles, std::max(asked, 2 * peer_params_capacity_));
+  peer_params_.clear();
+  peer_params_capacity_ = 0;
+  // Every rank of the host agrees whether it is allocated; without it this host's workers do not claim
+  // each other's jobs.
+  const MPI_Aint bytes = rank_ == 0 ? 0 : static_cast<MPI_Aint>(sizeof(double)) * wanted;
+  if (!params_window_.allocate(host_.get(), bytes, sizeof(double))) return;
+  peer_params_.assign(static_cast<std::size_t>(size_), nullptr);
+  for (std::size_t h = 0; h < comm_rank_.size(); ++h)
+    peer_params_[comm_rank_[h]] = reinterpret_cast<double*>(params_window_.base_of(static_cast<int>(h)));
+  peer_params_capacity_ = wanted;
 }
 
 bool host_memory::allocate(long long capacity) {
-  const bool root = rank_ == 0;
+  const bool first = host_.rank() == 0;  // the root on its host
   const MPI_Aint slot_bytes = static_cast<MPI_Aint>(sizeof(double)) * capacity * size_;
-  if (!window_.allocate(host_.get(), root ? claim_bytes() + slot_bytes : 0, 1)) return false;
-  if (!with_root_) return true;
+  if (!window_.allocate(host_.get(), first ? claim_bytes() + slot_bytes : 0, 1)) return false;
   char* base = window_.base_of(0);
-  if (claim_words_) claims.place(base, rank_, comm_rank_);
+  if (claim_words_) claims.place(base, rank_, comm_rank_, first);
   if (capacity > 0) slots.place(reinterpret_cast<double*>(base + claim_bytes()), capacity, &window_);
   return true;
 }
 
-void host_memory::reserve(long long doubles, MPI_Comm comm) {
+void host_memory::reserve(long long doubles, MPI_Comm comm, long long params) {
+  if (peer_claims_) reserve_peer_params(params, comm);
   if (!slots.usable()) return;
   long long asked = doubles;
   MPI_Allreduce(MPI_IN_PLACE, &asked, 1, MPI_LONG_LONG, MPI_MAX, comm);
@@ -68,6 +96,11 @@ void host_memory::reserve(long long doubles, MPI_Comm comm) {
 
 void host_memory::close() {
   window_.reset();
+  params_window_.reset();
+  peer_params_.clear();
+  peer_params_capacity_ = 0;
+  host_workers_.clear();
+  peer_claims_ = false;
   host_.reset();
   claims = {};
   slots = {};

@@ -1,9 +1,10 @@
 #pragma once
 // The memory a cluster's ranks share with the other ranks of their host: one host communicator, split once,
-// and one MPI shared-memory window on it. The window holds the claim and progress words of the workers on
-// the root's host (job_claims), then, when every rank shares the root's host, a slot of doubles per rank
-// (host_slots). Growing the slots allocates the window anew and places both again; that happens only
-// between calls, when no claim is under way.
+// and one MPI shared-memory window on it. The window holds the claim and progress words of the host's ranks
+// (job_claims), then, when every rank shares the root's host, a slot of doubles per rank (host_slots).
+// Growing the slots allocates the window anew and places both again; that happens only between calls, when
+// no claim is under way. Where the ranks span hosts and the workers of a host claim each other's jobs, a second
+// window per host holds each worker's job parameters of the call, which its host's thieves read.
 #include <mpi.h>
 
 #include "src/balance/job_claims.hpp"
@@ -25,9 +26,21 @@ class host_memory {
   void open(MPI_Comm comm, bool claim_words, bool with_slots, int test_host_ranks = 0);
   /// Frees the window and the host communicator. Collective over the communicator given to open().
   void close();
+  /// Whether the workers of some host of a cluster that spans hosts claim each other's jobs in host memory
+  /// under claims by message (the words exist everywhere and some host has two workers or more). Every rank
+  /// agrees.
+  bool peer_claims() const { return peer_claims_; }
+  /// The workers of this rank's host (their cluster ranks); empty where peer_claims() is false.
+  const std::vector<int>& host_workers() const { return host_workers_; }
+  /// Where worker r of this rank's host keeps its job parameters of the call for its host's thieves
+  /// (peer_claims), room for peer_params_capacity() doubles; null where r is on another host.
+  double* peer_params(int r) const { return peer_params_.empty() ? nullptr : peer_params_[r]; }
+  /// Doubles of job parameters each worker of this host may keep in peer_params (0: none).
+  long long peer_params_capacity() const { return peer_params_capacity_; }
   /// Grows every slot to the most any rank asks for (`doubles`), unless that passes host_slots::max_doubles.
-  /// Collective over `comm`: afterwards every rank sees the same capacity.
-  void reserve(long long doubles, MPI_Comm comm);
+  /// Collective over `comm`: afterwards every rank sees the same capacity. Where peer_claims(), also grows each
+  /// worker's peer_params to the most job parameters any worker asks for (`params`).
+  void reserve(long long doubles, MPI_Comm comm, long long params = 0);
 
  private:
   /// Allocates the window for slots of `capacity` doubles and places the claims and the slots in it.
@@ -35,14 +48,23 @@ class host_memory {
   bool allocate(long long capacity);
   /// Bytes of the claim words: every rank of comm has its lines (indexed by rank in comm).
   MPI_Aint claim_bytes() const;
+  /// Finds the host's workers, and agrees on peer_claims(). Collective over comm.
+  void open_host_workers(MPI_Comm comm);
+  /// Grows peer_params to `params` doubles per worker, the most any rank of comm asks for. Collective over comm.
+  void reserve_peer_params(long long params, MPI_Comm comm);
 
   mpi_comm host_;
+  std::vector<int> host_workers_;   ///< the host's workers' cluster ranks (peer_claims)
+  bool peer_claims_ = false;
+  shared_window params_window_;     ///< peer_params, a part per host rank
+  std::vector<double*> peer_params_;  ///< by cluster rank
+  long long peer_params_capacity_ = 0;
   shared_window window_;
   int rank_ = 0, size_ = 1;           ///< in comm
   bool claim_words_ = false;            ///< claim words wanted and allocated
   bool with_root_ = false;            ///< this host holds the root
   bool one_host_ = false;             ///< every rank of comm shares this host
-  std::vector<int> comm_rank_;        ///< root host: comm rank of each host rank
+  std::vector<int> comm_rank_;        ///< comm rank of each host rank
 };
 
 }  // namespace maprect::detail

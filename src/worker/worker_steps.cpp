@@ -79,7 +79,8 @@ void lay_out_site(map_rect_context& s, worker_site& site, const wire::request& v
       block_offsets(site.all_counts.data() + site.plan.first(r), site.plan.jobs(r), rows,
                     site.all_block_at.data() + site.plan.first(r));
   }
-  s.host.reserve(slot_doubles(v.n_job, site.n_jobs, site.planned_doubles), s.comm);
+  s.host.reserve(slot_doubles(v.n_job, site.n_jobs, site.planned_doubles), s.comm,
+                 static_cast<long long>(v.n_job) * site.n_jobs);
 }
 
 }  // namespace maprect::detail

@@ -1,0 +1,145 @@
+// Claims in host memory between the workers of one host where the ranks span hosts (here hosts of
+// MAPRECT_TEST_HOST_RANKS ranks on one machine, which this test's CTest entries set): under claims by message a
+// worker's range is its claim word, and a worker out of jobs claims from the back of its host's workers before
+// it asks the root. Every call gives the in-process bits, the jobs add up, and the root's report says which
+// jobs moved in host memory: none where a worker has no other worker on its host. With MAPRECT_TEST_HOLD_RANK
+// set to the last rank, which then grants the root none, the jobs of its chunk that others run are exactly
+// those its host's other worker claimed in host memory; a failing job among them keeps its type and message.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "balance_hosts/functors.hpp"
+#include "mpi/compare.hpp"
+#include "src/balance/claims_engine.hpp"
+#include "support/claims_always_pay.hpp"
+#include "support/matchers.hpp"
+#include "support/mpi_test.hpp"
+
+using namespace maprect;
+using test::bit_equal;
+using test::evaluate;
+
+MAPRECT_REGISTER(631, test::rank_slowed_job);
+MAPRECT_REGISTER(632, test::rank_slowed_job);
+
+namespace {
+
+/// `jobs` jobs spinning 50 us, job j with j % 3 outputs, the last rank sleeping 3 ms more in each of its own.
+struct peer_data {
+  std::vector<std::vector<double>> x_r;
+  std::vector<std::vector<int>> x_i;
+  Eigen::VectorXd phi = Eigen::VectorXd::Constant(2, 0.25);
+  std::vector<Eigen::VectorXd> theta;
+  explicit peer_data(int jobs) {
+    const int slow = test::the_cluster->size() - 1;
+    for (int j = 0; j < jobs; ++j) {
+      x_r.push_back({0.25 * j + 0.5});
+      x_i.push_back({50, j % 3, 0, slow, 3000});
+      theta.push_back(Eigen::VectorXd::LinSpaced(2, 0.05 * j, 1.0 - 0.02 * j));
+    }
+  }
+};
+
+/// An integer setting of this run's environment, or `otherwise`.
+int setting(const char* name, int otherwise) {
+  const char* v = std::getenv(name);
+  return v != nullptr && v[0] != '\0' ? std::atoi(v) : otherwise;
+}
+
+/// Whether worker r shares its host with another worker (hosts of MAPRECT_TEST_HOST_RANKS ranks, in order).
+bool has_worker_peer(int r, int ranks) {
+  const int per_host = setting("MAPRECT_TEST_HOST_RANKS", ranks);
+  for (int q = 1; q < ranks; ++q)
+    if (q != r && q / per_host == r / per_host) return r > 0;
+  return false;
+}
+
+/// Whether the last rank is held (MAPRECT_TEST_HOLD_RANK) and shares its host with exactly one other worker,
+/// the rank before it: then that worker runs every job of its chunk that it does not run itself.
+bool last_rank_pinned(int ranks) {
+  const int last = ranks - 1, per_host = setting("MAPRECT_TEST_HOST_RANKS", ranks);
+  return ranks > 2 && setting("MAPRECT_TEST_HOLD_RANK", -1) == last && per_host == 2 && last % 2 == 1;
+}
+
+/// The jobs of rank r's chunk in a call of J jobs with `root_jobs` of the root's (chunk_plan's split).
+int chunk_of(int r, int J, int root_jobs, int R) {
+  auto first = [&](int q) { return q == 0 ? 0 : q >= R ? J : root_jobs + (J - root_jobs) * (q - 1) / (R - 1); };
+  return first(r + 1) - first(r);
+}
+
+/// Checks the last steady call's report: it went by claims, every job ran once, and claims in host memory
+/// only where a worker has another on its host. Returns the jobs the last rank's host peer claimed there.
+int check_report(int J) {
+  const int R = test::the_cluster->size();
+  const detail::balance_report b = detail::last_call_balance();
+  REQUIRE(static_cast<int>(b.ends.size()) == R);
+  REQUIRE(static_cast<int>(b.taken_in_host.size()) == R);
+  int ran = 0;
+  for (int r = 0; r < R; ++r) {
+    INFO("rank " << r);
+    ran += b.ends[r] + b.taken[r];
+    CHECK(b.taken_in_host[r] >= 0);
+    CHECK(b.taken_in_host[r] <= b.taken[r]);
+    if (!has_worker_peer(r, R)) CHECK(b.taken_in_host[r] == 0);
+  }
+  CHECK(ran == J);
+  if (!last_rank_pinned(R)) return 0;
+  const int root_jobs = test::the_cluster->last_call_profile().root_jobs;
+  // The held rank granted the root none: its host peer claimed all of its jobs it did not run.
+  CHECK(chunk_of(R - 1, J, root_jobs, R) - b.ends[R - 1] == b.taken_in_host[R - 2]);
+  CHECK(b.taken_in_host[R - 2] > 0);
+  return b.taken_in_host[R - 2];
+}
+
+}  // namespace
+
+TEST_CASE("host peers: claims in host memory give the in-process bits, and the report adds up") {
+  const int R = test::the_cluster->size(), J = 24;
+  const peer_data d(J);
+  test::tape_added serial_tape, tape;
+  const auto serial = test::in_process(
+      [&] { return evaluate<631, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i, &serial_tape); });
+  int in_host = 0;
+  for (int call = 0; call < 10; ++call) {
+    INFO("call " << call << ", ranks " << R);
+    const auto distributed = evaluate<631, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i, &tape);
+    CHECK(tape.nodes == serial_tape.nodes);
+    REQUIRE(distributed.size() == serial.size());
+    bool same = true;
+    for (std::size_t k = 0; k < serial.size(); ++k) same = same && bit_equal(distributed[k], serial[k]);
+    CHECK(same);
+    if (call > 0 && R > 1) in_host += check_report(J);
+  }
+  if (last_rank_pinned(R)) CHECK(in_host > 0);
+}
+
+TEST_CASE("host peers: a failing job claimed in host memory keeps its type and message") {
+  const int R = test::the_cluster->size(), J = 24;
+  const peer_data good(J);
+  const auto expected = test::in_process(
+      [&] { return evaluate<632, test::rank_slowed_job, var, var>(good.phi, good.theta, good.x_r, good.x_i); });
+  // The last job is at the back of the last rank's chunk, which its host peer claims when it is pinned; the
+  // next is early in it, which the last rank runs itself, and decides where both fail.
+  const int back = J - 1, early = R > 1 ? J - (J - J / R) / (R - 1) + 1 : 1;
+  auto failing = [&](std::vector<int> jobs) {
+    peer_data bad = good;
+    for (int j : jobs) bad.theta[j](0) = -1.0;
+    return bad;
+  };
+  const peer_data back_bad = failing({back}), both_bad = failing({early, back});
+  auto fails_at = [&](const peer_data& d, int job) {
+    const std::string gave_up = "job gave up at " + std::to_string(d.x_r[job][0]);
+    CHECK_THROWS_MATCHES((evaluate<632, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i)),
+                         std::out_of_range, test::message_contains({gave_up, "job " + std::to_string(job)}));
+    recover_memory();
+  };
+  for (int call = 0; call < 9; ++call) {
+    INFO("call " << call << ", ranks " << R);
+    if (call % 3 == 2) fails_at(call % 2 == 0 ? back_bad : both_bad, call % 2 == 0 ? back : early);
+    // The cluster is in step: the next call gives the in-process bits.
+    CHECK(evaluate<632, test::rank_slowed_job, var, var>(good.phi, good.theta, good.x_r, good.x_i) == expected);
+  }
+}
