@@ -106,6 +106,11 @@ void worker_claims::take_from_host(int& failed_job) {
     post_ask(true);
     asked_ = true;
   }
+  // A worker of its host that has not set its range for this call yet will: its word may be the last call's.
+  for (unsigned spins = 0; !host_->host_published();) {
+    serve_asks();
+    pause_in_claims(self_.policy, spins);
+  }
   const auto first_of = [this](int r) { return work_.global_job(r, 0); };
   claim_until_none(*host_, self_.rank, self_.size, self_.threads, first_of, [&](int owner, job_range got, int) {
     stolen_batch& b = stolen_.emplace_back();

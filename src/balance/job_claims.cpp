@@ -19,6 +19,7 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "claim words must
 static_assert(std::atomic<double>::is_always_lock_free, "paces must work across processes");
 constexpr MPI_Aint pace_at = 8;   ///< the pace's place in a rank's third line
 constexpr MPI_Aint busy_at = 16;  ///< the place of when its claimed batch ends, in the same line
+constexpr MPI_Aint published_at = 24;  ///< the place of the call whose range its claim word holds, in the same line
 static_assert(std::atomic<std::int64_t>::is_always_lock_free, "busy times must work across processes");
 
 /// Nanoseconds on the steady clock, which every process of a host shares.
@@ -52,6 +53,9 @@ void job_claims::place(char* base, int rank, const std::vector<int>& comm_rank, 
     char* const busy = at + 2 * line + busy_at;
     lines_[r].busy_until =
         make ? new (busy) std::atomic<std::int64_t>(0) : reinterpret_cast<std::atomic<std::int64_t>*>(busy);
+    char* const published = at + 2 * line + published_at;
+    lines_[r].published = make ? new (published) std::atomic<std::uint64_t>(0)
+                               : reinterpret_cast<std::atomic<std::uint64_t>*>(published);
   }
   self_ = rank;
   claimers_ = static_cast<int>(comm_rank.size());
@@ -198,6 +202,12 @@ int job_claims::claim_rest() {
   }
   batch_jobs_ = 0;
   return back(seen);
+}
+
+bool job_claims::host_published() const {
+  for (std::size_t r = 1; r < words_.size(); ++r)
+    if (words_[r] != nullptr && lines_[r].published->load(std::memory_order_acquire) < published_call_) return false;
+  return true;
 }
 
 bool await_finished(const job_claims& claims, int r, wait_policy policy,

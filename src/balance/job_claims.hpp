@@ -9,8 +9,9 @@
 // have their blocks in its host slot. The root makes those jobs' output nodes while the worker runs the
 // rest, instead of all of them after the worker's answer. A third line per rank counts the jobs of its chunk
 // that others ran (their blocks are in its slot), its pace on its own so far (which the grant rule and the
-// choice of whom to claim from weigh) and when the batch it claimed should end (which a slow owner weighs
-// before its next job), and one line for the call holds its lowest failing job and whether a changed output
+// choice of whom to claim from weigh), when the batch it claimed should end (which a slow owner weighs
+// before its next job) and, under claims by message across hosts, the call whose range its word holds; and one
+// line for the call holds its lowest failing job and whether a changed output
 // count stopped it.
 #include <mpi.h>
 
@@ -104,14 +105,20 @@ class job_claims {
   /// Rank r's claim word: under claims by message, where the workers of a host claim from each other, the
   /// range a worker runs and grants from (unstarted_jobs::attach).
   std::atomic<std::uint64_t>* word_of(int r) { return words_[r]; }
-  /// Worker under claims by message, before its host's workers share their parameters: its chunk of `n`
-  /// jobs all unclaimed, its pace unknown, and a claim's share that of one thief among the call's `ranks`
-  /// (grant_share): the other hosts' ranks claim too, by message.
-  void reset_own(int n, int ranks) {
+  /// Worker under claims by message, once its job parameters are where its host's workers read them: its
+  /// chunk of `n` jobs all unclaimed in call `call` (the request's sequence), its pace unknown, and a claim's
+  /// share that of one thief among the call's `ranks` (grant_share): the other hosts' ranks claim too.
+  void reset_own(int n, int ranks, std::uint64_t call) {
     claimers_ = ranks;
+    published_call_ = call;
     lines_[self_].pace->store(0, std::memory_order_relaxed);
     words_[self_]->store(pack(0, n), std::memory_order_release);
+    lines_[self_].published->store(call, std::memory_order_release);
   }
+  /// Worker under claims by message: whether every worker of its host has set its range for the call of its
+  /// latest reset_own. Before, an empty word may be the last call's: a worker out of jobs would take it for
+  /// one its host's workers had emptied.
+  bool host_published() const;
   /// Worker under claims by message: its seconds per job on its own jobs so far, for its host's thieves.
   void publish_pace(double seconds_per_job) { lines_[self_].pace->store(seconds_per_job, std::memory_order_release); }
   /// Rank r's seconds per job on its own jobs in this call so far (0: none timed yet).
@@ -183,6 +190,7 @@ class job_claims {
     std::atomic<int>* claimed_done = nullptr;
     std::atomic<double>* pace = nullptr;
     std::atomic<std::int64_t>* busy_until = nullptr;  ///< when its latest claimed batch ends (steady ns)
+    std::atomic<std::uint64_t>* published = nullptr;  ///< the call whose range its word holds (claims by message)
   };
   /// Times this rank's front batches: `got` is its claim that ends the batch before, `last` whether it took
   /// the last of the rank's unclaimed jobs. Once a pace is known, a batch expected shorter than
@@ -218,6 +226,7 @@ class job_claims {
   word* my_progress_ = nullptr;  ///< worker: its progress word, or null
   int self_ = 0;                 ///< this rank
   int claimers_ = 0;             ///< the ranks that claim from each other: grant_share's ranks
+  std::uint64_t published_call_ = 0;  ///< worker under claims by message: the call of its latest reset_own
   own_pace own_;                 ///< this rank's own jobs in this call so far
   double last_pace_ = 0;         ///< its pace over an earlier call, until this call's first batch is timed
   std::chrono::steady_clock::time_point batch_start_;  ///< when its latest front batch started

@@ -228,7 +228,7 @@ void map_rect_worker_jobs::share_with_host() {
   const std::size_t n = static_cast<std::size_t>(v_.n_job) * site_.n_jobs;
   std::copy_n(job_params_, n, s_.host.peer_params(s_.rank));
   // Published after the parameters: a thief that claims from the word reads them as written.
-  claims.reset_own(site_.n_jobs, s_.size);
+  claims.reset_own(site_.n_jobs, s_.size, v_.sequence);
   host_ = &claims;
 }
 
