@@ -264,9 +264,11 @@ const double* map_rect_worker_jobs::own_blocks(int end, int& n) {
 void serve_call_stealing(map_rect_context& s, worker_site& site, const wire::request& v, const double* shared,
                          const double* job_params) {
   map_rect_worker_jobs work(s, site, v, shared, job_params);
-  // Any rank holds any job's rows: the workers of a host claim each other's jobs in host memory.
+  // Any rank holds any job's rows: the workers of a host claim each other's jobs in host memory. Every worker
+  // of the host decides alike (the largest worker's parameters against its host's room), since each waits for
+  // the others' ranges before it claims.
   if (site.rows_everywhere && s.host.host_workers().size() >= 2 &&
-      static_cast<long long>(v.n_job) * site.n_jobs <= s.host.peer_params_capacity())
+      static_cast<long long>(v.n_job) * site.plan.most_worker_jobs() <= s.host.peer_params_capacity())
     work.share_with_host();
   serve_claims(claims_of(s), work, s.settings.test_held_rank == s.rank);
 }

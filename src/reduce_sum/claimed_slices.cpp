@@ -25,6 +25,13 @@ int blocks_of(const reduce_layout& layout, int begin, int end) {
 
 }  // namespace
 
+long long most_worker_values(const reduce_layout& layout, const reduce_split& split, int ranks) {
+  long long most = 0;
+  for (int r = 1; r < ranks; ++r)
+    most = std::max<long long>(most, values_of(layout, split.first(r), split.first(r + 1)).count);
+  return most;
+}
+
 reduce_claimed_slices::reduce_claimed_slices(rank_context& s, reduce_root_buffers& buffers, const reduce_request& req,
                                              const reduce_split& split, slice_failure& failure)
     : s_(s), b_(buffers), req_(req), split_(split), failure_(failure), payloads_(s.comm) {
@@ -77,7 +84,15 @@ double* reduce_claimed_slices::place_result(int from, const result_head& head, i
   double* status = b_.statuses.data() + static_cast<std::ptrdiff_t>(from) * wire::status_doubles;
   n = 0;
   if (owner == from) {  // its own slices [first, end), and its status
+    // The batches it claimed in host memory came first: a failure among them stays, if it is the lower.
+    const bool failed_before = status[0] == static_cast<double>(wire::status::failed);
+    const double slice_before = status[failed_slice_at];
     head.write_status(status);
+    const bool failed_now = status[0] == static_cast<double>(wire::status::failed);
+    if (failed_before && (!failed_now || slice_before < status[failed_slice_at])) {
+      status[0] = static_cast<double>(wire::status::failed);
+      status[failed_slice_at] = slice_before;
+    }
     b_.claim_ends[from] = end;
     n = blocks_of(*req_.layout, begin, end);
   } else {
@@ -126,6 +141,11 @@ class reduce_worker_slices final : public worker_claimed_work {
   }
   /// The slices run on the job tape of whichever thread runs them.
   bool runs_aside() const override { return true; }
+  job_claims* host_claims() override { return host_; }
+  wire::status run_host_batch(int owner, job_range got, block_buffer& blocks, int& failed_job) override;
+  /// Puts this rank's values where its host's workers read them and its range in its claim word, so that they
+  /// claim each other's slices in host memory.
+  void share_with_host();
 
  private:
   wire::status run(int begin, int end, double* blocks, int& failed_job);
@@ -135,7 +155,25 @@ class reduce_worker_slices final : public worker_claimed_work {
   const double* shared_;
   reduce_split split_;
   int first_;
+  job_claims* host_ = nullptr;  ///< share_with_host's claim words
 };
+
+void reduce_worker_slices::share_with_host() {
+  const value_span mine = values_of(site_.layout, first_, split_.first(s_.rank + 1));
+  std::copy_n(site_.sliced.data() + mine.at, mine.count, s_.host.peer_params(s_.rank));
+  // Published after the values: a thief that claims from the word reads them as written.
+  s_.host.claims.reset_own(own_jobs(), s_.size, s_.sequence);
+  host_ = &s_.host.claims;
+}
+
+wire::status reduce_worker_slices::run_host_batch(int owner, job_range got, block_buffer& blocks, int& failed_job) {
+  const int begin = global_job(owner, got.begin), end = global_job(owner, got.end);
+  const value_span v = values_of(site_.layout, begin, end);
+  const std::size_t owner_at = values_of(site_.layout, split_.first(owner), begin).at;
+  std::copy_n(s_.host.peer_params(owner) + (v.at - owner_at), v.count, site_.sliced.data() + v.at);
+  blocks.resize(static_cast<std::size_t>(blocks_of(site_.layout, begin, end)));
+  return run(begin, end, blocks.data(), failed_job);
+}
 
 int reduce_worker_slices::unrunnable_job() {
   if (site_.runner != nullptr) return -1;
@@ -164,6 +202,11 @@ void reduce_worker_slices::receive_batch(const grant_message& got) {
 
 void serve_reduce_claims(rank_context& s, reduce_worker_site& site, const double* shared, const reduce_split& split) {
   reduce_worker_slices work(s, site, shared, split);
+  // Every worker of the host decides alike (the largest worker's values against its host's room), since each
+  // waits for the others' ranges before it claims.
+  if (s.host.host_workers().size() >= 2 &&
+      most_worker_values(site.layout, split, s.size) <= s.host.peer_params_capacity())
+    work.share_with_host();
   serve_claims(claims_of(s), work, s.settings.test_held_rank == s.rank);
 }
 

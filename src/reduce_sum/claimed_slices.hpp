@@ -39,6 +39,8 @@ struct reduce_balance_report {
   std::vector<int> ends;     ///< per rank, where its own slices ended (slice index): others ran the rest of its range
   std::vector<int> taken;    ///< per rank, slices of other ranks' ranges it ran (the root's in taken[0])
   std::vector<int> batches;  ///< per rank, the batches it ran of other ranks' ranges
+  /// By message: of `taken`, the slices it claimed in host memory from the workers of its host (else empty).
+  std::vector<int> taken_in_host;
 };
 
 /// Root: who ran which slices in the last cluster reduce_sum call by claims (by message, or between
@@ -73,8 +75,13 @@ class reduce_claimed_slices final : public root_claimed_work, public own_batch_r
   grant_payloads payloads_;  ///< values on their way to thieves
 };
 
+/// The most values of one worker's range of slices under `split` among `ranks` ranks: the room each worker of a
+/// host needs to share them with its host's workers (host_memory::peer_params).
+long long most_worker_values(const reduce_layout& layout, const reduce_split& split, int ranks);
+
 /// Worker: steps 4 and 5 of a reduce call by claims by message, its own values in site.sliced: runs its
-/// slices [first, last) of `split`, answering the root's asks, then the batches the root grants it.
+/// slices [first, last) of `split`, answering the root's asks, then those it claims from the workers of its
+/// host in host memory (where they claim each other's), then the batches the root grants it.
 void serve_reduce_claims(rank_context& s, reduce_worker_site& site, const double* shared, const reduce_split& split);
 
 }  // namespace maprect::detail

@@ -336,6 +336,7 @@ void reduce_command::claim_by_message() {
   b.claim_ends[0] = broker.jobs().end();
   std::vector<int> late;
   if (broker.run(current_, late) < 0) abort_late(s_, reduce_call(h_.call_id), late);
+  b.claim_taken_in_host = broker.taken_in_host();
   s_.last_profile.root_seconds = seconds_since(start_);
   broker.traffic().add_to(s_.last_traffic);
   // Every worker answered the root directly: a flat gather in all but name.
@@ -351,7 +352,8 @@ void reduce_command::claim_by_message() {
 /// claim words, which the next request resets.
 void reduce_command::grow_slots() {
   const bool holds = !root_ || claims_between_all(s_);
-  s_.host.reserve(holds ? slot_need(*layout_, first_, last_) : 0, s_.comm);
+  s_.host.reserve(holds ? slot_need(*layout_, first_, last_) : 0, s_.comm,
+                  most_worker_values(*layout_, split_, s_.size));
 }
 
 void serve_reduce(rank_context& s, reduce_state& reduce, const wire::request& v, const double* shared) {

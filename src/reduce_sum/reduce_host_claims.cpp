@@ -94,6 +94,7 @@ void note_reduce_claims(rank_context& s, reduce_root_buffers& b, const reduce_la
   b.claim_ends.assign(static_cast<std::size_t>(s.size), 0);
   b.claim_taken.assign(static_cast<std::size_t>(s.size), 0);
   b.claim_batches.assign(static_cast<std::size_t>(s.size), 0);
+  b.claim_taken_in_host.clear();
   for (int r = 0; r < s.size; ++r) {
     b.claim_ends[r] = split.first(r) + s.host.claims.worker_end(r);
     b.claim_taken[r] = r == 0 ? s.last_profile.taken_jobs : s.host.claims.report(r).taken;

@@ -237,7 +237,7 @@ reduce_balance_report last_reduce_balance() {
   const cluster_state* s = live_cluster_root();
   if (s == nullptr || s->settings.balance == balance_mode::static_share) return {};
   const reduce_root_buffers& b = s->reduce.root;
-  return {b.claim_firsts, b.claim_ends, b.claim_taken, b.claim_batches};
+  return {b.claim_firsts, b.claim_ends, b.claim_taken, b.claim_batches, b.claim_taken_in_host};
 }
 
 }  // namespace maprect::detail

@@ -117,6 +117,7 @@ struct reduce_root_buffers {
   std::vector<int> claim_ends;     ///< claims by message: per rank, where its own slices ended (others ran the rest)
   std::vector<int> claim_taken;    ///< claims by message: per rank, slices of other ranks' ranges it ran
   std::vector<int> claim_batches;  ///< claims by message: per rank, batches of other ranks' ranges it ran
+  std::vector<int> claim_taken_in_host;  ///< claims by message: of claim_taken, those claimed in host memory
   collective_kind collective = collective_kind::flat;  ///< how the call's scatter and gather run
   int chunk_out = 0;            ///< the largest worker's values
   int chunk_back = 0;           ///< the largest worker's planned status and blocks

@@ -5,6 +5,7 @@
 // jobs moved in host memory: none where a worker has no other worker on its host. With MAPRECT_TEST_HOLD_RANK
 // set to the last rank, which then grants the root none, the jobs of its chunk that others run are exactly
 // those its host's other worker claimed in host memory; a failing job among them keeps its type and message.
+// reduce_sum's slices move the same way.
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include "balance_hosts/functors.hpp"
 #include "mpi/compare.hpp"
 #include "src/balance/claims_engine.hpp"
+#include "src/reduce_sum/claimed_slices.hpp"
 #include "support/claims_always_pay.hpp"
 #include "support/matchers.hpp"
 #include "support/mpi_test.hpp"
@@ -24,6 +26,7 @@ using test::evaluate;
 
 MAPRECT_REGISTER(631, test::rank_slowed_job);
 MAPRECT_REGISTER(632, test::rank_slowed_job);
+MAPRECT_REGISTER_REDUCE(633, maprect::test::relieved_partial)
 
 namespace {
 
@@ -142,4 +145,34 @@ TEST_CASE("host peers: a failing job claimed in host memory keeps its type and m
     // The cluster is in step: the next call gives the in-process bits.
     CHECK(evaluate<632, test::rank_slowed_job, var, var>(good.phi, good.theta, good.x_r, good.x_i) == expected);
   }
+}
+
+TEST_CASE("host peers: reduce_sum's slices are claimed in host memory the same way, with the in-process bits") {
+  const int R = test::the_cluster->size();
+  // 32 terms, one a slice, each sleeping 300 us (relieved_partial with no owner: it never waits).
+  const std::vector<int> info = {-1, 0, 0, -1, 0, 300, 0};
+  std::vector<var> terms;
+  for (int k = 0; k < 32; ++k) terms.push_back(0.05 * k - 0.7);
+  const std::vector<var> phi = {0.5, 0.25};
+  const auto evaluate = [&] { return test::relieved_sum_and_adjoints<633>(terms, phi, info); };
+  const std::vector<double> serial = test::in_process(evaluate);
+  int in_host = 0;
+  for (int call = 0; call < 6; ++call) {
+    INFO("call " << call << ", ranks " << R);
+    CHECK(evaluate() == serial);
+    if (R == 1) continue;
+    const detail::reduce_balance_report b = detail::last_reduce_balance();
+    if (b.taken_in_host.empty()) continue;  // the call ran by the static split or by claims between all ranks
+    REQUIRE(static_cast<int>(b.taken_in_host.size()) == R);
+    for (int r = 0; r < R; ++r) {
+      INFO("rank " << r);
+      CHECK(b.taken_in_host[r] <= b.taken[r]);
+      if (!has_worker_peer(r, R)) CHECK(b.taken_in_host[r] == 0);
+    }
+    if (!last_rank_pinned(R)) continue;
+    // The held rank granted the root none: its host peer claimed all of its slices it did not run.
+    CHECK(b.firsts[R] - b.ends[R - 1] == b.taken_in_host[R - 2]);
+    in_host += b.taken_in_host[R - 2];
+  }
+  if (last_rank_pinned(R)) CHECK(in_host > 0);
 }
