@@ -370,6 +370,21 @@ if [ -z "$BENCHES_ONLY" ]; then
     fi
   done
 
+  # Two ranks a host (round-robin: rank r on host r % N_HOSTS): the workers of a host claim each other's jobs
+  # and slices in host memory, and across hosts by message; the last rank held, so that its host's other
+  # worker claims in every call.
+  bin=$(find "$MAPRECT_BUILD_DIR/test" -name test_host_peer_claims -type f -print -quit)
+  np=$((2 * N_HOSTS))
+  what="test_host_peer_claims np=$np across $N_HOSTS hosts over TCP, two ranks a host, rank $((np - 1)) held"
+  start=$SECONDS
+  if "$WORK/mpirun-$LINK" -np "$np" --oversubscribe -x "MAPRECT_TEST_HOLD_RANK=$((np - 1))" \
+    -x "PEER_CLAIMS_HOSTS_BY_NODE=$N_HOSTS" "$bin" --use-colour no >"$WORK/host_peer_claims.log" 2>&1; then
+    pass "$what ($((SECONDS - start)) s): $(grep -E '^(All tests passed|test cases)' "$WORK/host_peer_claims.log" | tail -1)"
+  else
+    cat "$WORK/host_peer_claims.log"
+    fail "$what"
+  fi
+
   # --- bit equality: across the hosts vs shared memory vs in process ---------------------------------------------
   if netns_mpirun "$DUMP" "$WORK/tcp.txt" >"$WORK/dump-tcp.log" 2>&1 &&
     shm_mpirun -np "$N_HOSTS" "$DUMP" "$WORK/shm.txt" >"$WORK/dump-shm.log" 2>&1 &&

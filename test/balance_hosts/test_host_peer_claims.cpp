@@ -1,10 +1,13 @@
 // Claims in host memory between the workers of one host where the ranks span hosts (here hosts of
-// MAPRECT_TEST_HOST_RANKS ranks on one machine, which this test's CTest entries set): under claims by message a
+// MAPRECT_TEST_HOST_RANKS ranks on one machine, which this test's CTest entries set; or real hosts over which
+// the launcher placed the ranks round-robin, PEER_CLAIMS_HOSTS_BY_NODE of them, as scripts/netns-hosts.sh
+// runs it): under claims by message a
 // worker's range is its claim word, and a worker out of jobs claims from the back of its host's workers before
 // it asks the root. Every call gives the in-process bits, the jobs add up, and the root's report says which
 // jobs moved in host memory: none where a worker has no other worker on its host. With MAPRECT_TEST_HOLD_RANK
-// set to the last rank, which then grants the root none, the jobs of its chunk that others run are exactly
-// those its host's other worker claimed in host memory; a failing job among them keeps its type and message.
+// set to a worker with one other worker on its host, the held rank grants the root none, and the jobs of its
+// chunk that others run are exactly those that worker claimed in host memory; a failing job among them keeps
+// its type and message.
 // reduce_sum's slices move the same way.
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -52,19 +55,29 @@ int setting(const char* name, int otherwise) {
   return v != nullptr && v[0] != '\0' ? std::atoi(v) : otherwise;
 }
 
-/// Whether worker r shares its host with another worker (hosts of MAPRECT_TEST_HOST_RANKS ranks, in order).
+/// The host of rank r: rank r % N of N hosts filled round-robin (PEER_CLAIMS_HOSTS_BY_NODE=N), else hosts of
+/// MAPRECT_TEST_HOST_RANKS ranks in rank order (one host where neither is set).
+int host_of(int r, int ranks) {
+  const int by_node = setting("PEER_CLAIMS_HOSTS_BY_NODE", 0);
+  return by_node > 0 ? r % by_node : r / setting("MAPRECT_TEST_HOST_RANKS", ranks);
+}
+
+/// Whether worker r shares its host with another worker.
 bool has_worker_peer(int r, int ranks) {
-  const int per_host = setting("MAPRECT_TEST_HOST_RANKS", ranks);
   for (int q = 1; q < ranks; ++q)
-    if (q != r && q / per_host == r / per_host) return r > 0;
+    if (q != r && host_of(q, ranks) == host_of(r, ranks)) return r > 0;
   return false;
 }
 
-/// Whether the last rank is held (MAPRECT_TEST_HOLD_RANK) and shares its host with exactly one other worker,
-/// the rank before it: then that worker runs every job of its chunk that it does not run itself.
-bool last_rank_pinned(int ranks) {
-  const int last = ranks - 1, per_host = setting("MAPRECT_TEST_HOST_RANKS", ranks);
-  return ranks > 2 && setting("MAPRECT_TEST_HOLD_RANK", -1) == last && per_host == 2 && last % 2 == 1;
+/// The held worker's host peer where MAPRECT_TEST_HOLD_RANK holds a worker that shares its host with exactly
+/// one other worker: that worker then runs every job of its chunk that it does not run itself. Else -1.
+int pinned_peer(int ranks) {
+  const int held = setting("MAPRECT_TEST_HOLD_RANK", -1);
+  if (held <= 0 || held >= ranks) return -1;
+  int peer = -1, peers = 0;
+  for (int q = 1; q < ranks; ++q)
+    if (q != held && host_of(q, ranks) == host_of(held, ranks)) peer = q, ++peers;
+  return peers == 1 ? peer : -1;
 }
 
 /// The jobs of rank r's chunk in a call of J jobs with `root_jobs` of the root's (chunk_plan's split).
@@ -89,12 +102,13 @@ int check_report(int J) {
     if (!has_worker_peer(r, R)) CHECK(b.taken_in_host[r] == 0);
   }
   CHECK(ran == J);
-  if (!last_rank_pinned(R)) return 0;
+  const int peer = pinned_peer(R), held = setting("MAPRECT_TEST_HOLD_RANK", -1);
+  if (peer < 0) return 0;
   const int root_jobs = test::the_cluster->last_call_profile().root_jobs;
   // The held rank granted the root none: its host peer claimed all of its jobs it did not run.
-  CHECK(chunk_of(R - 1, J, root_jobs, R) - b.ends[R - 1] == b.taken_in_host[R - 2]);
-  CHECK(b.taken_in_host[R - 2] > 0);
-  return b.taken_in_host[R - 2];
+  CHECK(chunk_of(held, J, root_jobs, R) - b.ends[held] == b.taken_in_host[peer]);
+  CHECK(b.taken_in_host[peer] > 0);
+  return b.taken_in_host[peer];
 }
 
 }  // namespace
@@ -116,7 +130,7 @@ TEST_CASE("host peers: claims in host memory give the in-process bits, and the r
     CHECK(same);
     if (call > 0 && R > 1) in_host += check_report(J);
   }
-  if (last_rank_pinned(R)) CHECK(in_host > 0);
+  if (pinned_peer(R) >= 0) CHECK(in_host > 0);
 }
 
 TEST_CASE("host peers: a failing job claimed in host memory keeps its type and message") {
@@ -124,8 +138,8 @@ TEST_CASE("host peers: a failing job claimed in host memory keeps its type and m
   const peer_data good(J);
   const auto expected = test::in_process(
       [&] { return evaluate<632, test::rank_slowed_job, var, var>(good.phi, good.theta, good.x_r, good.x_i); });
-  // The last job is at the back of the last rank's chunk, which its host peer claims when it is pinned; the
-  // next is early in it, which the last rank runs itself, and decides where both fail.
+  // The last job is at the back of the last rank's chunk, which its host peer claims when it is held and
+  // pinned; the next is early in it, which the last rank runs itself, and decides where both fail.
   const int back = J - 1, early = R > 1 ? J - (J - J / R) / (R - 1) + 1 : 1;
   auto failing = [&](std::vector<int> jobs) {
     peer_data bad = good;
@@ -169,10 +183,11 @@ TEST_CASE("host peers: reduce_sum's slices are claimed in host memory the same w
       CHECK(b.taken_in_host[r] <= b.taken[r]);
       if (!has_worker_peer(r, R)) CHECK(b.taken_in_host[r] == 0);
     }
-    if (!last_rank_pinned(R)) continue;
+    const int peer = pinned_peer(R), held = setting("MAPRECT_TEST_HOLD_RANK", -1);
+    if (peer < 0) continue;
     // The held rank granted the root none: its host peer claimed all of its slices it did not run.
-    CHECK(b.firsts[R] - b.ends[R - 1] == b.taken_in_host[R - 2]);
-    in_host += b.taken_in_host[R - 2];
+    CHECK(b.firsts[held + 1] - b.ends[held] == b.taken_in_host[peer]);
+    in_host += b.taken_in_host[peer];
   }
-  if (last_rank_pinned(R)) CHECK(in_host > 0);
+  if (pinned_peer(R) >= 0) CHECK(in_host > 0);
 }
