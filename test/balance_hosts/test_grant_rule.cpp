@@ -37,6 +37,59 @@ TEST_CASE("grants: half of what is left beyond the thief's held jobs, from the b
   CHECK(jobs.end() == 20);
 }
 
+TEST_CASE("a range in a claim word: the same grants and batches, and the word holds where the ends are") {
+  std::atomic<std::uint64_t> word{maprect::detail::pack_range(0, 64)};
+  unstarted_jobs jobs;
+  jobs.reset(0);
+  jobs.attach(&word);
+  CHECK(jobs.left() == 64);
+  CHECK(same(jobs.take_front(1), {0, 16}));
+  CHECK(same(jobs.grant_back(0), {40, 64}));
+  CHECK(same(jobs.grant_back(10), {33, 40}));
+  CHECK(is_later(jobs.grant_back(17)));  // (17 - 17) / 2 = 0: later, and nothing moves
+  CHECK(maprect::detail::range_front(word.load()) == 16);
+  CHECK(maprect::detail::range_back(word.load()) == 33);
+  // Another rank of the host takes from the back of the same word: the owner sees it.
+  word.store(maprect::detail::pack_range(16, 30));
+  CHECK(jobs.left() == 14);
+  jobs.drop_rest();
+  CHECK(jobs.left() == 0);
+  CHECK(jobs.end() == 30);
+  CHECK(maprect::detail::range_back(word.load()) == 30);
+}
+
+TEST_CASE("a range in a claim word: an owner and thieves on other threads take every job once") {
+  constexpr int n = 20000;
+  std::atomic<std::uint64_t> word{maprect::detail::pack_range(0, n)};
+  std::vector<std::atomic<int>> ran(n);
+  for (auto& r : ran) r.store(0);
+  auto mark = [&](job_range g) {
+    for (int j = g.begin; j < g.end; ++j) ran[j].fetch_add(1);
+  };
+  std::thread owner([&] {
+    unstarted_jobs jobs;
+    jobs.attach(&word);
+    for (job_range g = jobs.take_front(1, 1, 3); !g.empty(); g = jobs.take_front(1, 1, 3)) mark(g);
+  });
+  std::vector<std::thread> thieves;
+  for (int t = 0; t < 3; ++t)
+    thieves.emplace_back([&] {
+      unstarted_jobs jobs;
+      jobs.attach(&word);
+      for (job_range g = jobs.grant_back(0, 1, 0.01); !g.empty(); g = jobs.grant_back(0, 1, 0.01))
+        if (!is_later(g)) mark(g);
+    });
+  owner.join();
+  for (std::thread& t : thieves) t.join();
+  int twice = 0, never = 0;
+  for (const auto& r : ran) {
+    twice += r.load() > 1 ? 1 : 0;
+    never += r.load() == 0 ? 1 : 0;
+  }
+  CHECK(twice == 0);
+  CHECK(never == 0);
+}
+
 TEST_CASE("the owner's batches: a quarter of what is left, at least one job per team thread") {
   unstarted_jobs jobs;
   jobs.reset(10);
