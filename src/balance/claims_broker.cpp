@@ -19,6 +19,7 @@ claims_broker::claims_broker(const claims_rank& s, root_claimed_work& work)
 
 void claims_broker::reset(int n, bool claimable) {
   own_.reset(n);
+  own_jobs_ = n;
   claimable_ = claimable;
 }
 
@@ -38,7 +39,8 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   seen.set_idle_ranks(idle_ranks());
   seen.least_seconds = static_cast<float>(self_.round_trip(thief));
   thieves_.note(seen, ask.held_time(job_seconds_, pace_.per_job()));
-  if (wants_[thief] && !stopping_ && claimable_ && own_.left() > 0) {
+  const bool pinned_to_host = self_.held_rank == 0 && host_range_;
+  if (wants_[thief] && !stopping_ && claimable_ && !pinned_to_host && own_.left() > 0) {
     // A held root (a test's pin) grants whatever is worth it, as a held worker does (serve_asks).
     const int least = self_.held_rank == 0 ? 1 : jobs_worth(self_.round_trip(thief), job_seconds_);
     const job_range g = grant_for(own_, ask, job_seconds_, pace_.per_job(), least, self_.size);
@@ -264,8 +266,10 @@ void claims_broker::hold_for_claims() {
       if (!victims_[r].exhausted || wants_[r]) return false;
     return true;
   };
-  hold_until_claimed(self_.policy, own_, [this] { serve_asks(); },
-                     [&] { return refused_ || nobody_wants(); });
+  // The workers of its host may have claimed from its back before the hold.
+  hold_until_claimed(self_.policy, own_, [this] { serve_asks(); }, [&] {
+    return refused_ || nobody_wants() || own_.end() + own_.left() < own_jobs_;
+  });
 }
 
 int claims_broker::run(bool want, std::vector<int>& late) {

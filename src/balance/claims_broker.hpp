@@ -54,6 +54,13 @@ class claims_broker {
   void reset(int n, bool claimable);
   /// The root's own unstarted jobs; it runs them from the front (run_own).
   unstarted_jobs& jobs() { return own_; }
+  /// The root's range is `word`, set for the call, which the workers of its host claim from in host memory too.
+  /// Under MAPRECT_TEST_HOLD_RANK=0 the root then grants its own jobs to nobody by message, which pins a schedule
+  /// of claims in host memory.
+  void attach_host_range(std::atomic<std::uint64_t>* word) {
+    own_.attach(word);
+    host_range_ = true;
+  }
   /// Runs the root's own jobs from the front in `batches`, as a worker runs its range: times each batch,
   /// answers the asks between them, and asks a worker for a batch once few are left. Stops at a batch that
   /// fails (noted, and the jobs after it dropped: they cannot fail first) or changes its output counts
@@ -143,6 +150,8 @@ class claims_broker {
   root_claimed_work& work_;
   unstarted_jobs own_;
   bool claimable_ = true;
+  bool host_range_ = false;    ///< its range is a claim word of its host (attach_host_range)
+  int own_jobs_ = 0;           ///< the root's own jobs at the call's start
   bool stopping_ = false;      ///< a failure is known (or the data are stale): no more asks go out
   bool dropping_ = false;      ///< the data are stale or the outputs changed: no batch granted runs
   bool refused_ = false;       ///< an ask for the root's jobs found too few to grant

@@ -106,8 +106,12 @@ void worker_claims::take_from_host(int& failed_job) {
     post_ask(true);
     asked_ = true;
   }
-  // A worker of its host that has not set its range for this call yet will: its word may be the last call's.
+  // A rank of its host that has not set its range for this call yet will: its word may be the last call's.
+  // Once the root has answered this rank's ask, nothing of its host's is waited for.
   for (unsigned spins = 0; !host_->host_published();) {
+    int answered = 0;
+    MPI_Test(&grant_request_, &answered, MPI_STATUS_IGNORE);
+    if (answered) return;
     serve_asks();
     pause_in_claims(self_.policy, spins);
   }

@@ -205,7 +205,7 @@ int job_claims::claim_rest() {
 }
 
 bool job_claims::host_published() const {
-  for (std::size_t r = 1; r < words_.size(); ++r)
+  for (std::size_t r = published_with_root_ ? 0 : 1; r < words_.size(); ++r)
     if (words_[r] != nullptr && lines_[r].published->load(std::memory_order_acquire) < published_call_) return false;
   return true;
 }

@@ -105,18 +105,20 @@ class job_claims {
   /// Rank r's claim word: under claims by message, where the workers of a host claim from each other, the
   /// range a worker runs and grants from (unstarted_jobs::attach).
   std::atomic<std::uint64_t>* word_of(int r) { return words_[r]; }
-  /// Worker under claims by message, once its job parameters are where its host's workers read them: its
-  /// chunk of `n` jobs all unclaimed in call `call` (the request's sequence), its pace unknown, and a claim's
-  /// share that of one thief among the call's `ranks` (grant_share): the other hosts' ranks claim too.
-  void reset_own(int n, int ranks, std::uint64_t call) {
+  /// A rank under claims by message, once its job parameters are where its host's ranks read them: its chunk
+  /// of `n` jobs all unclaimed in call `call` (the request's sequence), its pace unknown, and a claim's share
+  /// that of one thief among the call's `ranks` (grant_share): the other hosts' ranks claim too. With
+  /// `with_root` the root's range is in its word as well (map_rect's), and host_published waits for it.
+  void reset_own(int n, int ranks, std::uint64_t call, bool with_root) {
     claimers_ = ranks;
     published_call_ = call;
+    published_with_root_ = with_root;
     lines_[self_].pace->store(0, std::memory_order_relaxed);
     words_[self_]->store(pack(0, n), std::memory_order_release);
     lines_[self_].published->store(call, std::memory_order_release);
   }
-  /// Worker under claims by message: whether every worker of its host has set its range for the call of its
-  /// latest reset_own. Before, an empty word may be the last call's: a worker out of jobs would take it for
+  /// Worker under claims by message: whether every rank of its host that claims has set its range for the call
+  /// of its latest reset_own. Before, an empty word may be the last call's: a worker out of jobs would take it for
   /// one its host's workers had emptied.
   bool host_published() const;
   /// Worker under claims by message: its seconds per job on its own jobs so far, for its host's thieves.
@@ -227,6 +229,7 @@ class job_claims {
   int self_ = 0;                 ///< this rank
   int claimers_ = 0;             ///< the ranks that claim from each other: grant_share's ranks
   std::uint64_t published_call_ = 0;  ///< worker under claims by message: the call of its latest reset_own
+  bool published_with_root_ = false;  ///< whether that call's host_published waits for the root's range too
   own_pace own_;                 ///< this rank's own jobs in this call so far
   double last_pace_ = 0;         ///< its pace over an earlier call, until this call's first batch is timed
   std::chrono::steady_clock::time_point batch_start_;  ///< when its latest front batch started

@@ -228,7 +228,7 @@ void map_rect_worker_jobs::share_with_host() {
   const std::size_t n = static_cast<std::size_t>(v_.n_job) * site_.n_jobs;
   std::copy_n(job_params_, n, s_.host.peer_params(s_.rank));
   // Published after the parameters: a thief that claims from the word reads them as written.
-  claims.reset_own(site_.n_jobs, s_.size, v_.sequence);
+  claims.reset_own(site_.n_jobs, s_.size, v_.sequence, true);
   host_ = &claims;
 }
 
@@ -261,15 +261,16 @@ const double* map_rect_worker_jobs::own_blocks(int end, int& n) {
 
 }  // namespace
 
+bool host_claims_for(const map_rect_context& s, bool rows_everywhere, const chunk_plan& plan, int n_job_params) {
+  const long long most = static_cast<long long>(n_job_params) * std::max(plan.root_jobs, plan.most_worker_jobs());
+  return rows_everywhere && s.host.host_claimers() >= 2 && most <= s.host.peer_params_capacity();
+}
+
 void serve_call_stealing(map_rect_context& s, worker_site& site, const wire::request& v, const double* shared,
                          const double* job_params) {
   map_rect_worker_jobs work(s, site, v, shared, job_params);
-  // Any rank holds any job's rows: the workers of a host claim each other's jobs in host memory. Every worker
-  // of the host decides alike (the largest worker's parameters against its host's room), since each waits for
-  // the others' ranges before it claims.
-  if (site.rows_everywhere && s.host.host_workers().size() >= 2 &&
-      static_cast<long long>(v.n_job) * site.plan.most_worker_jobs() <= s.host.peer_params_capacity())
-    work.share_with_host();
+  // Any rank holds any job's rows: the ranks of a host claim each other's jobs in host memory.
+  if (host_claims_for(s, site.rows_everywhere, site.plan, v.n_job)) work.share_with_host();
   serve_claims(claims_of(s), work, s.settings.test_held_rank == s.rank);
 }
 

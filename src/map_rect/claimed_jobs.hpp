@@ -114,6 +114,12 @@ bool root_deferred_claims(map_rect_context& s, const root_site& site, const call
 void serve_deferred_claims(map_rect_context& s, const worker_site& site, const wire::request& v, const double* shared,
                            deferred_call& keep);
 
+/// Whether the ranks of this rank's host claim each other's jobs in host memory in a call by claims by message
+/// of a site planned as `plan` with `n_job_params` parameters per job (every rank holding every row where
+/// `rows_everywhere`). Every rank of the host decides alike (the largest chunk's parameters against its host's
+/// room), since each waits for the others' ranges before it claims.
+bool host_claims_for(const map_rect_context& s, bool rows_everywhere, const chunk_plan& plan, int n_job_params);
+
 /// Worker: steps 4 and 5 of a steady call by claims by message, once its job parameters are in
 /// `job_params`: runs its jobs, answering the root's asks, sends their blocks, then runs the batches the
 /// root grants it, sending each one's blocks, until the root answers "none".

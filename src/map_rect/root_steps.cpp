@@ -131,7 +131,8 @@ void lay_out_results(map_rect_context& s, root_site& site) {
       site.slot_doubles = std::max(site.slot_doubles, slot_doubles(site.n_job_params, jobs, site.results.counts[r]));
   }
   choose_site_collectives(s, site, at - site.results.counts[0], site.results.largest_worker_part());
-  s.host.reserve(site.slot_doubles, s.comm, static_cast<long long>(site.n_job_params) * site.plan.most_worker_jobs());
+  const int most_jobs = std::max(site.plan.root_jobs, site.plan.most_worker_jobs());
+  s.host.reserve(site.slot_doubles, s.comm, static_cast<long long>(site.n_job_params) * most_jobs);
 }
 
 }  // namespace maprect::detail

@@ -42,8 +42,8 @@ void host_memory::open(MPI_Comm comm, bool claim_words, bool with_slots, int tes
 }
 
 void host_memory::open_host_workers(MPI_Comm comm) {
-  const int workers = host_.size() - (with_root_ ? 1 : 0);
-  int wanted = claim_words_ && !one_host_ && workers >= 2 ? 1 : 0;
+  // Two ranks of a host, the root among them, can claim each other's map_rect jobs.
+  int wanted = claim_words_ && !one_host_ && host_.size() >= 2 ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &wanted, 1, MPI_INT, MPI_MAX, comm);
   peer_claims_ = wanted != 0;
   if (!peer_claims_) return;
@@ -60,7 +60,7 @@ void host_memory::reserve_peer_params(long long params, MPI_Comm comm) {
   peer_params_capacity_ = 0;
   // Every rank of the host agrees whether it is allocated; without it this host's workers do not claim
   // each other's jobs.
-  const MPI_Aint bytes = rank_ == 0 ? 0 : static_cast<MPI_Aint>(sizeof(double)) * wanted;
+  const MPI_Aint bytes = static_cast<MPI_Aint>(sizeof(double)) * wanted;
   if (!params_window_.allocate(host_.get(), bytes, sizeof(double))) return;
   peer_params_.assign(static_cast<std::size_t>(size_), nullptr);
   for (std::size_t h = 0; h < comm_rank_.size(); ++h)

@@ -26,12 +26,14 @@ class host_memory {
   void open(MPI_Comm comm, bool claim_words, bool with_slots, int test_host_ranks = 0);
   /// Frees the window and the host communicator. Collective over the communicator given to open().
   void close();
-  /// Whether the workers of some host of a cluster that spans hosts claim each other's jobs in host memory
-  /// under claims by message (the words exist everywhere and some host has two workers or more). Every rank
-  /// agrees.
+  /// Whether the ranks of some host of a cluster that spans hosts claim each other's jobs in host memory under
+  /// claims by message (the words exist everywhere and some host has two ranks or more). Every rank agrees.
   bool peer_claims() const { return peer_claims_; }
   /// The workers of this rank's host (their cluster ranks); empty where peer_claims() is false.
   const std::vector<int>& host_workers() const { return host_workers_; }
+  /// Where peer_claims(): the ranks of this host that claim each other's map_rect jobs in host memory, the root
+  /// included on its host (reduce_sum's slices: its workers alone).
+  int host_claimers() const { return static_cast<int>(host_workers_.size()) + (with_root_ && peer_claims_ ? 1 : 0); }
   /// Where worker r of this rank's host keeps its job parameters of the call for its host's thieves
   /// (peer_claims), room for peer_params_capacity() doubles; null where r is on another host.
   double* peer_params(int r) const { return peer_params_.empty() ? nullptr : peer_params_[r]; }

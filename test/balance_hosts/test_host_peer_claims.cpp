@@ -2,13 +2,13 @@
 // MAPRECT_TEST_HOST_RANKS ranks on one machine, which this test's CTest entries set; or real hosts over which
 // the launcher placed the ranks round-robin, PEER_CLAIMS_HOSTS_BY_NODE of them, as scripts/netns-hosts.sh
 // runs it): under claims by message a
-// worker's range is its claim word, and a worker out of jobs claims from the back of its host's workers before
-// it asks the root. Every call gives the in-process bits, the jobs add up, and the root's report says which
-// jobs moved in host memory: none where a worker has no other worker on its host. With MAPRECT_TEST_HOLD_RANK
-// set to a worker with one other worker on its host, the held rank grants the root none, and the jobs of its
-// chunk that others run are exactly those that worker claimed in host memory; a failing job among them keeps
-// its type and message.
-// reduce_sum's slices move the same way.
+// rank's range is its claim word, and a worker out of jobs claims from the back of its host's ranks, the root's
+// too, before it asks the root. Every call gives the in-process bits, the jobs add up, and the root's report says which
+// jobs moved in host memory: none where a rank has no other on its host. With MAPRECT_TEST_HOLD_RANK set to a
+// rank with one other rank on its host, the held rank grants no other host any of its jobs, and the jobs of its
+// chunk that others run are exactly those that rank claimed in host memory; a failing job among them keeps
+// its type and message. reduce_sum's slices move the same way between the workers of a host (the root's slices
+// only by message).
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <stdexcept>
@@ -62,20 +62,23 @@ int host_of(int r, int ranks) {
   return by_node > 0 ? r % by_node : r / setting("MAPRECT_TEST_HOST_RANKS", ranks);
 }
 
-/// Whether worker r shares its host with another worker.
-bool has_worker_peer(int r, int ranks) {
-  for (int q = 1; q < ranks; ++q)
-    if (q != r && host_of(q, ranks) == host_of(r, ranks)) return r > 0;
+/// Whether rank r shares its host with another rank that claims there (map_rect: the root too; reduce_sum,
+/// `with_root` false: workers alone).
+bool has_host_peer(int r, int ranks, bool with_root = true) {
+  if (!with_root && r == 0) return false;
+  for (int q = with_root ? 0 : 1; q < ranks; ++q)
+    if (q != r && host_of(q, ranks) == host_of(r, ranks)) return true;
   return false;
 }
 
-/// The held worker's host peer where MAPRECT_TEST_HOLD_RANK holds a worker that shares its host with exactly
-/// one other worker: that worker then runs every job of its chunk that it does not run itself. Else -1.
-int pinned_peer(int ranks) {
-  const int held = setting("MAPRECT_TEST_HOLD_RANK", -1);
-  if (held <= 0 || held >= ranks) return -1;
+/// The held rank's host peer where MAPRECT_TEST_HOLD_RANK holds a rank that shares its host with exactly one
+/// other rank that claims there (map_rect: the root too; reduce_sum, `with_root` false: workers alone): that
+/// rank then runs every job of the held rank's chunk that the held rank does not run itself. Else -1.
+int pinned_peer(int ranks, bool with_root = true) {
+  const int held = setting("MAPRECT_TEST_HOLD_RANK", -1), first = with_root ? 0 : 1;
+  if (held < first || held >= ranks) return -1;
   int peer = -1, peers = 0;
-  for (int q = 1; q < ranks; ++q)
+  for (int q = first; q < ranks; ++q)
     if (q != held && host_of(q, ranks) == host_of(held, ranks)) peer = q, ++peers;
   return peers == 1 ? peer : -1;
 }
@@ -99,7 +102,7 @@ int check_report(int J) {
     ran += b.ends[r] + b.taken[r];
     CHECK(b.taken_in_host[r] >= 0);
     CHECK(b.taken_in_host[r] <= b.taken[r]);
-    if (!has_worker_peer(r, R)) CHECK(b.taken_in_host[r] == 0);
+    if (!has_host_peer(r, R)) CHECK(b.taken_in_host[r] == 0);
   }
   CHECK(ran == J);
   const int peer = pinned_peer(R), held = setting("MAPRECT_TEST_HOLD_RANK", -1);
@@ -181,13 +184,13 @@ TEST_CASE("host peers: reduce_sum's slices are claimed in host memory the same w
     for (int r = 0; r < R; ++r) {
       INFO("rank " << r);
       CHECK(b.taken_in_host[r] <= b.taken[r]);
-      if (!has_worker_peer(r, R)) CHECK(b.taken_in_host[r] == 0);
+      if (!has_host_peer(r, R, false)) CHECK(b.taken_in_host[r] == 0);
     }
-    const int peer = pinned_peer(R), held = setting("MAPRECT_TEST_HOLD_RANK", -1);
+    const int peer = pinned_peer(R, false), held = setting("MAPRECT_TEST_HOLD_RANK", -1);
     if (peer < 0) continue;
     // The held rank granted the root none: its host peer claimed all of its slices it did not run.
     CHECK(b.firsts[held + 1] - b.ends[held] == b.taken_in_host[peer]);
     in_host += b.taken_in_host[peer];
   }
-  if (pinned_peer(R) >= 0) CHECK(in_host > 0);
+  if (pinned_peer(R, false) >= 0) CHECK(in_host > 0);
 }
