@@ -266,10 +266,8 @@ void claims_broker::hold_for_claims() {
       if (!victims_[r].exhausted || wants_[r]) return false;
     return true;
   };
-  // The workers of its host may have claimed from its back before the hold.
-  hold_until_claimed(self_.policy, own_, [this] { serve_asks(); }, [&] {
-    return refused_ || nobody_wants() || own_.end() + own_.left() < own_jobs_;
-  });
+  hold_until_claimed(self_.policy, own_, own_jobs_, [this] { serve_asks(); },
+                     [&] { return refused_ || nobody_wants(); });
 }
 
 int claims_broker::run(bool want, std::vector<int>& late) {

@@ -202,14 +202,15 @@ struct stolen_failure {
 };
 
 /// A test's pin (MAPRECT_TEST_HOLD_RANK), on the held owner once the first batch of its own has run: while
-/// `jobs` holds what it held and `released()` is false, answers asks (`serve`); at most 20 s, so that a test
-/// that sees no claims fails rather than hangs.
+/// nobody has taken any of its `jobs` from their back (it still ends at `chunk_end`; the ranks of its host may
+/// have claimed some before the hold) and `released()` is false, answers asks (`serve`); at most 20 s, so that
+/// a test that sees no claims fails rather than hangs.
 template <class Serve, class Released>
-void hold_until_claimed(wait_policy policy, const unstarted_jobs& jobs, Serve&& serve, Released&& released) {
-  const int left = jobs.left();
+void hold_until_claimed(wait_policy policy, const unstarted_jobs& jobs, int chunk_end, Serve&& serve,
+                        Released&& released) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   unsigned spins = 0;
-  while (left > 0 && jobs.left() == left && !released() && std::chrono::steady_clock::now() < until) {
+  while (jobs.left() > 0 && jobs.back() == chunk_end && !released() && std::chrono::steady_clock::now() < until) {
     serve();
     pause_in_claims(policy, spins);
   }

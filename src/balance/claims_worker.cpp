@@ -133,10 +133,9 @@ void worker_claims::take_from_host(int& failed_job) {
 }
 
 void worker_claims::hold_for_claims() {
-  // Once it answered "none" the root asks it no more. Its host's workers may have claimed from its back before
-  // the hold: the back is then no longer the chunk's end.
-  hold_until_claimed(self_.policy, jobs_, [this] { serve_asks(); },
-                     [this] { return answered_none_ || jobs_.end() + jobs_.left() < work_.own_jobs(); });
+  // Once it answered "none" the root asks it no more.
+  hold_until_claimed(self_.policy, jobs_, work_.own_jobs(), [this] { serve_asks(); },
+                     [this] { return answered_none_; });
 }
 
 void worker_claims::serve_asks(bool until_answered) {

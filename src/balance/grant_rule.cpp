@@ -3,55 +3,18 @@
 
 namespace maprect::detail {
 
-template <class Next>
-job_range unstarted_jobs::update(Next&& next) {
-  job_range got;
-  if (word_ == nullptr) {
-    next(front_, back_, got);
-    return got;
-  }
-  std::uint64_t seen = word_->load(std::memory_order_acquire);
-  while (true) {
-    int front = range_front(seen), back = range_back(seen);
-    got = {};
-    if (!next(front, back, got)) return got;
-    if (word_->compare_exchange_weak(seen, pack_range(front, back), std::memory_order_acq_rel,
-                                     std::memory_order_acquire))
-      return got;
-  }
-}
-
 job_range unstarted_jobs::take_front(int threads, int least, int most) {
-  return update([&](int& front, int back, job_range& got) {
-    if (front >= back) return false;
-    const int take = front_batch(back - front, threads, least, most);
-    got = {front, front + take};
-    front += take;
-    return true;
-  });
+  return take_from_range(*word_, true, [&](int left) { return front_batch(left, threads, least, most); });
 }
 
 job_range unstarted_jobs::grant_back(int held, int least, double share) {
-  return update([&](int front, int& back, job_range& got) {
-    if (front >= back) return false;
-    const int take = granted_jobs(back - front, held, share);
-    if (take <= 0) {
-      got = later_grant();
-      return false;
-    }
-    if (take < least) return false;
-    got = {back - take, back};
-    back -= take;
-    return true;
+  bool later = false;
+  const job_range got = take_from_range(*word_, false, [&](int left) {
+    const int take = granted_jobs(left, held, share);
+    later = take <= 0;
+    return take >= least ? take : 0;
   });
-}
-
-void unstarted_jobs::drop_rest() {
-  update([](int& front, int back, job_range&) {
-    if (front >= back) return false;
-    front = back;
-    return true;
-  });
+  return later ? later_grant() : got;
 }
 
 namespace {

@@ -23,17 +23,36 @@ inline int range_front(std::uint64_t w) { return static_cast<int>(static_cast<st
 /// The back of a claim word.
 inline int range_back(std::uint64_t w) { return static_cast<int>(w >> 32); }
 
-/// A rank's jobs of a call that nobody has started: the rank runs them from the front, thieves are granted
-/// batches from the back. The rank that owns them moves either end as it serves the asks by message; where the
-/// ranks of its host claim from each other (attach), they take from the back of the same word in host memory,
-/// so every end moves by compare-and-swap.
+/// Takes from the front or the back of the range in claim word `w` the `batch(left)` of its `left` jobs that a
+/// rule gives, by compare-and-swap: none where the range is empty or the rule gives none. `left_after`, if
+/// given, gets what the taking left. The one way a claim word's ends move, whichever rank moves them.
+template <class Batch>
+job_range take_from_range(std::atomic<std::uint64_t>& w, bool from_front, Batch&& batch, int* left_after = nullptr) {
+  std::uint64_t seen = w.load(std::memory_order_acquire);
+  while (true) {
+    const int f = range_front(seen), b = range_back(seen);
+    if (f >= b) return {};
+    const int n = batch(b - f);
+    if (n <= 0) return {};
+    const std::uint64_t rest = from_front ? pack_range(f + n, b) : pack_range(f, b - n);
+    if (!w.compare_exchange_weak(seen, rest, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+    if (left_after != nullptr) *left_after = b - f - n;
+    return from_front ? job_range{f, f + n} : job_range{b - n, b};
+  }
+}
+
+/// A rank's jobs of a call that nobody has started, as a claim word: the rank runs them from the front,
+/// thieves are granted batches from the back. The word is the rank's own, which only it moves as it serves the
+/// asks by message; or one in host memory (attach), from whose back the ranks of its host claim too.
 class unstarted_jobs {
  public:
-  /// All of `n` jobs are unstarted, kept by this rank alone.
+  unstarted_jobs() = default;
+  unstarted_jobs(const unstarted_jobs&) = delete;
+  unstarted_jobs& operator=(const unstarted_jobs&) = delete;
+  /// All of `n` jobs are unstarted, in this rank's own word.
   void reset(int n) {
-    word_ = nullptr;
-    front_ = 0;
-    back_ = n;
+    word_ = &own_word_;
+    own_word_.store(pack_range(0, n), std::memory_order_relaxed);
   }
   /// The range is `word`'s, set for the call before any other rank could read it (a claim word in host memory
   /// that the ranks of this host claim from too).
@@ -51,25 +70,22 @@ class unstarted_jobs {
   /// `share` is the part of them a thief that holds none gets (grant_share), half between two ranks alike.
   job_range grant_back(int held, int least = 1, double share = 0.5);
   /// The worker runs no more of its jobs (one failed or changed its output count): none are left to grant.
-  void drop_rest();
+  void drop_rest() {
+    take_from_range(*word_, true, [](int left) { return left; });
+  }
   /// Where the worker's own jobs end once none are left (the rest went to thieves).
-  int end() const { return word_ != nullptr ? range_front(word_->load(std::memory_order_acquire)) : front_; }
+  int end() const { return range_front(word_->load(std::memory_order_acquire)); }
+  /// Where its unstarted jobs end: the chunk's end until a thief has taken some.
+  int back() const { return range_back(word_->load(std::memory_order_acquire)); }
   /// How many are unstarted.
   int left() const {
-    if (word_ == nullptr) return back_ - front_;
     const std::uint64_t w = word_->load(std::memory_order_acquire);
     return range_back(w) - range_front(w);
   }
 
  private:
-  /// Replaces [front, back) by what `next(front, back, got)` makes of it, setting the jobs taken in `got`; false
-  /// from `next` leaves the range as it is. Returns `got`.
-  template <class Next>
-  job_range update(Next&& next);
-
-  int front_ = 0;
-  int back_ = 0;
-  std::atomic<std::uint64_t>* word_ = nullptr;  ///< the range in host memory, or null: front_ and back_
+  std::atomic<std::uint64_t> own_word_{0};
+  std::atomic<std::uint64_t>* word_ = &own_word_;  ///< own_word_, or a claim word in host memory
 };
 
 /// The one batch rule for an owner's next batch from its front, by message and in host memory alike:

@@ -63,26 +63,11 @@ void job_claims::place(char* base, int rank, const std::vector<int>& comm_rank, 
   my_progress_ = rank != 0 ? progress_[rank] : nullptr;
 }
 
-template <class Batch>
-job_range job_claims::take(word& w, bool from_front, Batch batch, int* left_after) {
-  std::uint64_t seen = w.load(std::memory_order_acquire);
-  while (true) {
-    const int f = front(seen), b = back(seen);
-    if (f >= b) return {};
-    const int n = batch(b - f);
-    const job_range got = from_front ? job_range{f, f + n} : job_range{b - n, b};
-    const std::uint64_t left = from_front ? pack(f + n, b) : pack(f, b - n);
-    if (!w.compare_exchange_weak(seen, left, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
-    if (left_after != nullptr) *left_after = b - f - n;
-    return got;
-  }
-}
-
 job_range job_claims::claim_front() { return claim_batch_front(1); }
 
 job_range job_claims::claim_batch_back(int r, int threads) {
   const double share = grant_share(pace(r), pace(self_), claimers_);
-  const job_range got = take(*words_[r], false, [threads, share](int left) {
+  const job_range got = take_from_range(*words_[r], false, [threads, share](int left) {
     return std::min(left, std::max(threads, granted_jobs(left, 0, share)));
   });
   // When it will be out of work again, at its own pace, for an owner deciding whether to leave it jobs.
@@ -107,7 +92,7 @@ job_range job_claims::claim_batch_front(int threads) {
   if (!held_ && known_pace() >= leave_pace_seconds) leave_to_faster_thieves(w);
   const int back_before = held_ ? back(w.load(std::memory_order_acquire)) : 0;
   int left = 0;
-  const job_range got = take(w, true, batch, &left);
+  const job_range got = take_from_range(w, true, batch, &left);
   if (held_) hold_back_ = got.begin == 0 && !got.empty() ? back_before : -1;
   // Nobody claims from a rank with no jobs left, so its last batch goes untimed: a call of one batch per rank
   // times nothing.
@@ -196,12 +181,9 @@ int job_claims::richest(int self, int ranks) const {
 
 int job_claims::claim_rest() {
   word& w = *(mine_ != nullptr ? mine_ : words_[0]);
-  std::uint64_t seen = w.load(std::memory_order_acquire);
-  while (!w.compare_exchange_weak(seen, pack(back(seen), back(seen)), std::memory_order_acq_rel,
-                                  std::memory_order_acquire)) {
-  }
+  take_from_range(w, true, [](int left) { return left; });
   batch_jobs_ = 0;
-  return back(seen);
+  return back(w.load(std::memory_order_acquire));
 }
 
 bool job_claims::host_published() const {

@@ -173,11 +173,6 @@ class job_claims {
 
  private:
   using word = std::atomic<std::uint64_t>;
-  /// Claims from the front or the back of the unclaimed range in `w` the batch(left) jobs the rule gives
-  /// (none when the range is empty), by compare-and-swap; `left_after`, if given, gets what it left unclaimed.
-  /// Defined beside its callers in job_claims.cpp.
-  template <class Batch>
-  static job_range take(word& w, bool from_front, Batch batch, int* left_after = nullptr);
   static std::uint64_t pack(int front, int back) { return pack_range(front, back); }
   static int front(std::uint64_t w) { return range_front(w); }
   static int back(std::uint64_t w) { return range_back(w); }

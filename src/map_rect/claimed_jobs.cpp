@@ -224,12 +224,9 @@ wire::status map_rect_worker_jobs::run_batch(const grant_message& got, block_buf
 }
 
 void map_rect_worker_jobs::share_with_host() {
-  job_claims& claims = s_.host.claims;
-  const std::size_t n = static_cast<std::size_t>(v_.n_job) * site_.n_jobs;
-  std::copy_n(job_params_, n, s_.host.peer_params(s_.rank));
-  // Published after the parameters: a thief that claims from the word reads them as written.
-  claims.reset_own(site_.n_jobs, s_.size, v_.sequence, true);
-  host_ = &claims;
+  s_.host.publish_range(job_params_, static_cast<std::size_t>(v_.n_job) * site_.n_jobs, site_.n_jobs, s_.size,
+                        v_.sequence, true);
+  host_ = &s_.host.claims;
 }
 
 wire::status map_rect_worker_jobs::run_host_batch(int owner, job_range got, block_buffer& blocks, int& failed_job) {

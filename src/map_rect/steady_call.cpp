@@ -81,9 +81,9 @@ void share_root_range(map_rect_context& s, const root_site& site, const call_req
                       bool claimable) {
   if (!host_claims_for(s, site.rows_everywhere, site.plan, req.n_job_params)) return;
   const int n = claimable ? site.plan.root_jobs : 0;
-  std::copy_n(req.job_params, static_cast<std::size_t>(n) * req.n_job_params, s.host.peer_params(0));
-  s.host.claims.reset_own(n, s.size, s.sequence, true);
-  if (n > 0) broker.attach_host_range(s.host.claims.word_of(0));
+  std::atomic<std::uint64_t>* word =
+      s.host.publish_range(req.job_params, static_cast<std::size_t>(n) * req.n_job_params, n, s.size, s.sequence, true);
+  if (n > 0) broker.attach_host_range(word);
 }
 
 /// The root's part of step 4 by claims by message: its own jobs, claimable by the workers, then the

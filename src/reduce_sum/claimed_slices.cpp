@@ -160,9 +160,8 @@ class reduce_worker_slices final : public worker_claimed_work {
 
 void reduce_worker_slices::share_with_host() {
   const value_span mine = values_of(site_.layout, first_, split_.first(s_.rank + 1));
-  std::copy_n(site_.sliced.data() + mine.at, mine.count, s_.host.peer_params(s_.rank));
-  // Published after the values: a thief that claims from the word reads them as written.
-  s_.host.claims.reset_own(own_jobs(), s_.size, s_.sequence, false);
+  s_.host.publish_range(site_.sliced.data() + mine.at, static_cast<std::size_t>(mine.count), own_jobs(), s_.size,
+                        s_.sequence, false);
   host_ = &s_.host.claims;
 }
 

@@ -68,6 +68,13 @@ void host_memory::reserve_peer_params(long long params, MPI_Comm comm) {
   peer_params_capacity_ = wanted;
 }
 
+std::atomic<std::uint64_t>* host_memory::publish_range(const double* values, std::size_t count, int jobs,
+                                                       int ranks, std::uint64_t call, bool with_root) {
+  std::copy_n(values, count, peer_params(rank_));
+  claims.reset_own(jobs, ranks, call, with_root);
+  return claims.word_of(rank_);
+}
+
 bool host_memory::allocate(long long capacity) {
   const bool first = host_.rank() == 0;  // the root on its host
   const MPI_Aint slot_bytes = static_cast<MPI_Aint>(sizeof(double)) * capacity * size_;

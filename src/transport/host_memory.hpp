@@ -39,6 +39,12 @@ class host_memory {
   double* peer_params(int r) const { return peer_params_.empty() ? nullptr : peer_params_[r]; }
   /// Doubles of job parameters each worker of this host may keep in peer_params (0: none).
   long long peer_params_capacity() const { return peer_params_capacity_; }
+  /// Under claims by message where the ranks of this host claim each other's jobs: puts this rank's `count`
+  /// values (its job parameters, or its slices' values) where they read them, then its `jobs` all unclaimed in
+  /// its claim word for call `call` (job_claims::reset_own, `ranks` and `with_root` as there), so that a rank
+  /// that claims from the word reads the values as written. Returns the word.
+  std::atomic<std::uint64_t>* publish_range(const double* values, std::size_t count, int jobs, int ranks,
+                                            std::uint64_t call, bool with_root);
   /// Grows every slot to the most any rank asks for (`doubles`), unless that passes host_slots::max_doubles.
   /// Collective over `comm`: afterwards every rank sees the same capacity. Where peer_claims(), also grows each
   /// worker's peer_params to the most job parameters any worker asks for (`params`).
