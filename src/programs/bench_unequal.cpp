@@ -25,6 +25,9 @@
 #include <thread>
 #include <vector>
 
+#include "src/balance/claims_engine.hpp"
+#include "src/reduce_sum/claimed_slices.hpp"
+
 namespace {
 
 /// What the command line sets; every rank parses the same argv, so the workers' jobs know the slow rank too.
@@ -261,6 +264,8 @@ struct figures {
   double median_ms = 0, bound_ms = 0, even_ms = 0;
   double measured_bound_ms = 0;  ///< total work over the sum of the speeds the ranks' jobs measured
   int root_jobs = 0, taken_jobs = 0;
+  int claimed = 0;  ///< jobs (slices) that ranks ran of other ranks' ranges in the last call
+  int in_host = 0;  ///< of those, the ones claimed in host memory across hosts
 };
 
 /// Balanced bound: total work over the sum of the ranks' speeds (the slow rank counts 1/s), as told and as
@@ -285,6 +290,26 @@ void bounds(figures& f, const std::vector<double>& speeds) {
   }
 }
 
+int sum(const std::vector<int>& v) {
+  int total = 0;
+  for (const int n : v) total += n;
+  return total;
+}
+
+/// Root: how many jobs (slices) of the last call ran on a rank other than their range's, and how many of those
+/// were claimed in host memory across hosts.
+void claims_counted(figures& f) {
+  if (the_settings.reduce) {
+    const maprect::detail::reduce_balance_report r = maprect::detail::last_reduce_balance();
+    f.claimed = sum(r.taken);
+    f.in_host = sum(r.taken_in_host);
+  } else {
+    const maprect::detail::balance_report r = maprect::detail::last_call_balance();
+    f.claimed = sum(r.taken);
+    f.in_host = sum(r.taken_in_host);
+  }
+}
+
 /// Prints the key=value line and, with --json, writes the same figures to that file.
 void report(const figures& f) {
   const settings& s = the_settings;
@@ -292,10 +317,10 @@ void report(const figures& f) {
   std::printf(
       "kind=%s ranks=%d balance=%s slow_rank=%d s=%g skew=%g jobs=%d job_ms=%g calls=%d median_ms=%.3f "
       "bound_ms=%.3f ratio=%.3f measured_bound_ms=%.3f measured_ratio=%.3f even_ms=%.3f root_jobs=%d taken_jobs=%d "
-      "bits=same\n",
+      "claimed=%d in_host=%d bits=same\n",
       kind, f.ranks, f.balance, s.slow_rank, s.slow_factor, s.skew, s.jobs, s.job_ms, s.calls, f.median_ms,
       f.bound_ms, f.median_ms / f.bound_ms, f.measured_bound_ms, f.median_ms / f.measured_bound_ms, f.even_ms,
-      f.root_jobs, f.taken_jobs);
+      f.root_jobs, f.taken_jobs, f.claimed, f.in_host);
   if (s.json.empty()) return;
   FILE* out = std::fopen(s.json.c_str(), "w");
   if (out == nullptr) {
@@ -306,10 +331,10 @@ void report(const figures& f) {
                "{\"kind\": \"%s\", \"ranks\": %d, \"balance\": \"%s\", \"slow_rank\": %d, \"s\": %g, "
                "\"skew\": %g, \"jobs\": %d, \"job_ms\": %g, \"calls\": %d, \"median_ms\": %.4f, \"bound_ms\": %.4f, "
                "\"ratio\": %.4f, \"measured_bound_ms\": %.4f, \"measured_ratio\": %.4f, \"even_ms\": %.4f, "
-               "\"root_jobs\": %d, \"taken_jobs\": %d}\n",
+               "\"root_jobs\": %d, \"taken_jobs\": %d, \"claimed\": %d, \"in_host\": %d}\n",
                kind, f.ranks, f.balance, s.slow_rank, s.slow_factor, s.skew, s.jobs, s.job_ms, s.calls, f.median_ms,
                f.bound_ms, f.median_ms / f.bound_ms, f.measured_bound_ms, f.median_ms / f.measured_bound_ms,
-               f.even_ms, f.root_jobs, f.taken_jobs);
+               f.even_ms, f.root_jobs, f.taken_jobs, f.claimed, f.in_host);
   std::fclose(out);
 }
 
@@ -343,6 +368,7 @@ int main(int argc, char** argv) {
   const maprect::cluster::profile p = c.last_call_profile();
   f.root_jobs = p.root_jobs;
   f.taken_jobs = p.taken_jobs;
+  claims_counted(f);
   c.stop();
   const std::vector<double> speeds = measured_speeds(f.ranks);
   // The same jobs in process: what every call over the cluster must reproduce bit for bit.
