@@ -43,9 +43,12 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   if (wants_[thief] && !stopping_ && claimable_ && !pinned_to_host && own_.left() > 0) {
     // A held root (a test's pin) grants whatever is worth it, as a held worker does (serve_asks).
     const int least = self_.held_rank == 0 ? 1 : jobs_worth(self_.round_trip(thief), job_seconds_);
-    const job_range g = grant_for(own_, ask, job_seconds_, pace_.per_job(), least, self_.size);
+    job_range g = grant_for(own_, ask, job_seconds_, pace_.per_job(), least, self_.size);
     refused_ = refused_ || (!is_later(g) && g.empty());
-    if (is_later(g) || !g.empty()) {  // "later": the thief holds enough, and asks again once it ran it
+    // "Later": the thief holds enough of the root's jobs, and asks again once it ran it; but where a worker
+    // has more left than the root, its ask goes there now, so that a slow owner leaves it its next job.
+    if (is_later(g) && richer_than_root(thief)) g = {};
+    if (is_later(g) || !g.empty()) {
       send_grant_to(thief, 0, g);
       if (!is_later(g)) {
         work_.send_batch(thief, 0, g);
@@ -57,13 +60,21 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   waiting_.push_back(thief);  // dispatch() answers: a batch of another worker's, or "none"
 }
 
+void claims_broker::broker_between_own() {
+  std::vector<int> late;  // run() finds a late owner on its own poll
+  poll_answers(late);
+  if (!stopping_) forward_waiting();
+}
+
 void claims_broker::after_batch(int done, int left) {
-  if (root_asking_ || stopping_ || left > 9) return;  // a few jobs ahead: a dear job may delay the answer
+  // A few jobs ahead: a dear job may delay the answer.
+  if (root_asking_ || stopping_ || !next_.empty() || left > 9) return;
+  // The root's own jobs still to run, at their mean time so far. After a "later" it asks again once it holds
+  // half as much: a few asks a call keep what the owners have left known.
+  const double held_seconds = left * seconds_since(own_start_) / std::max(1, done);
+  if (held_seconds > later_held_seconds_ / 2) return;
   const int v = richest_free(0);
-  if (v < 0) return;
-  // The root's own jobs still to run, at their mean time so far.
-  const double so_far = seconds_since(own_start_);
-  ask_victim(v, 0, 0, left * so_far / std::max(1, done));
+  if (v >= 0) ask_victim(v, 0, 0, held_seconds);
 }
 
 int claims_broker::least_own_batch() const {
@@ -82,6 +93,7 @@ void claims_broker::release_held() {
 void claims_broker::ask_victim(int v, int thief, int held, double held_seconds, bool want) {
   ask_out& ask = victims_[v].asks.emplace_back();
   ask.thief = thief;
+  ask.held_seconds = held_seconds;
   // A batch for the root is worth the ask's own round trip to the owner; one for a worker, its round trip
   // from the root as well (the rows go out, the blocks come back).
   const double least = self_.round_trip(thief > 0 ? thief : v);
@@ -118,6 +130,11 @@ int claims_broker::richest_free(int thief) const {
     }
   }
   return best;
+}
+
+bool claims_broker::richer_than_root(int thief) const {
+  const int v = richest_free(thief);
+  return v >= 0 && victims_[v].left_by(clock::now(), job_seconds_) > own_.left();
 }
 
 int claims_broker::idle_ranks() const {
@@ -164,10 +181,11 @@ void claims_broker::on_answer(int v, const ask_out& ask) {
   if (!is_later(g) && g.empty()) {
     w.exhausted = true;
     w.left = 0;
-  } else if (!is_later(g)) {
-    w.left = g.size();  // the owner keeps about as many as it grants
+  } else {  // "later" too: a slow owner that keeps most of its jobs shows as the richest
+    w.left = ask.answer.left;
     w.known_at = clock::now();
   }
+  if (thief == 0 && is_later(g)) later_held_seconds_ = ask.held_seconds;
   const bool dropped = dropping_ || (stopping_ && work_.global_job(v, g.begin) > lowest_failure_);
   if (is_later(g) || g.empty() || dropped) {
     // Nobody runs a batch behind a known failure, or on stale data: the call fails, or is planned anew.
@@ -199,15 +217,7 @@ void claims_broker::dispatch() {
     release_held();
     return;
   }
-  for (auto it = waiting_.begin(); it != waiting_.end();) {
-    const int v = wants_[*it] ? richest_free(*it) : -1;
-    if (v < 0) {
-      ++it;
-      continue;
-    }
-    ask_victim(v, *it);
-    it = waiting_.erase(it);
-  }
+  forward_waiting();
   // While a batch runs aside the root asks for one more, not for a queue of them.
   if (root_asking_ || (!running_.jobs.empty() && !next_.empty())) return;
   const int v = richest_free(0);
@@ -222,6 +232,18 @@ void claims_broker::dispatch() {
   hold(running_);
   for (const root_batch& b : next_) hold(b);
   if (v >= 0) ask_victim(v, 0, held, held_seconds);
+}
+
+void claims_broker::forward_waiting() {
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    const int v = wants_[*it] ? richest_free(*it) : -1;
+    if (v < 0) {
+      ++it;
+      continue;
+    }
+    ask_victim(v, *it);
+    it = waiting_.erase(it);
+  }
 }
 
 bool claims_broker::finished() const {
@@ -247,7 +269,10 @@ wire::status claims_broker::run_own(own_batch_runner& batches, int& failed_job) 
     void starting(job_range) {}
     wire::status run(job_range got, int& failed) { return batches.run(got, failed); }
     bool runs_aside() const { return batches.runs_aside(); }
-    void serve_asks() { b.serve_asks(); }
+    void serve_asks() {
+      b.serve_asks();
+      b.broker_between_own();
+    }
     void ran(job_range got, double seconds) {
       batches.ran_for(seconds);
       if (got.begin == 0) b.hold_for_claims();
@@ -273,6 +298,7 @@ void claims_broker::hold_for_claims() {
 int claims_broker::run(bool want, std::vector<int>& late) {
   stopping_ = stopping_ || !want;
   dropping_ = dropping_ || !want;
+  if (dropping_) next_.clear();  // granted for the root while its own jobs ran, on data now stale
   const auto since = clock::now();
   int taken = 0;
   unsigned spins = 0;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <climits>
 #include <deque>
+#include <limits>
 #include <vector>
 
 #include <maprect/cluster.hpp>
@@ -90,6 +91,7 @@ class claims_broker {
     grant_message answer;
     MPI_Request reply = MPI_REQUEST_NULL;
     int thief = 0;
+    double held_seconds = 0;  ///< an ask for the root: the work it held as it asked
     clock::time_point sent;
   };
   /// One worker as the owner of jobs others may take, and the root's asks to it that are out. The owner
@@ -119,6 +121,10 @@ class claims_broker {
   int least_own_batch() const;
   /// Answers every ask that has come: a batch of the root's own jobs while it has some, else later.
   void serve_asks();
+  /// Between the root's own batches: takes the owners' answers and passes the waiting thieves' asks on, so
+  /// that a slow owner hears of the ranks running out of work before it starts its next job, not after the
+  /// root's own jobs.
+  void broker_between_own();
   /// The root has run `done` of its own jobs and `left` are unstarted: with a few left, it asks a worker for
   /// a batch, so that the answer (given between the worker's batches) is there when they are done.
   void after_batch(int done, int left);
@@ -137,7 +143,11 @@ class claims_broker {
   void receive_result(int from, result_head head);
   void on_answer(int v, const ask_out& ask);
   void dispatch();
+  /// Asks the richest owner on behalf of each waiting thief that wants a batch.
+  void forward_waiting();
   int richest_free(int thief) const;
+  /// Whether the richest worker but `thief` has more unstarted jobs left than the root, by the root's count.
+  bool richer_than_root(int thief) const;
   bool all_exhausted() const;
   /// The ranks out of their own jobs that still want batches, the root included once its own are started.
   int idle_ranks() const;
@@ -157,6 +167,8 @@ class claims_broker {
   bool refused_ = false;       ///< an ask for the root's jobs found too few to grant
   int lowest_failure_ = INT_MAX;  ///< the lowest job the root saw fail
   bool root_asking_ = false;   ///< an ask for the root is out
+  /// What the root held at its latest ask answered "later" (it asks again at half of it).
+  double later_held_seconds_ = std::numeric_limits<double>::infinity();
   double job_seconds_ = 0;
   own_pace pace_;              ///< its time on its own jobs so far: its pace in grants and asks
   clock::time_point own_start_;

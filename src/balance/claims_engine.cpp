@@ -31,12 +31,12 @@ bool probe_after_progress(MPI_Comm comm, int tag, MPI_Status& st) {
 
 void post_ask(MPI_Comm comm, int owner, const ask_message& ask, grant_message& grant, MPI_Request& reply) {
   MPI_Send(&ask, sizeof ask, MPI_BYTE, owner, claims_tag::ask, comm);
-  MPI_Irecv(&grant, 3, MPI_INT, owner, claims_tag::grant, comm, &reply);
+  MPI_Irecv(&grant, 4, MPI_INT, owner, claims_tag::grant, comm, &reply);
 }
 
-void send_grant(MPI_Comm comm, int thief, int owner, job_range g) {
-  const grant_message m{owner, g.begin, g.end};
-  MPI_Send(&m, 3, MPI_INT, thief, claims_tag::grant, comm);
+void send_grant(MPI_Comm comm, int thief, int owner, job_range g, int left) {
+  const grant_message m{owner, g.begin, g.end, left};
+  MPI_Send(&m, 4, MPI_INT, thief, claims_tag::grant, comm);
 }
 
 void grant_payloads::post(int thief, int tag, const double* values, int n) {

@@ -106,6 +106,7 @@ struct grant_message {
   int owner = 0;
   int begin = 0;
   int end = 0;
+  int left = 0;  ///< an owner's answer to the root: its unstarted jobs after it (else 0)
   job_range range() const { return {begin, end}; }
 };
 
@@ -136,8 +137,8 @@ void answer_asks(MPI_Comm comm, Grant&& grant) {
   answer_asks(comm, std::forward<Grant>(grant), [] { return false; });
 }
 
-/// Sends `thief` the grant of `owner`'s local jobs `g`.
-void send_grant(MPI_Comm comm, int thief, int owner, job_range g);
+/// Sends `thief` the grant of `owner`'s local jobs `g`; an owner answering the root says how many it has `left`.
+void send_grant(MPI_Comm comm, int thief, int owner, job_range g, int left = 0);
 
 /// Root: what worker thieves need beside their grants to run the batches (the data only the root holds), sent
 /// without waiting. A thief receives a payload once it has run the batch it holds, so the root must not block.

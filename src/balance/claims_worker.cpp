@@ -150,7 +150,7 @@ void worker_claims::serve_asks(bool until_answered) {
     const int least = hold_ ? 1 : ask.least(job_seconds_);
     const job_range g = grant_for(jobs_, ask, job_seconds_, pace_.per_job(), least, self_.size);
     answered_none_ = answered_none_ || (!is_later(g) && g.empty());
-    send_grant(self_.comm, root, self_.rank, g);
+    send_grant(self_.comm, root, self_.rank, g, jobs_.left());
   };
   if (!until_answered) return answer_asks(self_.comm, grant);
   // The root's "none" is the last it sends this rank in a call: an ask found once it is in may be the next
