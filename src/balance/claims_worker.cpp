@@ -143,9 +143,11 @@ void worker_claims::serve_asks(bool until_answered) {
   // A held rank (a test's pin) grants whatever is worth it to nobody else, so that some claim ends its hold
   // however long the root's round trip was at start-up.
   const auto grant = [this](int root, const ask_message& ask) {
-    // A held rank whose host's workers claim from each other grants the root none: its jobs that others run
-    // are those its host's workers claim, which pins a schedule of claims in host memory.
-    if (hold_ && host_ != nullptr && ask.wants()) return send_grant(self_.comm, root, self_.rank, {});
+    // A held rank beside another worker that claims in its host's memory grants the root none: its jobs that
+    // others run are those that worker claims, which pins a schedule of claims in host memory. Beside the root
+    // alone, which claims only by message, it grants as any held rank does.
+    if (hold_ && host_ != nullptr && host_->worker_beside(self_.rank) && ask.wants())
+      return send_grant(self_.comm, root, self_.rank, {});
     thieves_.note(ask, ask.held_time(job_seconds_, pace_.per_job()));
     const int least = hold_ ? 1 : ask.least(job_seconds_);
     const job_range g = grant_for(jobs_, ask, job_seconds_, pace_.per_job(), least, self_.size);

@@ -132,6 +132,12 @@ class job_claims {
   /// Any rank of the root's host: the rank other than `self` with the most unclaimed work, its unclaimed jobs
   /// at its pace (as alike to `self`'s while either is untimed), or -1 if none has any.
   int richest(int self, int ranks) const;
+  /// Whether a worker of this host other than `self` claims here: the root claims only by message.
+  bool worker_beside(int self) const {
+    for (std::size_t r = 1; r < words_.size(); ++r)
+      if (static_cast<int>(r) != self && words_[r] != nullptr) return true;
+    return false;
+  }
   /// Jobs of rank r's chunk that other ranks ran, their blocks in r's slot.
   int claimed_done(int r) const { return lines_[r].claimed_done->load(std::memory_order_acquire); }
   /// Any rank: n more jobs of rank r's chunk have their blocks in r's slot.

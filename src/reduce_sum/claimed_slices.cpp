@@ -25,11 +25,25 @@ int blocks_of(const reduce_layout& layout, int begin, int end) {
 
 }  // namespace
 
-long long most_worker_values(const reduce_layout& layout, const reduce_split& split, int ranks) {
+long long most_rank_values(const reduce_layout& layout, const reduce_split& split, int ranks) {
   long long most = 0;
-  for (int r = 1; r < ranks; ++r)
+  for (int r = 0; r < ranks; ++r)
     most = std::max<long long>(most, values_of(layout, split.first(r), split.first(r + 1)).count);
   return most;
+}
+
+bool reduce_host_claims_for(const rank_context& s, const reduce_layout& layout, const reduce_split& split) {
+  return s.host.host_claimers() >= 2 && most_rank_values(layout, split, s.size) <= s.host.peer_params_capacity();
+}
+
+void share_root_slices(rank_context& s, const reduce_request& req, const reduce_split& split, claims_broker& broker,
+                       bool claimable) {
+  if (!reduce_host_claims_for(s, *req.layout, split)) return;
+  const int n = claimable ? split.first(1) : 0;
+  const value_span mine = values_of(*req.layout, 0, n);
+  std::atomic<std::uint64_t>* word =
+      s.host.publish_range(req.sliced + mine.at, static_cast<std::size_t>(mine.count), n, s.size, s.sequence, true);
+  if (n > 0) broker.attach_host_range(word);
 }
 
 reduce_claimed_slices::reduce_claimed_slices(rank_context& s, reduce_root_buffers& buffers, const reduce_request& req,
@@ -161,7 +175,7 @@ class reduce_worker_slices final : public worker_claimed_work {
 void reduce_worker_slices::share_with_host() {
   const value_span mine = values_of(site_.layout, first_, split_.first(s_.rank + 1));
   s_.host.publish_range(site_.sliced.data() + mine.at, static_cast<std::size_t>(mine.count), own_jobs(), s_.size,
-                        s_.sequence, false);
+                        s_.sequence, true);
   host_ = &s_.host.claims;
 }
 
@@ -201,11 +215,9 @@ void reduce_worker_slices::receive_batch(const grant_message& got) {
 
 void serve_reduce_claims(rank_context& s, reduce_worker_site& site, const double* shared, const reduce_split& split) {
   reduce_worker_slices work(s, site, shared, split);
-  // Every worker of the host decides alike (the largest worker's values against its host's room), since each
-  // waits for the others' ranges before it claims.
-  if (s.host.host_workers().size() >= 2 &&
-      most_worker_values(site.layout, split, s.size) <= s.host.peer_params_capacity())
-    work.share_with_host();
+  // Every rank of the host, the root too, decides alike (the largest range's values against its host's room),
+  // since each waits for the others' ranges before it claims.
+  if (reduce_host_claims_for(s, site.layout, split)) work.share_with_host();
   serve_claims(claims_of(s), work, s.settings.test_held_rank == s.rank);
 }
 

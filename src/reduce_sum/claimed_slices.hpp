@@ -75,9 +75,20 @@ class reduce_claimed_slices final : public root_claimed_work, public own_batch_r
   grant_payloads payloads_;  ///< values on their way to thieves
 };
 
-/// The most values of one worker's range of slices under `split` among `ranks` ranks: the room each worker of a
-/// host needs to share them with its host's workers (host_memory::peer_params).
-long long most_worker_values(const reduce_layout& layout, const reduce_split& split, int ranks);
+/// The most values of one rank's range of slices under `split` among `ranks` ranks: the room each rank of a
+/// host needs to share them with its host's ranks (host_memory::peer_params).
+long long most_rank_values(const reduce_layout& layout, const reduce_split& split, int ranks);
+
+/// Whether the ranks of this rank's host, the root too where it is there, claim each other's slices in host
+/// memory under claims by message: two of them claim there, and the largest range's values fit its room. Every
+/// rank of a host decides alike.
+bool reduce_host_claims_for(const rank_context& s, const reduce_layout& layout, const reduce_split& split);
+
+/// Root, in a call by claims by message where reduce_host_claims_for: puts its slices' values where the workers
+/// of its host read them and its range in its claim word, for them and for its own runs alike. Empty where
+/// nobody may take its slices (stale data, a message stream): its host's workers wait for its range.
+void share_root_slices(rank_context& s, const reduce_request& req, const reduce_split& split, claims_broker& broker,
+                       bool claimable);
 
 /// Worker: steps 4 and 5 of a reduce call by claims by message, its own values in site.sliced: runs its
 /// slices [first, last) of `split`, answering the root's asks, then those it claims from the workers of its

@@ -331,6 +331,7 @@ void reduce_command::claim_by_message() {
   claims_broker broker(claims_of(s_), work);
   // A functor's messages reach the caller's stream only from the root: with one, its slices stay its own.
   broker.reset(last_, current_ && !req_->messages);
+  share_root_slices(s_, *req_, split_, broker, current_ && !req_->messages);
   int failed_slice = INT_MAX;
   broker.run_own(work, failed_slice);
   b.claim_ends[0] = broker.jobs().end();
@@ -353,7 +354,7 @@ void reduce_command::claim_by_message() {
 void reduce_command::grow_slots() {
   const bool holds = !root_ || claims_between_all(s_);
   s_.host.reserve(holds ? slot_need(*layout_, first_, last_) : 0, s_.comm,
-                  most_worker_values(*layout_, split_, s_.size));
+                  most_rank_values(*layout_, split_, s_.size));
 }
 
 void serve_reduce(rank_context& s, reduce_state& reduce, const wire::request& v, const double* shared) {

@@ -7,12 +7,13 @@
 // jobs moved in host memory: none where a rank has no other on its host. With MAPRECT_TEST_HOLD_RANK set to a
 // rank with one other rank on its host, the held rank grants no other host any of its jobs, and the jobs of its
 // chunk that others run are exactly those that rank claimed in host memory; a failing job among them keeps
-// its type and message. reduce_sum's slices move the same way between the workers of a host (the root's slices
-// only by message).
+// its type and message. reduce_sum's slices move the same way between the ranks of a host, the root's too.
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "balance_hosts/functors.hpp"
@@ -30,6 +31,21 @@ using test::evaluate;
 MAPRECT_REGISTER(631, test::rank_slowed_job);
 MAPRECT_REGISTER(632, test::rank_slowed_job);
 MAPRECT_REGISTER_REDUCE(633, maprect::test::relieved_partial)
+
+namespace maprect::test {
+/// One term a slice, sleeping 300 us; the slice starting at info[0] throws std::domain_error("bad slice <start>").
+struct failing_partial {
+  template <class T_slice, class T_phi>
+  return_type_t<T_slice, T_phi> operator()(const std::vector<T_slice>& slice, int start, int, std::ostream*,
+                                           const std::vector<T_phi>& phi, const std::vector<int>& info) const {
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+    if (start == info[0]) throw std::domain_error("bad slice " + std::to_string(start));
+    return phi[0] * slice[0] + sin(phi[1] + slice[0]);
+  }
+};
+}  // namespace maprect::test
+
+MAPRECT_REGISTER_REDUCE(634, maprect::test::failing_partial)
 
 namespace {
 
@@ -62,23 +78,21 @@ int host_of(int r, int ranks) {
   return by_node > 0 ? r % by_node : r / setting("MAPRECT_TEST_HOST_RANKS", ranks);
 }
 
-/// Whether rank r shares its host with another rank that claims there (map_rect: the root too; reduce_sum,
-/// `with_root` false: workers alone).
-bool has_host_peer(int r, int ranks, bool with_root = true) {
-  if (!with_root && r == 0) return false;
-  for (int q = with_root ? 0 : 1; q < ranks; ++q)
+/// Whether rank r shares its host with another rank (every rank of a host claims there, the root too).
+bool has_host_peer(int r, int ranks) {
+  for (int q = 0; q < ranks; ++q)
     if (q != r && host_of(q, ranks) == host_of(r, ranks)) return true;
   return false;
 }
 
 /// The held rank's host peer where MAPRECT_TEST_HOLD_RANK holds a rank that shares its host with exactly one
-/// other rank that claims there (map_rect: the root too; reduce_sum, `with_root` false: workers alone): that
-/// rank then runs every job of the held rank's chunk that the held rank does not run itself. Else -1.
-int pinned_peer(int ranks, bool with_root = true) {
-  const int held = setting("MAPRECT_TEST_HOLD_RANK", -1), first = with_root ? 0 : 1;
-  if (held < first || held >= ranks) return -1;
+/// worker and no other rank but the root: that worker then runs every job of the held rank's chunk that the
+/// held rank does not run itself. Else -1 (the root claims only by message).
+int pinned_peer(int ranks) {
+  const int held = setting("MAPRECT_TEST_HOLD_RANK", -1);
+  if (held < 0 || held >= ranks) return -1;
   int peer = -1, peers = 0;
-  for (int q = first; q < ranks; ++q)
+  for (int q = 1; q < ranks; ++q)
     if (q != held && host_of(q, ranks) == host_of(held, ranks)) peer = q, ++peers;
   return peers == 1 ? peer : -1;
 }
@@ -184,13 +198,40 @@ TEST_CASE("host peers: reduce_sum's slices are claimed in host memory the same w
     for (int r = 0; r < R; ++r) {
       INFO("rank " << r);
       CHECK(b.taken_in_host[r] <= b.taken[r]);
-      if (!has_host_peer(r, R, false)) CHECK(b.taken_in_host[r] == 0);
+      if (!has_host_peer(r, R)) CHECK(b.taken_in_host[r] == 0);
     }
-    const int peer = pinned_peer(R, false), held = setting("MAPRECT_TEST_HOLD_RANK", -1);
+    const int peer = pinned_peer(R), held = setting("MAPRECT_TEST_HOLD_RANK", -1);
     if (peer < 0) continue;
-    // The held rank granted the root none: its host peer claimed all of its slices it did not run.
+    // The held rank (the root too) granted none by message: its host peer claimed all of its slices it did not
+    // run.
     CHECK(b.firsts[held + 1] - b.ends[held] == b.taken_in_host[peer]);
     in_host += b.taken_in_host[peer];
   }
-  if (pinned_peer(R, false) >= 0) CHECK(in_host > 0);
+  if (pinned_peer(R) >= 0) CHECK(in_host > 0);
+}
+
+TEST_CASE("host peers: a failing slice of the root's range claimed in host memory keeps its type and message") {
+  const int R = test::the_cluster->size();
+  // Where the root is held and pinned, its host peer claims the back of its range in host memory.
+  if (pinned_peer(R) < 0 || setting("MAPRECT_TEST_HOLD_RANK", -1) != 0) return;
+  // The terms anew in each call: a failing call's recover_memory() frees the ones before.
+  const auto sum_with = [](int failing) {
+    std::vector<var> terms;
+    for (int k = 0; k < 32; ++k) terms.push_back(0.05 * k - 0.7);
+    const std::vector<var> phi = {0.5, 0.25};
+    return reduce_sum<634, test::failing_partial>(terms, 1, nullptr, phi, std::vector<int>{failing}).val();
+  };
+  const double serial = test::in_process([&] { return sum_with(-1); });
+  for (int call = 0; call < 6; ++call) {
+    INFO("call " << call << ", ranks " << R);
+    CHECK(sum_with(-1) == serial);  // steady: the next call with the same data goes by claims
+    const detail::reduce_balance_report b = detail::last_reduce_balance();
+    REQUIRE(b.firsts.size() == static_cast<std::size_t>(R) + 1);
+    const int last_of_root = b.firsts[1] - 1;
+    const std::string on_peer = "on rank " + std::to_string(pinned_peer(R));
+    CHECK_THROWS_MATCHES(sum_with(last_of_root), std::domain_error,
+                         test::message_contains({"bad slice " + std::to_string(last_of_root), on_peer}));
+    recover_memory();
+    CHECK(sum_with(-1) == serial);
+  }
 }
