@@ -42,13 +42,12 @@ void host_memory::open(MPI_Comm comm, bool claim_words, bool with_slots, int tes
 }
 
 void host_memory::open_host_workers(MPI_Comm comm) {
-  // Two ranks of a host, the root among them, can claim each other's map_rect jobs.
+  // Two ranks of a host, the root among them, can claim each other's jobs and slices.
   int wanted = claim_words_ && !one_host_ && host_.size() >= 2 ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &wanted, 1, MPI_INT, MPI_MAX, comm);
   peer_claims_ = wanted != 0;
   if (!peer_claims_) return;
-  for (const int r : comm_rank_)
-    if (r != 0) host_workers_.push_back(r);
+  host_workers_ = static_cast<int>(std::count_if(comm_rank_.begin(), comm_rank_.end(), [](int r) { return r != 0; }));
 }
 
 void host_memory::reserve_peer_params(long long params, MPI_Comm comm) {
@@ -106,7 +105,7 @@ void host_memory::close() {
   params_window_.reset();
   peer_params_.clear();
   peer_params_capacity_ = 0;
-  host_workers_.clear();
+  host_workers_ = 0;
   peer_claims_ = false;
   host_.reset();
   claims = {};

@@ -29,11 +29,9 @@ class host_memory {
   /// Whether the ranks of some host of a cluster that spans hosts claim each other's jobs in host memory under
   /// claims by message (the words exist everywhere and some host has two ranks or more). Every rank agrees.
   bool peer_claims() const { return peer_claims_; }
-  /// The workers of this rank's host (their cluster ranks); empty where peer_claims() is false.
-  const std::vector<int>& host_workers() const { return host_workers_; }
-  /// Where peer_claims(): the ranks of this host that claim each other's map_rect jobs in host memory, the root
-  /// included on its host (reduce_sum's slices: its workers alone).
-  int host_claimers() const { return static_cast<int>(host_workers_.size()) + (with_root_ && peer_claims_ ? 1 : 0); }
+  /// Where peer_claims(): the ranks of this host that claim each other's jobs and slices in host memory, the
+  /// root included on its host; else 0.
+  int host_claimers() const { return host_workers_ + (with_root_ && peer_claims_ ? 1 : 0); }
   /// Where worker r of this rank's host keeps its job parameters of the call for its host's thieves
   /// (peer_claims), room for peer_params_capacity() doubles; null where r is on another host.
   double* peer_params(int r) const { return peer_params_.empty() ? nullptr : peer_params_[r]; }
@@ -56,13 +54,13 @@ class host_memory {
   bool allocate(long long capacity);
   /// Bytes of the claim words: every rank of comm has its lines (indexed by rank in comm).
   MPI_Aint claim_bytes() const;
-  /// Finds the host's workers, and agrees on peer_claims(). Collective over comm.
+  /// Counts the host's workers, and agrees on peer_claims(). Collective over comm.
   void open_host_workers(MPI_Comm comm);
   /// Grows peer_params to `params` doubles per worker, the most any rank of comm asks for. Collective over comm.
   void reserve_peer_params(long long params, MPI_Comm comm);
 
   mpi_comm host_;
-  std::vector<int> host_workers_;   ///< the host's workers' cluster ranks (peer_claims)
+  int host_workers_ = 0;            ///< the host's workers (peer_claims)
   bool peer_claims_ = false;
   shared_window params_window_;     ///< peer_params, a part per host rank
   std::vector<double*> peer_params_;  ///< by cluster rank
