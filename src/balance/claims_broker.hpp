@@ -143,11 +143,10 @@ class claims_broker {
   void receive_result(int from, result_head head);
   void on_answer(int v, const ask_out& ask);
   void dispatch();
-  /// Asks the richest owner on behalf of each waiting thief that wants a batch.
-  void forward_waiting();
+  /// Asks the richest owner on behalf of each waiting thief that wants a batch; with `rich_only`, only an
+  /// owner with two jobs or more left by the root's count.
+  void forward_waiting(bool rich_only);
   int richest_free(int thief) const;
-  /// Whether the richest worker but `thief` has more unstarted jobs left than the root, by the root's count.
-  bool richer_than_root(int thief) const;
   bool all_exhausted() const;
   /// The ranks out of their own jobs that still want batches, the root included once its own are started.
   int idle_ranks() const;
@@ -183,6 +182,7 @@ class claims_broker {
   std::vector<char> own_in_;      ///< per worker, whether its own jobs' result is in
   std::vector<int> batches_out_;  ///< per worker, batches granted to it whose result is not in yet
   std::vector<int> taken_in_host_;  ///< per worker, the jobs it claimed in host memory
+  std::vector<clock::time_point> held_until_;  ///< per worker, when the work its latest ask held ends
   stolen_failure stolen_;
   claims_traffic traffic_;
   std::vector<double> thief_seconds_;  ///< per worker, its seconds per job of its own, as its latest ask said

@@ -353,3 +353,29 @@ TEST_CASE("a batch aside runs on its own thread while the caller answers, and en
     CHECK(ran_on != std::this_thread::get_id());
   }
 }
+
+TEST_CASE("asks: an idle thief gets none of the jobs it would end after the owner ends them all") {
+  using maprect::detail::ask_message;
+  // The owner at 4 ms a job; an idle thief 3 times slower (12 ms), and one alike (4 ms), on their own jobs.
+  const ask_message slow = ask_message::of(true, 0, 0.0, 0.0, 0.012);
+  const ask_message alike = ask_message::of(true, 0, 0.0, 0.0, 0.004);
+  unstarted_jobs one, two;
+  one.reset(1);
+  two.reset(2);
+  // One job left: the owner ends it (and half of the one it runs) in 6 ms, the slow thief in 12 ms: none, and
+  // the owner keeps it. Two left: 10 ms against 12 ms, none still.
+  const job_range to_slow = grant_for(one, slow, 0.004, 0.004, 1, 16);
+  CHECK((to_slow.empty() && !is_later(to_slow)));
+  CHECK(one.left() == 1);
+  CHECK(grant_for(two, slow, 0.004, 0.004, 1, 16).empty());
+  // A thief alike starts the last job while the owner still runs its current one: it gets it.
+  CHECK(same(grant_for(one, alike, 0.004, 0.004, 1, 16), {0, 1}));
+  // Four left: 18 ms against 12 ms, the slow thief gets one from the back.
+  unstarted_jobs four;
+  four.reset(4);
+  CHECK(same(grant_for(four, slow, 0.004, 0.004, 1, 16), {3, 4}));
+  // Untimed (either rank), the rule grants as among ranks alike.
+  unstarted_jobs untimed;
+  untimed.reset(1);
+  CHECK(same(grant_for(untimed, ask_message::of(true, 0, 0.0, 0.0, 0.0), 0.004, 0.004, 1, 16), {0, 1}));
+}
