@@ -6,14 +6,16 @@
 # Outputs go to $OUT/ab16.tgz, packed after every step. Prepare the bundle into .devrun/ as
 # ../shared/tools/device/README.md says (programs: build/bin/maprect build/bin/maprect-bench-unequal and the old
 # build's, renamed), then run it there:
-#   OUT=/some/dir [ROUNDS=6] [HOST_RANKS=4] [NP=16] [BENCH=1] [SLOW_RANKS="-1 0 1"] bash scripts/sixteen-hosts-ab.sh
+#   OUT=/some/dir [ROUNDS=6] [HOST_RANKS=4] [NP=16] [BENCH=1] [SLOW_RANKS="-1 0 1"] [JOB_MS=1] \
+#     bash scripts/sixteen-hosts-ab.sh
 # Where Open MPI is installed, LOCAL=1 takes the four programs from PATH instead of the bundle. BENCH=0 leaves out
-# maprect bench. The unequal jobs are 12 per rank.
+# maprect bench. The unequal jobs are 12 per rank, JOB_MS milliseconds each.
 set -u
 ROUNDS=${ROUNDS:-6}
 HOST_RANKS=${HOST_RANKS:-4}
 NP=${NP:-16}
 BENCH=${BENCH:-1}
+JOB_MS=${JOB_MS:-1}
 read -r -a SLOW_RANKS <<<"${SLOW_RANKS:--1 0 1}"
 if [[ ${LOCAL:-0} != 1 ]]; then
   export BUNDLE=$PWD/.devrun/bundle
@@ -38,7 +40,7 @@ run_build() {  # build suffix ("" or -old), round
   fi
   for slow_rank in "${SLOW_RANKS[@]}"; do
     step "$name, unequal, slow rank $slow_rank, round $r"
-    hosts "maprect-bench-unequal$b" --jobs $((12 * NP)) --job-ms 1 --slow-factor 3 --slow-rank "$slow_rank" \
+    hosts "maprect-bench-unequal$b" --jobs $((12 * NP)) --job-ms "$JOB_MS" --slow-factor 3 --slow-rank "$slow_rank" \
       --calls 30 2>&1 |
       grep "^kind=" | sed "s/^/round=$r build=$name /" >>unequal.txt
   done
