@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include "src/cluster/clock.hpp"
+
 namespace maprect::detail {
 
 batch_aside::~batch_aside() {
@@ -33,8 +35,7 @@ void batch_aside::run(const std::function<void()>& batch, const std::function<vo
   if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
   batch_ = &batch;
   wake_.notify_one();
-  const auto wait = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(period));
+  const auto wait = steady_seconds(period);
   // The batch's end wakes this thread at once; the period only paces the answers while it runs.
   while (!done_.wait_for(lock, wait, [this] { return batch_ == nullptr; })) {
     lock.unlock();

@@ -40,8 +40,7 @@ void claims_broker::on_ask(int thief, const ask_message& ask) {
   seen.least_seconds = static_cast<float>(self_.round_trip(thief));
   const double held_seconds = ask.held_time(job_seconds_, pace_.per_job());
   thieves_.note(seen, held_seconds);
-  held_until_[thief] = clock::now() + std::chrono::duration_cast<clock::duration>(
-                                          std::chrono::duration<double>(held_seconds));
+  held_until_[thief] = clock::now() + steady_seconds(held_seconds);
   const bool pinned_to_host = self_.held_rank == 0 && host_range_;
   if (wants_[thief] && !stopping_ && claimable_ && !pinned_to_host && own_.left() > 0) {
     // A held root (a test's pin) grants whatever is worth it, as a held worker does (serve_asks).
@@ -244,7 +243,7 @@ void claims_broker::forward_waiting(bool rich_only) {
     // What the thief still holds goes with its ask: the owner grants it none it would start later than the
     // owner itself (or "later", which the thief gets). Passed on while the root's own jobs ran, asks that
     // said none made owners give their last jobs to ranks still busy, 5% over the bound at 16 ranks alike.
-    ask_victim(v, *it, 0, std::max(0.0, seconds_between(clock::now(), held_until_[*it])));
+    ask_victim(v, *it, 0, std::max(0.0, seconds_between(now, held_until_[*it])));
     it = waiting_.erase(it);
   }
 }

@@ -63,9 +63,7 @@ void receive_grant_payload(MPI_Comm comm, int tag, int* values, int n) {
 std::chrono::steady_clock::time_point claims_deadline(const claims_rank& self,
                                                       std::chrono::steady_clock::time_point since) {
   if (self.timeout <= 0) return std::chrono::steady_clock::time_point::max();
-  const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(self.timeout));
-  return std::max(self.call_deadline, since + timeout);
+  return std::max(self.call_deadline, since + steady_seconds(self.timeout));
 }
 
 }  // namespace maprect::detail

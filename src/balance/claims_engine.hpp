@@ -54,9 +54,7 @@ void pause_in_claims(wait_policy policy, unsigned& spins);
 template <class Serve>
 void leave_to_thieves(wait_policy policy, const unstarted_jobs& jobs, const idle_thieves& thieves, double own_seconds,
                       Serve&& serve) {
-  const auto until = std::chrono::steady_clock::now() +
-                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                         std::chrono::duration<double>(own_seconds));
+  const auto until = std::chrono::steady_clock::now() + steady_seconds(own_seconds);
   unsigned spins = 0;
   while (jobs.left() > 0 && thieves.outrun(jobs.left(), own_seconds) && std::chrono::steady_clock::now() < until) {
     serve();

@@ -5,6 +5,8 @@
 #include <new>
 #include <thread>
 
+#include "src/cluster/clock.hpp"
+
 namespace maprect::detail {
 
 namespace {
@@ -127,8 +129,7 @@ void job_claims::leave_to_faster_thieves(const word& w) const {
     const int left = back(seen) - front(seen);
     const auto now = std::chrono::steady_clock::now();
     if (left <= 0 || stopped() || first_failure() != no_failure || !outrun_by_idle(left, own, now)) return;
-    if (first) until = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                 std::chrono::duration<double>(own));
+    if (first) until = now + steady_seconds(own);
     else if (now >= until) return;
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }

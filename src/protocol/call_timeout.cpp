@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "src/cluster/clock.hpp"
 #include "src/protocol/exchange.hpp"
 #include "src/protocol/tags.hpp"
 
@@ -11,8 +12,7 @@ namespace maprect::detail {
 
 std::chrono::steady_clock::time_point deadline_after(double timeout) {
   if (timeout <= 0) return std::chrono::steady_clock::time_point::max();
-  return std::chrono::steady_clock::now() +
-         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout));
+  return std::chrono::steady_clock::now() + steady_seconds(timeout);
 }
 
 void expect_done_messages(rank_context& s) {
