@@ -260,7 +260,7 @@ const double* map_rect_worker_jobs::own_blocks(int end, int& n) {
 
 bool host_claims_for(const map_rect_context& s, bool rows_everywhere, const chunk_plan& plan, int n_job_params) {
   const long long most = static_cast<long long>(n_job_params) * std::max(plan.root_jobs, plan.most_worker_jobs());
-  return rows_everywhere && s.host.host_claimers() >= 2 && most <= s.host.peer_params_capacity();
+  return rows_everywhere && s.host.shares_ranges(most);
 }
 
 void serve_call_stealing(map_rect_context& s, worker_site& site, const wire::request& v, const double* shared,

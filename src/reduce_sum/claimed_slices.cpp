@@ -33,7 +33,7 @@ long long most_rank_values(const reduce_layout& layout, const reduce_split& spli
 }
 
 bool reduce_host_claims_for(const rank_context& s, const reduce_layout& layout, const reduce_split& split) {
-  return s.host.host_claimers() >= 2 && most_rank_values(layout, split, s.size) <= s.host.peer_params_capacity();
+  return s.host.shares_ranges(most_rank_values(layout, split, s.size));
 }
 
 void share_root_slices(rank_context& s, const reduce_request& req, const reduce_split& split, claims_broker& broker,

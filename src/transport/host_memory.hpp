@@ -32,11 +32,13 @@ class host_memory {
   /// Where peer_claims(): the ranks of this host that claim each other's jobs and slices in host memory, the
   /// root included on its host; else 0.
   int host_claimers() const { return host_workers_ + (with_root_ && peer_claims_ ? 1 : 0); }
-  /// Where worker r of this rank's host keeps its job parameters of the call for its host's thieves
-  /// (peer_claims), room for peer_params_capacity() doubles; null where r is on another host.
+  /// Whether the ranks of this host claim each other's jobs or slices in host memory, where the largest range
+  /// needs `most` doubles of parameters or values: two of them claim here, and it fits their room. Every rank
+  /// of a host decides alike.
+  bool shares_ranges(long long most) const { return host_claimers() >= 2 && most <= peer_params_capacity_; }
+  /// Where rank r of this rank's host keeps its job parameters (or slices' values) of the call for its host's
+  /// thieves (peer_claims), room for the doubles shares_ranges allows; null where r is on another host.
   double* peer_params(int r) const { return peer_params_.empty() ? nullptr : peer_params_[r]; }
-  /// Doubles of job parameters each worker of this host may keep in peer_params (0: none).
-  long long peer_params_capacity() const { return peer_params_capacity_; }
   /// Under claims by message where the ranks of this host claim each other's jobs: puts this rank's `count`
   /// values (its job parameters, or its slices' values) where they read them, then its `jobs` all unclaimed in
   /// its claim word for call `call` (job_claims::reset_own, `ranks` and `with_root` as there), so that a rank
