@@ -422,17 +422,17 @@ TEST_CASE("reduce_sum over the cluster: traffic per call matches the message pla
     // The request to each worker and the workers' term values out; back, each worker's status and a block of
     // 1 + 1 + 2 doubles (value, the shared var's partial, its two terms' partials) per slice it ran.
     // By message the root sends a worker thief the values of every slice it is granted, from any rank's range
-    // (2 terms each); the status and blocks of each result come to the root as a flat gather would bring them
-    // (the asks, the grants and the heads that say whose blocks follow are counted apart: at least each worker's
-    // last ask, the root's "none" and its own slices' head).
+    // (2 terms each; a slice claimed in host memory, none); the status and blocks of each result come to the
+    // root as a flat gather would bring them (the asks, the grants and the heads that say whose blocks follow
+    // are counted apart: at least each worker's last ask, the root's "none" and its own slices' head).
     // Who ran what is the schedule's: the call reports it (by claims, the root's own slices that others ran).
     const int taken = the_cluster->last_call_profile().taken_jobs;
     const detail::reduce_balance_report b = detail::last_reduce_balance();
     const int root_ran = b.ends.empty() ? root_slices + taken : b.ends[0] + b.taken[0];
     const std::uint64_t values = 8u * (12 - 2 * root_slices), blocks = 8u * 4 * (slices - root_ran);
-    int thieves_ran = 0;  // slices the workers ran of other ranks' ranges
+    int thieves_ran = 0;  // slices the workers ran of other ranks' ranges, granted by message
     if (claiming())
-      for (int r = 1; r < R; ++r) thieves_ran += b.taken[r];
+      for (int r = 1; r < R; ++r) thieves_ran += b.taken[r] - (b.taken_in_host.empty() ? 0 : b.taken_in_host[r]);
     CHECK(t.sent == 8u * 32 * (R - 1) + values + 8u * 2 * thieves_ran);
     CHECK(t.received == 8u * 5 * (R - 1) + blocks);
     if (claiming())
