@@ -106,12 +106,10 @@ void worker_claims::take_from_host(int& failed_job) {
     post_ask(true);
     asked_ = true;
   }
-  // A rank of its host that has not set its range for this call yet will: its word may be the last call's.
-  // Once the root has answered this rank's ask, nothing of its host's is waited for.
+  // A rank of its host that has not set its range for this call yet will, first thing in the call: its word
+  // may be the last call's. The root's answer to this rank's ask does not end the wait: a "none" that came
+  // before a held rank of its host set its range would leave that rank's jobs to nobody.
   for (unsigned spins = 0; !host_->host_published();) {
-    int answered = 0;
-    MPI_Test(&grant_request_, &answered, MPI_STATUS_IGNORE);
-    if (answered) return;
     serve_asks();
     pause_in_claims(self_.policy, spins);
   }
