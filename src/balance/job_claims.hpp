@@ -113,6 +113,9 @@ class job_claims {
     claimers_ = ranks;
     published_call_ = call;
     published_with_root_ = with_root;
+    // The root's host may have run a call by claims between all its ranks, whose failure or stop stays in the
+    // call's line; the root clears it before its range is out, which its host's ranks wait for.
+    if (self_ == 0) reset_call();
     lines_[self_].pace->store(0, std::memory_order_relaxed);
     words_[self_]->store(pack(0, n), std::memory_order_release);
     lines_[self_].published->store(call, std::memory_order_release);

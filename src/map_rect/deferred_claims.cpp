@@ -213,6 +213,16 @@ class deferred_worker_jobs final : public worker_claimed_work {
   }
   /// The jobs run on their kept tapes, whichever thread runs them.
   bool runs_aside() const override { return true; }
+  job_claims* host_claims() override { return host_; }
+  wire::status run_host_batch(int owner, job_range got, block_buffer& values, int& failed_job) override;
+
+  /// Puts its job parameters and planned output counts where its host's ranks read them, and its range in its
+  /// claim word.
+  void share_with_host() {
+    s_.host.publish_range(site_.job_params.data(), static_cast<std::size_t>(v_.n_job) * site_.n_jobs, site_.n_jobs,
+                          s_.size, v_.sequence, true, site_.deferred_counts.data());
+    host_ = &s_.host.claims;
+  }
 
  private:
   wire::status run(const chunk_input& in, int first, const int* planned, block_buffer& values, int& failed_job) {
@@ -233,7 +243,21 @@ class deferred_worker_jobs final : public worker_claimed_work {
   std::vector<double> grant_reals_;  ///< the granted jobs' parameters, then x_r rows
   std::vector<int> grant_ints_;      ///< their planned output counts, whether each one's rows came, x_i rows
   int batch_first_ = 0;              ///< the first job of the batch received last
+  std::vector<int> host_counts_;     ///< the planned output counts of the batch claimed in host memory last
+  job_claims* host_ = nullptr;       ///< share_with_host's claim words
 };
+
+wire::status deferred_worker_jobs::run_host_batch(int owner, job_range got, block_buffer& values, int& failed_job) {
+  // The owner's parameters, then its planned output counts (share_with_host, share_root_range).
+  const double* published = s_.host.peer_params(owner);
+  const double* counts = published + static_cast<std::ptrdiff_t>(site_.plan.jobs(owner)) * v_.n_job + got.begin;
+  host_counts_.assign(counts, counts + got.size());
+  const int first = site_.plan.first(owner) + got.begin, row = first - site_.rows_first;
+  const chunk_input in{shared_, v_.n_shared, published + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job, v_.n_job,
+                       site_.x_r.data() + row, site_.x_i.data() + row, got.size(), nullptr};
+  values.resize(0);
+  return run(in, first, host_counts_.data(), values, failed_job);
+}
 
 }  // namespace
 
@@ -243,6 +267,7 @@ bool root_deferred_claims(map_rect_context& s, const root_site& site, const call
   claims_broker broker(claims_of(s), work);
   // A functor's messages reach the caller's stream only from the root: with one, its jobs stay its own.
   broker.reset(site.plan.root_jobs, req.msgs == nullptr);
+  share_root_range(s, site.plan, req, broker, req.msgs == nullptr, site.rows_everywhere, site.deferred_counts.data());
   int failed_job = -1;
   const wire::status own = broker.run_own(work, failed_job);
   std::vector<int> late;
@@ -250,6 +275,7 @@ bool root_deferred_claims(map_rect_context& s, const root_site& site, const call
   if (broker.run(own == wire::status::ok, late) < 0) abort_late(s, name_of(req), late);
   broker.traffic().add_to(s.last_traffic);
   s.call.claimed = true;
+  s.call.worker_taken_in_host = broker.taken_in_host();
   if (!work.finish(broker.jobs().end())) return false;
   s.call.segments.assign(1, {s.call.answers.data(), 0, site.plan.n_jobs});
   keep.counts = site.deferred_counts;
@@ -262,6 +288,8 @@ bool root_deferred_claims(map_rect_context& s, const root_site& site, const call
 void serve_deferred_claims(map_rect_context& s, const worker_site& site, const wire::request& v, const double* shared,
                            deferred_call& keep) {
   deferred_worker_jobs work(s, site, v, shared, keep);
+  // Any rank holds any job's rows: the ranks of a host claim each other's jobs in host memory.
+  if (host_claims_for(s, site.rows_everywhere, site.plan, v.n_job + 1, true)) work.share_with_host();
   serve_claims(claims_of(s), work, s.settings.test_held_rank == s.rank);
   sort_kept_jobs(keep);
 }

@@ -97,8 +97,7 @@ class first_call_command {
   first_call_command(map_rect_context& s, root_site& site, const call_request& req, int row_real, int row_int,
                      int root_jobs, deferred_call* keep = nullptr, bool rows_follow = true, bool claims = false)
       : s_(s), root_(&site), req_(&req), keep_(keep) {
-    // A deferred call runs by the site's plan and moves no blocks: the eager layout stays for eager calls.
-    const bool everywhere = keep == nullptr && wants_rows_everywhere(s, req, row_real, row_int);
+    const bool everywhere = wants_rows_everywhere(s, req, row_real, row_int);
     if (rows_follow) plan_site(site, req, row_real, row_int, root_jobs, s.size, everywhere);
     plan_ = site.plan;
     header_ = header_of(keep ? command::deferred_call : command::first_call, req, row_real, row_int);
@@ -238,6 +237,10 @@ void first_call_command::rows() {
     count(bytes, 0);
   }
   if (root) drop_rows_copy(*root_);
+  // A deferred call's ranks that claim each other's jobs in host memory read there each one's job parameters
+  // and planned output counts (deferred_claims.cpp).
+  if (keep_ != nullptr && (header_.arg & rows_everywhere_flag))
+    s_.host.reserve_peer((header_.n_job + 1LL) * std::max(plan_.root_jobs, plan_.most_worker_jobs()), s_.comm);
   if (root) root_->rows_held = true;
 }
 

@@ -74,18 +74,6 @@ rows_sent* rows_sent_of(map_rect_context& s, const call_request& req) {
   return &sent;
 }
 
-/// Where the ranks of the root's host claim each other's jobs in host memory: the root's parameters where the
-/// workers of its host read them, and its range in its claim word, for them and for its own runs alike. Empty
-/// where nobody may take its jobs (stale rows, a message stream): its host's workers wait for its range.
-void share_root_range(map_rect_context& s, const root_site& site, const call_request& req, claims_broker& broker,
-                      bool claimable) {
-  if (!host_claims_for(s, site.rows_everywhere, site.plan, req.n_job_params)) return;
-  const int n = claimable ? site.plan.root_jobs : 0;
-  std::atomic<std::uint64_t>* word =
-      s.host.publish_range(req.job_params, static_cast<std::size_t>(n) * req.n_job_params, n, s.size, s.sequence, true);
-  if (n > 0) broker.attach_host_range(word);
-}
-
 /// The root's part of step 4 by claims by message: its own jobs, claimable by the workers, then the
 /// claims it brokers between them, until each has heard "none". With stale workers' data it runs nothing
 /// (the answers are dropped) but still takes part in the claims, as every worker expects.
@@ -96,7 +84,7 @@ void steal_part(map_rect_context& s, const root_site& site, const call_request& 
   claims_broker broker(claims_of(s), work);
   // A functor's messages reach the caller's stream only from the root: with one, its jobs stay its own.
   broker.reset(part.data_unchanged ? site.plan.root_jobs : 0, req.msgs == nullptr);
-  share_root_range(s, site, req, broker, part.data_unchanged && req.msgs == nullptr);
+  share_root_range(s, site.plan, req, broker, part.data_unchanged && req.msgs == nullptr, site.rows_everywhere);
   if (part.data_unchanged) part.status = run_own_claimable(s, site, req, broker, part.error);
   part.own_done = std::chrono::steady_clock::now();
   part.own_end = broker.jobs().end();

@@ -38,12 +38,14 @@ void host_memory::open(MPI_Comm comm, bool claim_words, bool with_slots, int tes
   if (slots_wanted) slots.place(nullptr, 0, &window_);
   // The host's first rank has made its words before any other reads one.
   MPI_Barrier(host_.get());
-  open_host_workers(comm);
+  open_host_workers(comm, !one_host_ || slots_wanted);
 }
 
-void host_memory::open_host_workers(MPI_Comm comm) {
-  // Two ranks of a host, the root among them, can claim each other's jobs and slices.
-  int wanted = claim_words_ && !one_host_ && host_.size() >= 2 ? 1 : 0;
+void host_memory::open_host_workers(MPI_Comm comm, bool host_transport) {
+  // Two ranks of a host, the root among them, can claim each other's jobs and slices; on the root's one host
+  // only where its memory carries data at all (not under MAPRECT_TRANSPORT=messages, which keeps every claim a
+  // message).
+  int wanted = claim_words_ && host_transport && host_.size() >= 2 ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &wanted, 1, MPI_INT, MPI_MAX, comm);
   peer_claims_ = wanted != 0;
   if (!peer_claims_) return;
@@ -68,8 +70,10 @@ void host_memory::reserve_peer_params(long long params, MPI_Comm comm) {
 }
 
 std::atomic<std::uint64_t>* host_memory::publish_range(const double* values, std::size_t count, int jobs,
-                                                       int ranks, std::uint64_t call, bool with_root) {
-  std::copy_n(values, count, peer_params(rank_));
+                                                       int ranks, std::uint64_t call, bool with_root,
+                                                       const int* counts) {
+  double* at = std::copy_n(values, count, peer_params(rank_));
+  if (counts != nullptr) std::copy_n(counts, jobs, at);
   claims.reset_own(jobs, ranks, call, with_root);
   return claims.word_of(rank_);
 }
@@ -84,8 +88,12 @@ bool host_memory::allocate(long long capacity) {
   return true;
 }
 
-void host_memory::reserve(long long doubles, MPI_Comm comm, long long params) {
+void host_memory::reserve_peer(long long params, MPI_Comm comm) {
   if (peer_claims_) reserve_peer_params(params, comm);
+}
+
+void host_memory::reserve(long long doubles, MPI_Comm comm, long long params) {
+  if (!one_host_) reserve_peer(params, comm);
   if (!slots.usable()) return;
   long long asked = doubles;
   MPI_Allreduce(MPI_IN_PLACE, &asked, 1, MPI_LONG_LONG, MPI_MAX, comm);

@@ -3,8 +3,8 @@
 // and one MPI shared-memory window on it. The window holds the claim and progress words of the host's ranks
 // (job_claims), then, when every rank shares the root's host, a slot of doubles per rank (host_slots).
 // Growing the slots allocates the window anew and places both again; that happens only between calls, when
-// no claim is under way. Where the ranks span hosts and the workers of a host claim each other's jobs, a second
-// window per host holds each worker's job parameters of the call, which its host's thieves read.
+// no claim is under way. Where the ranks of a host claim each other's jobs under claims by message, a second
+// window per host holds each rank's job parameters of the call, which its host's thieves read.
 #include <mpi.h>
 
 #include "src/balance/job_claims.hpp"
@@ -26,29 +26,37 @@ class host_memory {
   void open(MPI_Comm comm, bool claim_words, bool with_slots, int test_host_ranks = 0);
   /// Frees the window and the host communicator. Collective over the communicator given to open().
   void close();
-  /// Whether the ranks of some host of a cluster that spans hosts claim each other's jobs in host memory under
-  /// claims by message (the words exist everywhere and some host has two ranks or more). Every rank agrees.
+  /// Whether the ranks of some host claim each other's jobs in host memory under claims by message (the words
+  /// exist everywhere, some host has two ranks or more, and on one host its memory carries data). Every rank
+  /// agrees.
   bool peer_claims() const { return peer_claims_; }
   /// Where peer_claims(): the ranks of this host that claim each other's jobs and slices in host memory, the
   /// root included on its host; else 0.
   int host_claimers() const { return host_workers_ + (with_root_ && peer_claims_ ? 1 : 0); }
   /// Whether the ranks of this host claim each other's jobs or slices in host memory, where the largest range
-  /// needs `most` doubles of parameters or values: two of them claim here, and it fits their room. Every rank
-  /// of a host decides alike.
-  bool shares_ranges(long long most) const { return host_claimers() >= 2 && most <= peer_params_capacity_; }
+  /// needs `most` doubles of parameters or values: two of them claim here, and it fits their room; on the
+  /// root's one host only for a call that has no route through the slots (`one_host_too`: a deferred call's
+  /// forward pass). Every rank of a host decides alike.
+  bool shares_ranges(long long most, bool one_host_too = false) const {
+    return (one_host_too || !one_host_) && host_claimers() >= 2 && most <= peer_params_capacity_;
+  }
   /// Where rank r of this rank's host keeps its job parameters (or slices' values) of the call for its host's
   /// thieves (peer_claims), room for the doubles shares_ranges allows; null where r is on another host.
   double* peer_params(int r) const { return peer_params_.empty() ? nullptr : peer_params_[r]; }
   /// Under claims by message where the ranks of this host claim each other's jobs: puts this rank's `count`
   /// values (its job parameters, or its slices' values) where they read them, then its `jobs` all unclaimed in
   /// its claim word for call `call` (job_claims::reset_own, `ranks` and `with_root` as there), so that a rank
-  /// that claims from the word reads the values as written. Returns the word.
+  /// that claims from the word reads the values as written. With `counts`, the jobs' planned output counts
+  /// follow the values, one double each. Returns the word.
   std::atomic<std::uint64_t>* publish_range(const double* values, std::size_t count, int jobs, int ranks,
-                                            std::uint64_t call, bool with_root);
+                                            std::uint64_t call, bool with_root, const int* counts = nullptr);
   /// Grows every slot to the most any rank asks for (`doubles`), unless that passes host_slots::max_doubles.
   /// Collective over `comm`: afterwards every rank sees the same capacity. Where peer_claims(), also grows each
   /// worker's peer_params to the most job parameters any worker asks for (`params`).
   void reserve(long long doubles, MPI_Comm comm, long long params = 0);
+  /// reserve's growth of peer_params alone, on the root's one host too (where reserve grows none). Collective
+  /// over `comm`.
+  void reserve_peer(long long params, MPI_Comm comm);
 
  private:
   /// Allocates the window for slots of `capacity` doubles and places the claims and the slots in it.
@@ -56,8 +64,9 @@ class host_memory {
   bool allocate(long long capacity);
   /// Bytes of the claim words: every rank of comm has its lines (indexed by rank in comm).
   MPI_Aint claim_bytes() const;
-  /// Counts the host's workers, and agrees on peer_claims(). Collective over comm.
-  void open_host_workers(MPI_Comm comm);
+  /// Counts the host's workers, and agrees on peer_claims(); on one host only with `host_transport`.
+  /// Collective over comm.
+  void open_host_workers(MPI_Comm comm, bool host_transport);
   /// Grows peer_params to `params` doubles per worker, the most any rank of comm asks for. Collective over comm.
   void reserve_peer_params(long long params, MPI_Comm comm);
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "balance_hosts/functors.hpp"
+#include "balance_hosts/peer_hosts.hpp"
 #include "mpi/compare.hpp"
 #include "src/balance/claims_engine.hpp"
 #include "src/reduce_sum/claimed_slices.hpp"
@@ -27,6 +28,11 @@
 using namespace maprect;
 using test::bit_equal;
 using test::evaluate;
+using test::peer_data;
+using test::chunk_of;
+using test::has_host_peer;
+using test::pinned_peer;
+using test::setting;
 
 MAPRECT_REGISTER(631, test::rank_slowed_job);
 MAPRECT_REGISTER(632, test::rank_slowed_job);
@@ -49,59 +55,6 @@ MAPRECT_REGISTER_REDUCE(634, maprect::test::failing_partial)
 
 namespace {
 
-/// `jobs` jobs spinning 50 us, job j with j % 3 outputs, the last rank sleeping 3 ms more in each of its own.
-struct peer_data {
-  std::vector<std::vector<double>> x_r;
-  std::vector<std::vector<int>> x_i;
-  Eigen::VectorXd phi = Eigen::VectorXd::Constant(2, 0.25);
-  std::vector<Eigen::VectorXd> theta;
-  explicit peer_data(int jobs) {
-    const int slow = test::the_cluster->size() - 1;
-    for (int j = 0; j < jobs; ++j) {
-      x_r.push_back({0.25 * j + 0.5});
-      x_i.push_back({50, j % 3, 0, slow, 3000});
-      theta.push_back(Eigen::VectorXd::LinSpaced(2, 0.05 * j, 1.0 - 0.02 * j));
-    }
-  }
-};
-
-/// An integer setting of this run's environment, or `otherwise`.
-int setting(const char* name, int otherwise) {
-  const char* v = std::getenv(name);
-  return v != nullptr && v[0] != '\0' ? std::atoi(v) : otherwise;
-}
-
-/// The host of rank r: rank r % N of N hosts filled round-robin (PEER_CLAIMS_HOSTS_BY_NODE=N), else hosts of
-/// MAPRECT_TEST_HOST_RANKS ranks in rank order (one host where neither is set).
-int host_of(int r, int ranks) {
-  const int by_node = setting("PEER_CLAIMS_HOSTS_BY_NODE", 0);
-  return by_node > 0 ? r % by_node : r / setting("MAPRECT_TEST_HOST_RANKS", ranks);
-}
-
-/// Whether rank r shares its host with another rank (every rank of a host claims there, the root too).
-bool has_host_peer(int r, int ranks) {
-  for (int q = 0; q < ranks; ++q)
-    if (q != r && host_of(q, ranks) == host_of(r, ranks)) return true;
-  return false;
-}
-
-/// The held rank's host peer where MAPRECT_TEST_HOLD_RANK holds a rank that shares its host with exactly one
-/// worker and no other rank but the root: that worker then runs every job of the held rank's chunk that the
-/// held rank does not run itself. Else -1 (the root claims only by message).
-int pinned_peer(int ranks) {
-  const int held = setting("MAPRECT_TEST_HOLD_RANK", -1);
-  if (held < 0 || held >= ranks) return -1;
-  int peer = -1, peers = 0;
-  for (int q = 1; q < ranks; ++q)
-    if (q != held && host_of(q, ranks) == host_of(held, ranks)) peer = q, ++peers;
-  return peers == 1 ? peer : -1;
-}
-
-/// The jobs of rank r's chunk in a call of J jobs with `root_jobs` of the root's (chunk_plan's split).
-int chunk_of(int r, int J, int root_jobs, int R) {
-  auto first = [&](int q) { return q == 0 ? 0 : q >= R ? J : root_jobs + (J - root_jobs) * (q - 1) / (R - 1); };
-  return first(r + 1) - first(r);
-}
 
 /// Checks the last steady call's report: it went by claims, every job ran once, and claims in host memory
 /// only where a worker has another on its host. Returns the jobs the last rank's host peer claimed there.
