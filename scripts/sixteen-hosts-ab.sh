@@ -6,16 +6,22 @@
 # Outputs go to $OUT/ab16.tgz, packed after every step. Prepare the bundle into .devrun/ as
 # ../shared/tools/device/README.md says (programs: build/bin/maprect build/bin/maprect-bench-unequal and the old
 # build's, renamed), then run it there:
-#   OUT=/some/dir [ROUNDS=6] [HOST_RANKS=4] [NP=16] [BENCH=1] [SLOW_RANKS="-1 0 1"] [JOB_MS=1] \
+#   OUT=/some/dir [ROUNDS=6] [HOST_RANKS=4] [NP=16] [BENCH=1] [SLOW_RANKS="-1 0 1"] [JOB_MS=1] [REVERSE=] \
 #     bash scripts/sixteen-hosts-ab.sh
 # Where Open MPI is installed, LOCAL=1 takes the four programs from PATH instead of the bundle. BENCH=0 leaves out
-# maprect bench. The unequal jobs are 12 per rank, JOB_MS milliseconds each.
+# maprect bench. The unequal jobs are 12 per rank, JOB_MS milliseconds each. REVERSE, where set, is every
+# program's MAPRECT_REVERSE (REVERSE=deferred BENCH=0: the deferred calls' claims).
 set -u
 ROUNDS=${ROUNDS:-6}
 HOST_RANKS=${HOST_RANKS:-4}
 NP=${NP:-16}
 BENCH=${BENCH:-1}
 JOB_MS=${JOB_MS:-1}
+reverse_args=()
+if [[ -n ${REVERSE:-} ]]; then
+  export MAPRECT_REVERSE=$REVERSE
+  reverse_args=(-x MAPRECT_REVERSE)
+fi
 read -r -a SLOW_RANKS <<<"${SLOW_RANKS:--1 0 1}"
 if [[ ${LOCAL:-0} != 1 ]]; then
   export BUNDLE=$PWD/.devrun/bundle
@@ -29,7 +35,8 @@ pack() { tar czf "$OUT/ab16.tgz" -C "$R" .; }
 step() { echo "[$(($(date +%s) - T0)) s] $*" >>"$R/log.txt"; pack; }
 { nproc; lscpu | head -20; } >machine.txt 2>&1
 hosts() {
-  MAPRECT_TEST_HOST_RANKS=$HOST_RANKS timeout 60 mpirun --bind-to none -x MAPRECT_TEST_HOST_RANKS -np "$NP" "$@"
+  MAPRECT_TEST_HOST_RANKS=$HOST_RANKS timeout 60 mpirun --bind-to none -x MAPRECT_TEST_HOST_RANKS "${reverse_args[@]}" \
+    -np "$NP" "$@"
 }
 run_build() {  # build suffix ("" or -old), round
   local b=$1 r=$2 name=${1:-new}
