@@ -4,11 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <maprect/detail/job_runner.hpp>
-
-#include "src/balance/claims_broker.hpp"
 #include <maprect/detail/registry.hpp>
 #include <string>
 
+#include "src/balance/claims_broker.hpp"
 #include "src/worker/worker_steps.hpp"
 
 namespace maprect::detail {
