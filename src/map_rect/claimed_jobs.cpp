@@ -259,20 +259,34 @@ const double* map_rect_worker_jobs::own_blocks(int end, int& n) {
 
 }  // namespace
 
-bool host_claims_for(const map_rect_context& s, bool rows_everywhere, const chunk_plan& plan, int n_job_params,
-                     bool one_host_too) {
-  const long long most = static_cast<long long>(n_job_params) * std::max(plan.root_jobs, plan.most_worker_jobs());
-  return rows_everywhere && s.host.shares_ranges(most, one_host_too);
+namespace {
+
+/// The doubles the largest range of jobs planned as `plan` takes at `per_job` doubles a job.
+long long largest_range_doubles(const chunk_plan& plan, long long per_job) {
+  return per_job * std::max(plan.root_jobs, plan.most_worker_jobs());
+}
+
+}  // namespace
+
+bool host_claims_for(const map_rect_context& s, bool rows_everywhere, const chunk_plan& plan, int n_job_params) {
+  return rows_everywhere && s.host.shares_ranges(largest_range_doubles(plan, n_job_params));
+}
+
+long long deferred_range_doubles(const chunk_plan& plan, int n_job_params) {
+  return largest_range_doubles(plan, n_job_params + 1LL);
+}
+
+bool deferred_host_claims_for(const map_rect_context& s, bool rows_everywhere, const chunk_plan& plan,
+                              int n_job_params) {
+  return rows_everywhere && s.host.shares_ranges(deferred_range_doubles(plan, n_job_params), true);
 }
 
 void share_root_range(map_rect_context& s, const chunk_plan& plan, const call_request& req, claims_broker& broker,
-                      bool claimable, bool rows_everywhere, const int* counts) {
-  // With counts, a deferred call's forward pass: on one host too, where it has no route through the slots.
-  const bool deferred = counts != nullptr;
-  if (!host_claims_for(s, rows_everywhere, plan, req.n_job_params + (deferred ? 1 : 0), deferred)) return;
+                      bool claimable, bool rows_everywhere) {
+  if (!host_claims_for(s, rows_everywhere, plan, req.n_job_params)) return;
   const int n = claimable ? plan.root_jobs : 0;
-  std::atomic<std::uint64_t>* word = s.host.publish_range(
-      req.job_params, static_cast<std::size_t>(n) * req.n_job_params, n, s.size, s.sequence, true, counts);
+  std::atomic<std::uint64_t>* word =
+      s.host.publish_range(req.job_params, static_cast<std::size_t>(n) * req.n_job_params, n, s.size, s.sequence, true);
   if (n > 0) broker.attach_host_range(word);
 }
 

@@ -118,18 +118,25 @@ void serve_deferred_claims(map_rect_context& s, const worker_site& site, const w
 
 /// Whether the ranks of this rank's host claim each other's jobs in host memory in a call by claims by message
 /// of a site planned as `plan` with `n_job_params` parameters per job (every rank holding every row where
-/// `rows_everywhere`), on the root's one host only with `one_host_too` (host_memory::shares_ranges). Every rank
-/// of the host decides alike (the largest chunk's parameters against its host's room), since each waits for the
-/// others' ranges before it claims.
-bool host_claims_for(const map_rect_context& s, bool rows_everywhere, const chunk_plan& plan, int n_job_params,
-                     bool one_host_too = false);
+/// `rows_everywhere`). Every rank of the host decides alike (the largest chunk's parameters against its host's
+/// room), since each waits for the others' ranges before it claims.
+bool host_claims_for(const map_rect_context& s, bool rows_everywhere, const chunk_plan& plan, int n_job_params);
 
-/// Root, in a call by claims by message of jobs planned as `plan`, where host_claims_for (with a double more per
-/// job where `counts`): puts its jobs' parameters, and their planned output `counts` where given, where the
-/// workers of its host read them, and its range in its claim word, for them and for its own runs alike. Empty
-/// where nobody may take its jobs (stale rows, a message stream): its host's workers wait for its range.
+/// The doubles a deferred call's largest range of jobs planned as `plan` takes in host memory: each job's
+/// `n_job_params` parameters, then its planned output count.
+long long deferred_range_doubles(const chunk_plan& plan, int n_job_params);
+
+/// host_claims_for of a deferred call's forward pass, whose ranges hold deferred_range_doubles: on the root's
+/// one host too, where it has no route through the slots.
+bool deferred_host_claims_for(const map_rect_context& s, bool rows_everywhere, const chunk_plan& plan,
+                              int n_job_params);
+
+/// Root, in a call by claims by message of jobs planned as `plan`, where host_claims_for: puts its jobs'
+/// parameters where the workers of its host read them, and its range in its claim word, for them and for its
+/// own runs alike. Empty where nobody may take its jobs (stale rows, a message stream): its host's workers wait
+/// for its range.
 void share_root_range(map_rect_context& s, const chunk_plan& plan, const call_request& req, claims_broker& broker,
-                      bool claimable, bool rows_everywhere, const int* counts = nullptr);
+                      bool claimable, bool rows_everywhere);
 
 /// Worker: steps 4 and 5 of a steady call by claims by message, once its job parameters are in
 /// `job_params`: runs its jobs, answering the root's asks, sends their blocks, then runs the batches the

@@ -248,7 +248,7 @@ class deferred_worker_jobs final : public worker_claimed_work {
 };
 
 wire::status deferred_worker_jobs::run_host_batch(int owner, job_range got, block_buffer& values, int& failed_job) {
-  // The owner's parameters, then its planned output counts (share_with_host, share_root_range).
+  // The owner's parameters, then its planned output counts (share_with_host).
   const double* published = s_.host.peer_params(owner);
   const double* counts = published + static_cast<std::ptrdiff_t>(site_.plan.jobs(owner)) * v_.n_job + got.begin;
   host_counts_.assign(counts, counts + got.size());
@@ -270,7 +270,8 @@ bool root_deferred_claims(map_rect_context& s, const root_site& site, const call
   // Its own range stays out of its host's memory (published empty, so that its host's ranks start claiming):
   // it grants its jobs by message between its own batches. Claimed in host memory as well, a slow root's
   // deferred calls took 3% longer at 4 ranks of 1 ms jobs, 1.19 of the balanced bound against 1.15.
-  share_root_range(s, site.plan, req, broker, false, site.rows_everywhere, site.deferred_counts.data());
+  if (deferred_host_claims_for(s, site.rows_everywhere, site.plan, req.n_job_params))
+    s.host.publish_range(nullptr, 0, 0, s.size, s.sequence, true);
   int failed_job = -1;
   const wire::status own = broker.run_own(work, failed_job);
   std::vector<int> late;
@@ -292,7 +293,7 @@ void serve_deferred_claims(map_rect_context& s, const worker_site& site, const w
                            deferred_call& keep) {
   deferred_worker_jobs work(s, site, v, shared, keep);
   // Any rank holds any job's rows: the ranks of a host claim each other's jobs in host memory.
-  if (host_claims_for(s, site.rows_everywhere, site.plan, v.n_job + 1, true)) work.share_with_host();
+  if (deferred_host_claims_for(s, site.rows_everywhere, site.plan, v.n_job)) work.share_with_host();
   serve_claims(claims_of(s), work, s.settings.test_held_rank == s.rank);
   sort_kept_jobs(keep);
 }

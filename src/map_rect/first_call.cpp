@@ -240,7 +240,7 @@ void first_call_command::rows() {
   // A deferred call's ranks that claim each other's jobs in host memory read there each one's job parameters
   // and planned output counts (deferred_claims.cpp).
   if (keep_ != nullptr && (header_.arg & rows_everywhere_flag))
-    s_.host.reserve_peer((header_.n_job + 1LL) * std::max(plan_.root_jobs, plan_.most_worker_jobs()), s_.comm);
+    s_.host.reserve_peer(deferred_range_doubles(plan_, header_.n_job), s_.comm);
   if (root) root_->rows_held = true;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // Where this run's ranks sit (hosts of MAPRECT_TEST_HOST_RANKS ranks on one machine, or real hosts filled
-// round-robin), which rank a held rank's jobs go to, and the jobs, for the tests of claims in host memory.
+// round-robin), which rank a held rank's jobs go to, the report's check, and the jobs, for the tests of claims
+// in host memory.
 #include <Eigen/Dense>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <vector>
 
@@ -27,6 +29,14 @@ inline bool has_host_peer(int r, int ranks) {
   for (int q = 0; q < ranks; ++q)
     if (q != r && host_of(q, ranks) == host_of(r, ranks)) return true;
   return false;
+}
+
+/// Checks rank r's jobs (or slices) claimed in host memory, `in_host`, of the `taken` it ran of other ranks'
+/// ranges among `ranks`: none where r has no other rank on its host.
+inline void check_taken_in_host(int r, int in_host, int taken, int ranks) {
+  CHECK(in_host >= 0);
+  CHECK(in_host <= taken);
+  if (!has_host_peer(r, ranks)) CHECK(in_host == 0);
 }
 
 /// The held rank's host peer where MAPRECT_TEST_HOLD_RANK holds a rank that shares its host with exactly one

@@ -27,7 +27,7 @@
 using namespace maprect;
 using test::bit_equal;
 using test::first_of;
-using test::has_host_peer;
+using test::check_taken_in_host;
 using test::pinned_peer;
 using test::peer_data;
 using test::setting;
@@ -57,9 +57,7 @@ int check_report(int J) {
     CHECK(std::count(b.runners.begin(), b.runners.end(), r) == b.ends[r] + b.taken[r]);
     for (int j = first_of(r, J, root_jobs, R); j < first_of(r, J, root_jobs, R) + b.ends[r]; ++j)
       CHECK(b.runners[j] == r);
-    CHECK(b.taken_in_host[r] >= 0);
-    CHECK(b.taken_in_host[r] <= b.taken[r]);
-    if (!has_host_peer(r, R)) CHECK(b.taken_in_host[r] == 0);
+    check_taken_in_host(r, b.taken_in_host[r], b.taken[r], R);
   }
   const int peer = pinned_peer(R), held = setting("MAPRECT_TEST_HOLD_RANK", -1);
   // The root's jobs it did not run went by message (its range stays out of host memory). Whether a held root
