@@ -58,7 +58,7 @@ TEST_CASE("an owner whose job waits to be relieved answers asks while that job r
   require_claims_by_message();
   const int R = test::the_cluster->size();
   if (R < 2) return;
-  const int per_rank = 6, J = per_rank * R, token = static_cast<int>(getpid());
+  const int per_rank = 12, J = per_rank * R, token = static_cast<int>(getpid());
   std::vector<std::vector<double>> x_r;
   std::vector<std::vector<int>> x_i;
   std::vector<Eigen::VectorXd> theta;
@@ -66,8 +66,10 @@ TEST_CASE("an owner whose job waits to be relieved answers asks while that job r
     const bool of_rank_1 = j >= per_rank && j < 2 * per_rank;
     // 3 ms a job: rank 1's first batch (a job a thread) times its batches long enough to run the next ones
     // aside, and its third job, in its second or third batch, waits. The others' asks then find rank 1 in the
-    // waiting job, where only an answer given aside relieves it. The root's jobs cost the same: a thief slower
-    // than the owner's last jobs gets none of them (grant_for).
+    // waiting job, where only an answer given aside relieves it. The root's jobs cost the same. grant_for
+    // refuses a thief that would end one job no sooner than the owner ends all it has left, so 12 jobs a rank
+    // leave rank 1 at least 6 unstarted while it waits: only a thief timed over 6 times slower is refused them,
+    // where with 6 a rank one timed 2.5 times slower on a loaded machine would have left the wait unrelieved.
     x_i.push_back({of_rank_1 ? 1 : -1, j == per_rank + 2 ? 1 : 0, token, 3000, 0});
     x_r.push_back({0.5 * j + 0.125});
     theta.push_back(Eigen::VectorXd::LinSpaced(2, 0.1 * j, 1.0 - 0.1 * j));
@@ -88,8 +90,8 @@ TEST_CASE("a reduce_sum owner whose slice waits to be relieved answers asks whil
   require_claims_by_message();
   const int R = test::the_cluster->size();
   if (R < 2) return;
-  // One term a slice, 6 a rank (the even split's root share); rank 1's third slice waits, as above.
-  const int per_rank = 6, N = per_rank * R, token = static_cast<int>(getpid()) + 1;
+  // One term a slice, 12 a rank (the even split's root share); rank 1's third slice waits, as above.
+  const int per_rank = 12, N = per_rank * R, token = static_cast<int>(getpid()) + 1;
   const std::vector<int> info = {1, per_rank, 2 * per_rank, per_rank + 2, token, 3000, 0};
   std::vector<var> terms;
   for (int k = 0; k < N; ++k) terms.push_back(0.03 * k - 0.4);
