@@ -344,20 +344,6 @@ int claims_broker::run(bool want, std::vector<int>& late) {
   return taken;
 }
 
-namespace {
-
-/// Keeps a batch's failure in `failure` when it fails before what is there (a failure before a changed
-/// output count).
-void note_batch_failure(const result_head& head, int thief, stolen_failure& failure) {
-  const auto code = static_cast<wire::status>(head.code);
-  const int job = head.job;
-  if (code == wire::status::failed && (failure.code != wire::status::failed || job < failure.job))
-    failure = {code, thief, job};
-  else if (code == wire::status::counts_changed && failure.code == wire::status::ok)
-    failure = {code, thief, -1};
-}
-
-}  // namespace
 
 int claims_broker::poll_results() {
   int results = 0, pending = 0;
@@ -385,7 +371,7 @@ void claims_broker::receive_result(int from, result_head head) {
     ++own_results_;
     traffic_.received_doubles += wire::status_doubles;
   } else {
-    note_batch_failure(head, from, stolen_);
+    stolen_.keep(static_cast<wire::status>(head.code), from, head.job);
     if (!in_host) --batches_out_[from];
     else taken_in_host_[from] += head.end - head.begin;
   }

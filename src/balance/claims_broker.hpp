@@ -78,7 +78,7 @@ class claims_broker {
   /// them).
   int run(bool want, std::vector<int>& late);
   /// The first failure, by job index, among the batches the workers ran for other ranks.
-  const stolen_failure& stolen() const { return stolen_; }
+  const lowest_failure& stolen() const { return stolen_; }
   /// What the claims moved so far.
   const claims_traffic& traffic() const { return traffic_; }
   /// Per rank, the jobs it claimed in host memory from the workers of its host.
@@ -183,7 +183,7 @@ class claims_broker {
   std::vector<int> batches_out_;  ///< per worker, batches granted to it whose result is not in yet
   std::vector<int> taken_in_host_;  ///< per worker, the jobs it claimed in host memory
   std::vector<clock::time_point> held_until_;  ///< per worker, when the work its latest ask held ends
-  stolen_failure stolen_;
+  lowest_failure stolen_;
   claims_traffic traffic_;
   std::vector<double> thief_seconds_;  ///< per worker, its seconds per job of its own, as its latest ask said
   std::vector<own_pace> taken_pace_;   ///< per worker, the root's time on the jobs of its it ran in this call

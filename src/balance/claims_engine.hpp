@@ -193,11 +193,30 @@ struct result_head {
 };
 static_assert(sizeof(result_head) == 32 && offsetof(result_head, busy) == 20, "a result head is 32 or 20 bytes");
 
-/// The first failure, by job index, among the batches the workers ran for other workers in a call.
-struct stolen_failure {
+/// A call's outcome as its jobs' outcomes come in, by the one rule that keeps its error deterministic however
+/// its jobs were spread: the failing job of lowest index decides, wherever it ran, and a failure decides before
+/// a changed output count.
+struct lowest_failure {
   wire::status code = wire::status::ok;
-  int thief = 0;  ///< the rank that ran the batch (it holds the error)
-  int job = -1;   ///< global index of the failing job (failed only)
+  int rank = 0;     ///< the rank that ran the deciding job (it holds the error)
+  int job = -1;     ///< the failing job's global index (failed only)
+  job_error error;  ///< its exception, where this rank ran it and keeps it here
+
+  /// Takes rank r's outcome `c` of job j (any other code than failed or counts_changed is none): kept where it
+  /// decides before what is kept. Returns whether it was.
+  bool keep(wire::status c, int r, int j) {
+    const bool lower = c == wire::status::failed && (code != wire::status::failed || j < job);
+    if (!lower && (c != wire::status::counts_changed || code != wire::status::ok)) return false;
+    code = c;
+    rank = r;
+    job = j;
+    return true;
+  }
+  /// keep(), with the other's error where it decides.
+  void keep(lowest_failure&& other) {
+    if (keep(other.code, other.rank, other.job)) error = std::move(other.error);
+  }
+  bool failed() const { return code == wire::status::failed; }
 };
 
 /// A test's pin (MAPRECT_TEST_HOLD_RANK), on the held owner once the first batch of its own has run: while

@@ -13,7 +13,7 @@
 namespace maprect::detail {
 
 void run_batch_on_root(map_rect_context& s, const root_site& site, const call_request& req, double* region, int r,
-                       job_range got, taken_failure& failure) {
+                       job_range got, lowest_failure& failure) {
   const int j0 = site.plan.first(r) + got.begin, n = got.size();
   s.call.taken_out.assign(0, 0.0);
   s.call.taken_counts.assign(static_cast<std::size_t>(n), 0);
@@ -23,12 +23,11 @@ void run_batch_on_root(map_rect_context& s, const root_site& site, const call_re
     s.chunks.run(s.team.get(), req.functor->run[static_cast<int>(req.kinds)], in, s.call.taken_out,
                  s.call.taken_counts.data(), cursor);
   } catch (...) {
-    failure = {wire::status::failed, r, j0 + cursor, current_job_error()};
+    failure = {wire::status::failed, 0, j0 + cursor, current_job_error()};
     return;
   }
   if (!std::equal(s.call.taken_counts.begin(), s.call.taken_counts.end(), site.counts.begin() + j0)) {
     failure.code = wire::status::counts_changed;
-    failure.rank = r;
     return;
   }
   std::copy_n(s.call.taken_out.data(), s.call.taken_out.size(), region + site.block_at[j0]);
@@ -71,7 +70,7 @@ map_rect_claimed_jobs::map_rect_claimed_jobs(map_rect_context& s, const root_sit
 
 wire::status map_rect_claimed_jobs::run_on_root(int owner, job_range g, int& failed_job) {
   double* region = buffer_ + site_.results.displs[owner] + wire::status_doubles;
-  taken_failure here;
+  lowest_failure here;
   run_batch_on_root(s_, site_, req_, region, owner, g, here);
   failed_job = here.job;
   const wire::status code = here.code;

@@ -46,25 +46,10 @@ class rows_to_thieves {
   std::deque<granted_rows> sent_;  ///< on their way (a deque: their addresses stay)
 };
 
-/// Where the root's running of workers' jobs stopped early: a job that threw, or changed its output count.
-struct taken_failure {
-  wire::status code = wire::status::ok;
-  int rank = 0;  ///< whose chunk
-  int job = -1;  ///< global index of the failing job
-  job_error error;
-
-  /// Keeps `here`, one batch's outcome, where it decides before what is kept: a failure before a later one
-  /// or a changed output count, a changed count only where nothing is kept.
-  void keep(taken_failure&& here) {
-    const bool lower = here.code == wire::status::failed && (code != wire::status::failed || here.job < job);
-    if (lower || (here.code != wire::status::ok && code == wire::status::ok)) *this = std::move(here);
-  }
-};
-
 /// Runs worker r's local jobs `got` on the root from the caller's data, into their place in `region` (the
-/// blocks of r's chunk). On a failure records it in `failure`.
+/// blocks of r's chunk). On a failure records it in `failure`, as the root's.
 void run_batch_on_root(map_rect_context& s, const root_site& site, const call_request& req, double* region, int r,
-                       job_range got, taken_failure& failure);
+                       job_range got, lowest_failure& failure);
 
 /// Root: the jobs of one steady call of `site` under claims by message, for claims_broker. The blocks of
 /// worker r's jobs go to its region of `buffer` (where a gather puts them), its status ahead of them.
@@ -81,7 +66,7 @@ class map_rect_claimed_jobs final : public root_claimed_work {
   /// A batch on the root fills its own part of the buffer, apart from every result that comes meanwhile.
   bool runs_aside() const override { return true; }
   /// The lowest failure among the workers' batches the root ran, or a changed output count.
-  const taken_failure& failure() const { return failure_; }
+  const lowest_failure& failure() const { return failure_; }
 
  private:
   map_rect_context& s_;
@@ -89,7 +74,7 @@ class map_rect_claimed_jobs final : public root_claimed_work {
   const call_request& req_;
   double* buffer_;
   rows_to_thieves rows_;
-  taken_failure failure_;
+  lowest_failure failure_;
 };
 
 /// Worker thief: receives what the root sent with the batch `got` of call `v` (rows_to_thieves): the job

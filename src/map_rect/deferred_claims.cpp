@@ -97,15 +97,10 @@ class deferred_root_jobs final : public root_claimed_work, public own_batch_runn
 
  private:
   wire::status run_on_root_jobs(int first, int n, int& failed_job);
-  /// Job `job`, run by `rank`, failed (its error in `error` where the root ran it): the lowest failing job
-  /// decides. Also `changed`: a job's output count left the plan.
-  void note_outcome(int rank, int job, job_error* error, bool changed) {
-    const std::lock_guard<std::mutex> lock(outcome_);
-    counts_changed_ = counts_changed_ || changed;
-    if (job < 0 || (failing_rank_ >= 0 && job >= failing_job_)) return;
-    failing_rank_ = rank;
-    failing_job_ = job;
-    if (error != nullptr) root_error_ = std::move(*error);
+  /// `rank`'s outcome `code` of its jobs, failing at `job` (its error in `error` where the root ran it).
+  void note_outcome(int rank, wire::status code, int job, job_error* error) {
+    const std::lock_guard<std::mutex> lock(outcome_lock_);
+    if (outcome_.keep(code, rank, job) && error != nullptr) outcome_.error = std::move(*error);
   }
 
   map_rect_context& s_;
@@ -117,10 +112,8 @@ class deferred_root_jobs final : public root_claimed_work, public own_batch_runn
   std::vector<long long> output_at_;          ///< where each job's values start, by the planned counts
   std::vector<std::vector<job_range>> ran_;   ///< per rank, the jobs it ran
   block_buffer batch_values_;
-  job_error root_error_;                      ///< of the lowest failing job the root ran
-  std::mutex outcome_;  ///< a batch the root runs aside notes its outcome while results come in
-  int failing_rank_ = -1, failing_job_ = -1;
-  bool counts_changed_ = false;
+  lowest_failure outcome_;  ///< the call's, the root's error kept
+  std::mutex outcome_lock_;  ///< a batch the root runs aside notes its outcome while results come in
 };
 
 wire::status deferred_root_jobs::run_on_root_jobs(int first, int n, int& failed_job) {
@@ -130,8 +123,7 @@ wire::status deferred_root_jobs::run_on_root_jobs(int first, int n, int& failed_
                                            root_jobs_input(req_, first, n), first, planned_.data() + first,
                                            s_.team.get(), keep_, batch_values_, failed_job, error);
   ran_[0].push_back({first, first + n});
-  const bool failed = code == wire::status::failed;
-  note_outcome(0, failed ? failed_job : -1, &error, code == wire::status::counts_changed);
+  note_outcome(0, code, failed_job, &error);
   if (code == wire::status::ok)
     std::copy_n(batch_values_.data(), batch_values_.size(), s_.call.answers.data() + output_at_[first]);
   return code;
@@ -141,9 +133,7 @@ double* deferred_root_jobs::place_result(int from, const result_head& head, int&
   const int owner = head.owner, code = head.code;
   const int first = plan_.first(owner) + head.begin;
   const int end = plan_.first(owner) + head.end;
-  const bool failed = code == static_cast<int>(wire::status::failed);
-  note_outcome(from, failed ? head.job : -1, nullptr,
-               code == static_cast<int>(wire::status::counts_changed));
+  note_outcome(from, static_cast<wire::status>(code), head.job, nullptr);
   if (owner == from) s_.call.worker_ends[from] = head.end;
   else if (code != result_head::not_run) s_.call.worker_taken[from] += end - first;
   if (code != result_head::not_run) ran_[from].push_back({first, end});
@@ -156,9 +146,9 @@ double* deferred_root_jobs::place_result(int from, const result_head& head, int&
 bool deferred_root_jobs::finish(int own_end) {
   s_.call.worker_ends[0] = own_end;
   s_.mid_call = false;  // every worker has heard "none" and every result is in
-  if (failing_rank_ == 0) throw_job_error(root_error_, failing_job_, 0);
-  if (failing_rank_ > 0) throw_remote_error(s_, failing_rank_, failing_job_);
-  if (counts_changed_) return false;
+  if (outcome_.failed() && outcome_.rank == 0) throw_job_error(outcome_.error, outcome_.job, 0);
+  if (outcome_.failed()) throw_remote_error(s_, outcome_.rank, outcome_.job);
+  if (outcome_.code == wire::status::counts_changed) return false;
   sort_kept_jobs(keep_);
   keep_.ran_first.assign(1, 0);
   keep_.ran_jobs.clear();

@@ -75,7 +75,7 @@ void run_own_by_claims(map_rect_context& s, const root_site& site, const call_re
 void run_claimed_on_root(map_rect_context& s, const root_site& site, const call_request& req, int r, job_range got,
                          root_part& part) {
   job_claims& claims = s.host.claims;
-  taken_failure here;
+  lowest_failure here;
   run_batch_on_root(s, site, req, blocks_in_slot(s, site, r), r, got, here);
   if (here.code == wire::status::ok) {
     claims.add_claimed_done(r, got.size());

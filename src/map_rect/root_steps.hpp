@@ -110,14 +110,14 @@ struct root_part {
   bool data_unchanged = true;
   rank_status status;        ///< of the root's own jobs
   job_error error;           ///< their failure, if any
-  taken_failure taken_failed;
+  lowest_failure taken_failed;  ///< the first failure among the other ranks' jobs it ran
   int taken = 0;             ///< workers' jobs the root ran
   long long taken_doubles = 0;  ///< by claims between all ranks: the blocks of the other ranks' jobs it ran
   std::chrono::steady_clock::time_point checked, own_done, taken_done;
   int checked_rows = 0;      ///< workers' rows compared with the root's copy
   bool own_untimed = false;  ///< the root's own jobs ran in place without a team: own_done times them
   int own_end = 0;           ///< claims by message: where the root's own jobs ended (workers ran the rest)
-  stolen_failure stolen;     ///< claims by message: the first failure among the batches workers ran
+  lowest_failure stolen;     ///< claims by message: the first failure among the batches workers ran
   claims_traffic claimed;    ///< claims by message: what they moved
 };
 

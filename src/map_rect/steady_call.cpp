@@ -147,43 +147,30 @@ void collect_steady_answers(map_rect_context& s, const root_site& site, const ca
   s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answered);
 }
 
-/// By claims any rank may have run any other rank's jobs: the failing job of lowest index
-/// decides, wherever it ran (as in process, where the first failing job throws). A failure decides before a
-/// changed output count; with none, a changed count plans the call anew (whose first call then runs every
-/// job again). Throws a failure; returns done or counts_changed.
+/// By claims any rank may have run any other rank's jobs: the failing job of lowest index decides, wherever it
+/// ran (as in process, where the first failing job throws), and a failure before a changed output count (with
+/// none, a changed count plans the call anew, whose first call then runs every job again). Throws a failure;
+/// returns done or counts_changed.
 steady_outcome first_failure_by_job(map_rect_context& s, const root_site& site, const root_part& part,
-                                    const double* buffer, const stolen_failure& stolen) {
-  int failing_rank = -1, failing_job = -1;
-  const job_error* on_root = nullptr;  // the failure's error when the root ran the failing job
-  bool counts_changed = stolen.code == wire::status::counts_changed;
-  auto consider = [&](int rank, int job, const job_error* error = nullptr) {
-    if (failing_rank < 0 || job < failing_job) {
-      failing_rank = rank;
-      failing_job = job;
-      on_root = error;
-    }
-  };
-  if (part.status.code == wire::status::failed) consider(0, part.status.job, &part.error);
-  counts_changed = counts_changed || part.status.code == wire::status::counts_changed;
+                                    const double* buffer, const lowest_failure& stolen) {
+  lowest_failure first;  // the root's errors stay in `part`
+  first.keep(part.status.code, 0, part.status.job);
   for (int r = 1; r < s.size; ++r) {
     const double* st = buffer + site.results.displs[r];
-    const auto code = static_cast<wire::status>(static_cast<int>(st[0]));
-    if (code == wire::status::failed) consider(r, static_cast<int>(st[1]));
-    counts_changed = counts_changed || code == wire::status::counts_changed;
+    first.keep(static_cast<wire::status>(static_cast<int>(st[0])), r, static_cast<int>(st[1]));
   }
-  if (stolen.code == wire::status::failed) consider(stolen.thief, stolen.job);
-  const taken_failure& taken = part.taken_failed;
-  if (taken.code == wire::status::failed) consider(0, taken.job, &taken.error);
-  counts_changed = counts_changed || taken.code == wire::status::counts_changed;
-  if (on_root != nullptr) throw_job_error(*on_root, failing_job, 0);
-  if (failing_rank > 0) throw_remote_error(s, failing_rank, failing_job);
-  return counts_changed ? steady_outcome::counts_changed : steady_outcome::done;
+  first.keep(stolen.code, stolen.rank, stolen.job);
+  first.keep(part.taken_failed.code, 0, part.taken_failed.job);
+  if (!first.failed()) return first.code == wire::status::ok ? steady_outcome::done : steady_outcome::counts_changed;
+  if (first.rank > 0) throw_remote_error(s, first.rank, first.job);
+  const bool own = part.status.code == wire::status::failed && part.status.job == first.job;
+  throw_job_error(own ? part.error : part.taken_failed.error, first.job, 0);
 }
 
 /// The first failure in job order decides: the root's jobs come first, then each worker's chunk. Throws a
 /// failure; returns done or counts_changed.
 steady_outcome first_failure(map_rect_context& s, const root_site& site, const root_part& part, const double* buffer,
-                             const stolen_failure& stolen, wire::call_route route) {
+                             const lowest_failure& stolen, wire::call_route route) {
   // By claims workers may have run the root's jobs too: the job order alone decides.
   if (claims_this_call(s) || claims_everywhere(site, route))
     return first_failure_by_job(s, site, part, buffer, stolen);
