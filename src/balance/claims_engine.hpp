@@ -212,10 +212,12 @@ struct lowest_failure {
     job = j;
     return true;
   }
-  /// keep(), with the other's error where it decides.
-  void keep(lowest_failure&& other) {
-    if (keep(other.code, other.rank, other.job)) error = std::move(other.error);
+  /// keep(), with its error `e` where it decides.
+  void keep(wire::status c, int r, int j, job_error&& e) {
+    if (keep(c, r, j)) error = std::move(e);
   }
+  /// keep(), with the other's error where it decides.
+  void keep(lowest_failure&& other) { keep(other.code, other.rank, other.job, std::move(other.error)); }
   bool failed() const { return code == wire::status::failed; }
 };
 

@@ -47,7 +47,7 @@ void share_root_slices(rank_context& s, const reduce_request& req, const reduce_
 }
 
 reduce_claimed_slices::reduce_claimed_slices(rank_context& s, reduce_root_buffers& buffers, const reduce_request& req,
-                                             const reduce_split& split, slice_failure& failure)
+                                             const reduce_split& split, lowest_failure& failure)
     : s_(s), b_(buffers), req_(req), split_(split), failure_(failure), payloads_(s.comm) {
   const auto ranks = static_cast<std::size_t>(s.size);
   b_.statuses.assign(ranks * wire::status_doubles, 0.0);
@@ -77,7 +77,7 @@ wire::status reduce_claimed_slices::run_on_root(int owner, job_range g, int& fai
   b_.claim_batches[0] += 1;
   s_.last_profile.taken_jobs += g.size();
   if (failed == INT_MAX) return wire::status::ok;
-  failure_.keep(failed, error);
+  keep_slice_failure(failure_, failed, std::move(error));
   failed_job = failed;
   return wire::status::failed;
 }
@@ -87,7 +87,7 @@ wire::status reduce_claimed_slices::run(job_range g, int& failed_job) {
   double* blocks = b_.own.data() + req_.layout->block_at(g.begin);
   failed_job = req_.session->run(g.begin, g.end, blocks, true, error);
   if (failed_job == INT_MAX) return wire::status::ok;
-  failure_.keep(failed_job, error);
+  keep_slice_failure(failure_, failed_job, std::move(error));
   return wire::status::failed;
 }
 

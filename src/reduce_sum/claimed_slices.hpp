@@ -20,18 +20,11 @@ namespace maprect::detail {
 /// Where a worker's status under claims by message holds the lowest slice it ran that failed (-1: none).
 constexpr int failed_slice_at = 1;
 
-/// The first failing slice, in slice order, among those one rank ran in a call, and its exception.
-struct slice_failure {
-  int slice = INT_MAX;  ///< INT_MAX: none
-  job_error error;
-
-  /// Keeps `failed` (a slice, or INT_MAX) and its error if it comes before the one kept.
-  void keep(int failed, const job_error& e) {
-    if (failed >= slice) return;
-    slice = failed;
-    error = e;
-  }
-};
+/// Keeps in `failure` the root's outcome of slices it ran: `failed`, the first failing one (INT_MAX: none),
+/// with its exception `e`, by the lowest failure's rule (the slice is the job).
+inline void keep_slice_failure(lowest_failure& failure, int failed, job_error&& e) {
+  if (failed != INT_MAX) failure.keep(wire::status::failed, 0, failed, std::move(e));
+}
 
 /// Who ran which slices in the last cluster reduce_sum call by claims, per rank.
 struct reduce_balance_report {
@@ -54,7 +47,7 @@ reduce_balance_report last_reduce_balance();
 class reduce_claimed_slices final : public root_claimed_work, public own_batch_runner {
  public:
   reduce_claimed_slices(rank_context& s, reduce_root_buffers& buffers, const reduce_request& req,
-                        const reduce_split& split, slice_failure& failure);
+                        const reduce_split& split, lowest_failure& failure);
   int jobs_of(int r) const override { return split_.first(r + 1) - split_.first(r); }
   int global_job(int owner, int local) const override { return split_.first(owner) + local; }
   void send_batch(int thief, int owner, job_range g) override;
@@ -71,7 +64,7 @@ class reduce_claimed_slices final : public root_claimed_work, public own_batch_r
   reduce_root_buffers& b_;
   const reduce_request& req_;
   reduce_split split_;
-  slice_failure& failure_;
+  lowest_failure& failure_;
   grant_payloads payloads_;  ///< values on their way to thieves
 };
 

@@ -243,7 +243,11 @@ void reduce_command::start_run() {
 void reduce_command::run_slices() {
   if (!root_) return run_worker_slices();
   if (h_.route == wire::call_route::memory) failure_ = run_reduce_claims(s_, reduce_.root, *req_, split_, current_);
-  else failure_.slice = req_->session->run(0, last_, reduce_.root.own.data(), true, failure_.error);
+  else {
+    job_error error;
+    const int failed = req_->session->run(0, last_, reduce_.root.own.data(), true, error);
+    keep_slice_failure(failure_, failed, std::move(error));
+  }
   s_.last_profile.root_seconds = seconds_since(start_);
 }
 

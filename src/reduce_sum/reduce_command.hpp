@@ -36,7 +36,7 @@ class reduce_command {
   /// Root: whether the workers' data were current; if not, their results go and the call runs again.
   bool current() const { return current_; }
   /// Root: the first failing slice it ran, and its error.
-  const slice_failure& failure() const { return failure_; }
+  const lowest_failure& failure() const { return failure_; }
 
  private:
   void send_request();      ///< step 1
@@ -68,7 +68,7 @@ class reduce_command {
   int chunk_out_ = 0, chunk_back_ = 0;       ///< the largest worker's values, and its status and blocks
   bool compare_ = false;                     ///< root: it checks the workers' data during the call
   bool current_ = true;                      ///< root: the workers' data were current
-  slice_failure failure_;                    ///< root: its first failing slice
+  lowest_failure failure_;                   ///< root: the first failing slice it ran
   std::chrono::steady_clock::time_point start_;     ///< the rank's slices started
   std::chrono::steady_clock::time_point deadline_;  ///< root: the call's deadline under a timeout
   double* answer_ = nullptr;                 ///< worker: its status, then its blocks

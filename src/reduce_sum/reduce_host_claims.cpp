@@ -43,11 +43,11 @@ int claim_from_richest(rank_context& s, const reduce_split& split, RunBatch&& ru
 
 }  // namespace
 
-slice_failure run_reduce_claims(rank_context& s, reduce_root_buffers& b, const reduce_request& req,
-                                const reduce_split& split, bool want) {
+lowest_failure run_reduce_claims(rank_context& s, reduce_root_buffers& b, const reduce_request& req,
+                                 const reduce_split& split, bool want) {
   job_claims& claims = s.host.claims;
   const reduce_layout& layout = *req.layout;
-  slice_failure failure;
+  lowest_failure failure;
   // With stale data on the workers nobody runs anything: the call runs again with the new payload.
   if (!want) claims.stop();
   bool kept = req.messages;
@@ -57,9 +57,10 @@ slice_failure run_reduce_claims(rank_context& s, reduce_root_buffers& b, const r
     return {0, split.first(1)};
   };
   for (job_range got = want ? next() : job_range{}; !got.empty(); got = next()) {
-    const int f = req.session->run(got.begin, got.end, b.own.data() + layout.block_at(got.begin), true, failure.error);
+    job_error error;
+    const int f = req.session->run(got.begin, got.end, b.own.data() + layout.block_at(got.begin), true, error);
     if (f == INT_MAX) continue;
-    failure.slice = f;
+    keep_slice_failure(failure, f, std::move(error));
     claims.note_failure(f);
     claims.claim_rest();
     break;
@@ -67,13 +68,13 @@ slice_failure run_reduce_claims(rank_context& s, reduce_root_buffers& b, const r
   b.ends.assign(static_cast<std::size_t>(s.size), 0);
   b.ends[0] = claims.worker_end(0);
   b.taken_doubles = 0;
-  if (!want || failure.slice != INT_MAX) return failure;
+  if (!want || failure.failed()) return failure;
   job_error error;
   s.last_profile.taken_jobs += claim_from_richest(s, split, [&](int owner, int first, int last) {
     const int f = req.session->run(first, last, block_in_slot(s, layout, split, owner, first), false, error);
     if (f != INT_MAX) {
       claims.note_failure(f);
-      failure.keep(f, error);
+      keep_slice_failure(failure, f, std::move(error));
     } else {
       claims.add_claimed_done(owner, last - first);
       b.taken_doubles += static_cast<long long>(layout.block_at(last) - layout.block_at(first));

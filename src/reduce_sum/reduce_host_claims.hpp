@@ -13,7 +13,7 @@ namespace maprect::detail {
 /// false: the workers' data are stale, and the claims stop), then batches claimed from the back of the rank
 /// with the most unclaimed slices, into that rank's slot. Sets ends[0] (where its own ended). Returns the
 /// lowest failing slice it ran.
-slice_failure run_reduce_claims(rank_context& s, reduce_root_buffers& b, const reduce_request& req,
+lowest_failure run_reduce_claims(rank_context& s, reduce_root_buffers& b, const reduce_request& req,
                                 const reduce_split& split, bool want);
 
 /// Root, once every worker has finished: every slice of a worker's range is in its slot (ends), and the

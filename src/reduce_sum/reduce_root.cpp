@@ -132,28 +132,24 @@ bool failed_on(const rank_context& s, const reduce_root_buffers& b, int r) {
 
 /// Under claims: whoever ran them, the lowest failing slice decides (each rank reports its lowest).
 void throw_first_claimed_failure(rank_context& s, const reduce_root_buffers& b, const reduce_request& req,
-                                 const slice_failure& root) {
-  int slice = root.slice, rank = 0;
-  for (int r = 1; r < s.size; ++r) {
-    if (!failed_on(s, b, r)) continue;
-    const int failed = static_cast<int>(answer_of(s, b, r)[failed_slice_at]);
-    if (failed < slice) {
-      slice = failed;
-      rank = r;
-    }
-  }
-  if (slice == INT_MAX) return;
-  if (rank == 0) throw_slice_error(root.error, req.call_id, req.layout->plan(), slice, 0);
-  throw_worker_failure(s, req, rank, slice);
+                                 const lowest_failure& root) {
+  lowest_failure first;  // the root's error stays in `root`
+  first.keep(root.code, 0, root.job);
+  for (int r = 1; r < s.size; ++r)
+    if (failed_on(s, b, r)) first.keep(wire::status::failed, r, static_cast<int>(answer_of(s, b, r)[failed_slice_at]));
+  if (!first.failed()) return;
+  if (first.rank == 0) throw_slice_error(root.error, req.call_id, req.layout->plan(), first.job, 0);
+  throw_worker_failure(s, req, first.rank, first.job);
 }
 
 /// Step 6: throws the first failing slice in slice order, if any: under claims the lowest any rank reported,
 /// else rank by rank (each ran its own range).
 void throw_first_failure(rank_context& s, const reduce_root_buffers& b, const reduce_request& req,
-                         const reduce_split& split, const slice_failure& root) {
+                         const reduce_split& split, const lowest_failure& root) {
   if (s.settings.balance != balance_mode::static_share) return throw_first_claimed_failure(s, b, req, root);
   // Without claims the root runs only its own range, which comes first.
-  if (root.slice < split.first(1)) throw_slice_error(root.error, req.call_id, req.layout->plan(), root.slice, 0);
+  if (root.failed() && root.job < split.first(1))
+    throw_slice_error(root.error, req.call_id, req.layout->plan(), root.job, 0);
   for (int r = 1; r < s.size; ++r)
     if (failed_on(s, b, r)) throw_worker_failure(s, req, r, static_cast<int>(answer_of(s, b, r)[1]));
 }
@@ -219,7 +215,7 @@ void reduce_on_cluster(const reduce_request& req) {
   const auto start = std::chrono::steady_clock::now();
   reduce_command call(s, reduce, site, req, split, early ? nullptr : new_payload(site, req), moved, early);
   between_collectives(s, req.call_id, [&] { call.run(); });
-  slice_failure failure = call.failure();
+  lowest_failure failure = call.failure();
   // The workers ran on data that changed since they got them: their results go, the call runs again with
   // the new payload (unless it writes the same bytes after all).
   const std::string* payload = call.current() ? nullptr : new_payload(site, req);
