@@ -2,7 +2,9 @@
 // kernel) over the cluster. Every result (log density and full gradient) must equal the first bit for bit, and
 // the resident memory (VmRSS) of every rank must not grow steadily after the warm-up (N/10 cycles): it fails
 // if it grew by 1% or more to the end and rose in most of the ten stretches between samples, or grew by 5% or
-// more at all. Exits non-zero otherwise. Usage: mpirun -np 3 maprect-soak [N] (default 100000).
+// more at all. Exits non-zero otherwise. Usage: mpirun -np 3 maprect-soak [N] [--grow-every K] (N defaults to
+// 100000). --grow-every K checks the check: every K-th cycle the root keeps 64 bytes more, reachable to the end
+// as an untrimmed cache's would be, and the run must fail.
 // A leak touches new pages as it goes, so its RSS rises in every stretch; the allocator's steps of 128 kB, near
 // 1% of a rank's 16 MB, come once or twice at random cycles and do not repeat.
 // Under MAPRECT_REVERSE=deferred every call keeps its jobs' tapes on the ranks that ran them, and every fourth
@@ -21,7 +23,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -162,9 +166,24 @@ struct soak_outcome {
   double seconds = 0;                          ///< of cycles 1 to n - 1
 };
 
+/// Memory the root keeps more of every `every`-th cycle (--grow-every; 0: none), reachable to the end.
+class kept_growth {
+ public:
+  explicit kept_growth(long every) : every_(every) {}
+  void after_cycle(long i) {
+    if (every_ <= 0 || i % every_ != 0) return;
+    kept_.emplace_back(new char[64]);
+    std::memset(kept_.back().get(), 1, 64);
+  }
+
+ private:
+  long every_;
+  std::deque<std::unique_ptr<char[]>> kept_;
+};
+
 /// n cycles, the first checked against the closed form and every later one against the first; RSS sampled
-/// after the warm-up and after each of kStretches stretches to the end. Root only.
-soak_outcome soak(long n, int ranks) {
+/// after the warm-up and after each of kStretches stretches to the end; `growth` after each cycle. Root only.
+soak_outcome soak(long n, int ranks, kept_growth& growth) {
   soak_outcome o;
   o.n = n;
   o.warmup = n / 10;
@@ -180,6 +199,7 @@ soak_outcome soak(long n, int ranks) {
   for (long i = 1; i < n; ++i) {
     if (i >= o.warmup && (i - o.warmup) % stretch == 0 && o.rss.size() < kStretches) o.rss.push_back(sample_rss(ranks));
     cycle(problem, result, !deferred || i % 4 != 3);
+    growth.after_cycle(i);
     if (std::memcmp(result.data(), o.first.data(), sizeof(double) * result.size()) != 0) {
       if (o.first_mismatch < 0) o.first_mismatch = i;
       ++o.mismatches;
@@ -259,14 +279,19 @@ int main(int argc, char** argv) {
     c.serve();
     return 0;
   }
-  long n = 100000;
+  long n = 100000, grow_every = 0;
   if (argc > 1) n = std::strtol(argv[1], nullptr, 10);
-  if (n < 10) {
-    std::fprintf(stderr, "maprect-soak: N must be at least 10, got '%s'\n", argc > 1 ? argv[1] : "");
+  const bool grows = argc == 4 && std::strcmp(argv[2], "--grow-every") == 0;
+  if (grows) grow_every = std::strtol(argv[3], nullptr, 10);
+  if (n < 10 || (argc > 2 && (!grows || grow_every < 1))) {
+    std::fprintf(stderr, "maprect-soak: usage: maprect-soak [N >= 10] [--grow-every K >= 1]\n");
     c.stop();
     return 2;
   }
-  const soak_outcome outcome = soak(n, c.size());
+  kept_growth growth(grow_every);
+  const soak_outcome outcome = soak(n, c.size(), growth);
   c.stop();
+  if (grows) std::printf("--grow-every %ld: the root kept 64 bytes more every %ld cycles, so this run must fail\n",
+                         grow_every, grow_every);
   return report(outcome) ? 0 : 1;
 }
