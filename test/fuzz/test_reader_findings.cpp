@@ -84,6 +84,14 @@ std::string checkpoint_with(const std::string& key, const std::string& line) {
   return body + "checksum " + checksum + "\n";
 }
 
+/// Checks that the checkpoint `name`, with line `key ...` replaced by `line`, is refused with
+/// "<its path>: damaged checkpoint: <what>".
+void check_damaged(const std::string& name, const std::string& key, const std::string& line,
+                   const std::string& what) {
+  const std::string path = write_file(name, checkpoint_with(key, line));
+  CHECK_THROWS_MATCHES(maprect::read_checkpoint(path, fingerprint), std::runtime_error,
+                       Message(path + ": damaged checkpoint: " + what));
+}
 
 }  // namespace
 
@@ -119,44 +127,30 @@ TEST_CASE("Stan CSV: a file with CRLF line ends reads as the same file with LF")
 }
 
 TEST_CASE("checkpoint: a damaged random number state is an error naming the file") {
-  const std::string path = write_file("rng.checkpoint", checkpoint_with("rng", "rng 1 2 3"));
-  CHECK_THROWS_MATCHES(maprect::read_checkpoint(path, fingerprint), std::runtime_error,
-                       Message(path + ": damaged checkpoint: 'rng' holds a damaged random number state"));
+  check_damaged("rng.checkpoint", "rng", "rng 1 2 3", "'rng' holds a damaged random number state");
 }
 
 TEST_CASE("checkpoint: integers out of range are errors, never undefined or truncated") {
   // static_cast<long>(1e300) was undefined behaviour; 4294967301 became iteration 5.
-  std::string path = write_file("huge.checkpoint", checkpoint_with("iteration", "iteration 1e300"));
-  CHECK_THROWS_MATCHES(maprect::read_checkpoint(path, fingerprint), std::runtime_error,
-                       Message(path + ": damaged checkpoint: 'iteration' holds 1.0000000000000001e+300, out of range"));
-  path = write_file("wide.checkpoint", checkpoint_with("iteration", "iteration 4294967301"));
-  CHECK_THROWS_MATCHES(maprect::read_checkpoint(path, fingerprint), std::runtime_error,
-                       Message(path + ": damaged checkpoint: 'iteration' holds 4294967301, out of range"));
-  path = write_file("windows.checkpoint", checkpoint_with("windows", "windows 30 4 3 23 30 23 -2147483649"));
-  CHECK_THROWS_MATCHES(maprect::read_checkpoint(path, fingerprint), std::runtime_error,
-                       Message(path + ": damaged checkpoint: 'windows' holds -2147483649, out of range"));
-  path = write_file("bytes.checkpoint", checkpoint_with("output_bytes", "output_bytes -1"));
-  CHECK_THROWS_MATCHES(maprect::read_checkpoint(path, fingerprint), std::runtime_error,
-                       Message(path + ": damaged checkpoint: 'output_bytes' holds -1, out of range"));
+  check_damaged("huge.checkpoint", "iteration", "iteration 1e300",
+                "'iteration' holds 1.0000000000000001e+300, out of range");
+  check_damaged("wide.checkpoint", "iteration", "iteration 4294967301", "'iteration' holds 4294967301, out of range");
+  check_damaged("windows.checkpoint", "windows", "windows 30 4 3 23 30 23 -2147483649",
+                "'windows' holds -2147483649, out of range");
+  check_damaged("bytes.checkpoint", "output_bytes", "output_bytes -1", "'output_bytes' holds -1, out of range");
 }
 
 TEST_CASE("checkpoint: a vector's false length allocates nothing and is an error") {
   // Eigen::VectorXd(16777216) took 128 MB before the line's first value was read.
-  const std::string path = write_file("length.checkpoint", checkpoint_with("q", "q 16777216 0x1p+0"));
-  CHECK_THROWS_MATCHES(maprect::read_checkpoint(path, fingerprint), std::runtime_error,
-                       Message(path + ": damaged checkpoint: 'q' has too few values"));
+  check_damaged("length.checkpoint", "q", "q 16777216 0x1p+0", "'q' has too few values");
 }
 
 TEST_CASE("checkpoint: a step size, metric or adaptation state that is not a usable number is an error") {
-  std::string path = write_file("step.checkpoint", checkpoint_with("step_size", "step_size nan"));
-  CHECK_THROWS_MATCHES(maprect::read_checkpoint(path, fingerprint), std::runtime_error,
-                       Message(path + ": damaged checkpoint: 'step_size' holds nan, not a finite positive number"));
-  path = write_file("metric.checkpoint", checkpoint_with("inv_metric", "inv_metric 2 0x1p+0 -0x1p+0"));
-  CHECK_THROWS_MATCHES(maprect::read_checkpoint(path, fingerprint), std::runtime_error,
-                       Message(path + ": damaged checkpoint: 'inv_metric' holds -1, not a finite positive number"));
-  path = write_file("dual.checkpoint", checkpoint_with("dual_averaging", "dual_averaging 1 1 1 1 inf 1 1 1"));
-  CHECK_THROWS_MATCHES(maprect::read_checkpoint(path, fingerprint), std::runtime_error,
-                       Message(path + ": damaged checkpoint: 'dual_averaging' holds inf, not a finite number"));
+  check_damaged("step.checkpoint", "step_size", "step_size nan", "'step_size' holds nan, not a finite positive number");
+  check_damaged("metric.checkpoint", "inv_metric", "inv_metric 2 0x1p+0 -0x1p+0",
+                "'inv_metric' holds -1, not a finite positive number");
+  check_damaged("dual.checkpoint", "dual_averaging", "dual_averaging 1 1 1 1 inf 1 1 1",
+                "'dual_averaging' holds inf, not a finite number");
 }
 
 TEST_CASE("checkpoint: the body these cases edit reads back as written") {
