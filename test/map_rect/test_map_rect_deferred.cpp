@@ -142,26 +142,7 @@ TEST_CASE("deferred inside a nested tape, swept before the outer call") {
   for (const auto& t : p.theta) theta.push_back(to_var(t));
   const vector_v outer = map_rect<400, test::wide_job>(phi, theta, p.x_r, p.x_i);
   CHECK(detail::kept_tapes_of_thread().live_calls == 1);
-  {
-    nested_tape region;
-    const vector_v inner = map_rect<400, test::wide_job>(phi, theta, p.x_r, p.x_i);
-    var lp = 0;
-    for (Eigen::Index k = 0; k < inner.size(); ++k) lp += weight(k) * inner(k);
-    grad(lp);
-    CHECK(phi(0).adj() == expected.gradient[0]);
-    CHECK(theta[5](4).adj() == expected.gradient.back());
-    CHECK(detail::kept_tapes_of_thread().live_calls == 2);
-    set_zero_all_adjoints();
-  }
-  CHECK(detail::kept_tapes_of_thread().live_calls == 1);  // the region's call was dropped with it
-  var lp = 0;
-  for (Eigen::Index k = 0; k < outer.size(); ++k) lp += weight(k) * outer(k);
-  grad(lp);
-  std::vector<double> g{phi(0).adj(), phi(1).adj()};
-  for (const auto& t : theta)
-    for (Eigen::Index q = 0; q < t.size(); ++q) g.push_back(t(q).adj());
-  CHECK(g == expected.gradient);
-  recover_memory();
+  test::check_nested_sweep<400, test::wide_job>(p, phi, theta, outer, expected.gradient);
 }
 
 TEST_CASE("deferred: grad twice after set_zero_all_adjoints gives the same bits") {

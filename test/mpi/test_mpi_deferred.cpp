@@ -326,24 +326,5 @@ TEST_CASE("deferred over the cluster: nested tapes, and calls never differentiat
   }
   CHECK(detail::kept_tapes_of_thread().live_calls == 0);
   const vector_v outer = map_rect<500, test::wide_job>(phi, theta, p.x_r, p.x_i);
-  {
-    nested_tape region;
-    const vector_v inner = map_rect<500, test::wide_job>(phi, theta, p.x_r, p.x_i);
-    var lp = 0;
-    for (Eigen::Index k = 0; k < inner.size(); ++k) lp += weight(k) * inner(k);
-    grad(lp);
-    CHECK(bit_equal(phi(0).adj(), serial_gradient[0]));
-    CHECK(bit_equal(theta[8](3).adj(), serial_gradient.back()));
-    CHECK(detail::kept_tapes_of_thread().live_calls == 2);
-    set_zero_all_adjoints();
-  }
-  CHECK(detail::kept_tapes_of_thread().live_calls == 1);  // the region's call was dropped with it
-  var lp = 0;
-  for (Eigen::Index k = 0; k < outer.size(); ++k) lp += weight(k) * outer(k);
-  grad(lp);
-  std::vector<double> g{phi(0).adj(), phi(1).adj()};
-  for (const auto& t : theta)
-    for (Eigen::Index q = 0; q < t.size(); ++q) g.push_back(t(q).adj());
-  CHECK(all_bit_equal(g, serial_gradient));
-  recover_memory();
+  test::check_nested_sweep<500, test::wide_job>(p, phi, theta, outer, serial_gradient);
 }
