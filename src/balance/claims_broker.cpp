@@ -344,7 +344,6 @@ int claims_broker::run(bool want, std::vector<int>& late) {
   return taken;
 }
 
-
 int claims_broker::poll_results() {
   int results = 0, pending = 0;
   MPI_Status st;

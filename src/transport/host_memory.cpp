@@ -52,7 +52,8 @@ void host_memory::open_host_workers(MPI_Comm comm, bool host_transport) {
   host_workers_ = static_cast<int>(std::count_if(comm_rank_.begin(), comm_rank_.end(), [](int r) { return r != 0; }));
 }
 
-void host_memory::reserve_peer_params(long long params, MPI_Comm comm) {
+void host_memory::reserve_peer(long long params, MPI_Comm comm) {
+  if (!peer_claims_) return;
   long long asked = params;
   MPI_Allreduce(MPI_IN_PLACE, &asked, 1, MPI_LONG_LONG, MPI_MAX, comm);
   if (asked <= peer_params_capacity_ || asked > host_slots::max_doubles) return;
@@ -86,10 +87,6 @@ bool host_memory::allocate(long long capacity) {
   if (claim_words_) claims.place(base, rank_, comm_rank_, first);
   if (capacity > 0) slots.place(reinterpret_cast<double*>(base + claim_bytes()), capacity, &window_);
   return true;
-}
-
-void host_memory::reserve_peer(long long params, MPI_Comm comm) {
-  if (peer_claims_) reserve_peer_params(params, comm);
 }
 
 void host_memory::reserve(long long doubles, MPI_Comm comm, long long params) {

@@ -51,11 +51,11 @@ class host_memory {
   std::atomic<std::uint64_t>* publish_range(const double* values, std::size_t count, int jobs, int ranks,
                                             std::uint64_t call, bool with_root, const int* counts = nullptr);
   /// Grows every slot to the most any rank asks for (`doubles`), unless that passes host_slots::max_doubles.
-  /// Collective over `comm`: afterwards every rank sees the same capacity. Where peer_claims(), also grows each
-  /// worker's peer_params to the most job parameters any worker asks for (`params`).
+  /// Collective over `comm`: afterwards every rank sees the same capacity. Where the ranks span hosts, also
+  /// grows peer_params as reserve_peer does.
   void reserve(long long doubles, MPI_Comm comm, long long params = 0);
-  /// reserve's growth of peer_params alone, on the root's one host too (where reserve grows none). Collective
-  /// over `comm`.
+  /// Where peer_claims(), on the root's one host too, grows each rank's peer_params to the most doubles any
+  /// rank of comm asks for (`params`). Collective over `comm`.
   void reserve_peer(long long params, MPI_Comm comm);
 
  private:
@@ -67,8 +67,6 @@ class host_memory {
   /// Counts the host's workers, and agrees on peer_claims(); on one host only with `host_transport`.
   /// Collective over comm.
   void open_host_workers(MPI_Comm comm, bool host_transport);
-  /// Grows peer_params to `params` doubles per worker, the most any rank of comm asks for. Collective over comm.
-  void reserve_peer_params(long long params, MPI_Comm comm);
 
   mpi_comm host_;
   int host_workers_ = 0;            ///< the host's workers (peer_claims)
