@@ -24,7 +24,6 @@
 #include "support/mpi_test.hpp"
 
 using namespace maprect;
-using test::bit_equal;
 using test::evaluate;
 
 namespace maprect::test {
@@ -102,10 +101,7 @@ int drive(const choice_data& d, int calls, int rank, bool pay = true) {
     INFO("call " << call << ", ranks " << R << ", MAPRECT_BALANCE=" << balance());
     const auto distributed = evaluate<Id, test::choice_job, T_shared, T_job>(d.phi, d.theta, d.x_r, d.x_i, &tape);
     CHECK(tape.nodes == serial_tape.nodes);
-    REQUIRE(distributed.size() == serial.size());
-    bool same = true;
-    for (std::size_t k = 0; k < serial.size(); ++k) same = same && bit_equal(distributed[k], serial[k]);
-    CHECK(same);
+    test::check_same_bits(distributed, serial);
     if (call == 0 || R == 1) continue;  // the first call plans: it runs the static split
     CHECK(last_call_claimed() == (claiming() && pay));
     if (!last_call_claimed()) continue;

@@ -25,7 +25,6 @@
 #include "support/mpi_test.hpp"
 
 using namespace maprect;
-using test::bit_equal;
 using test::first_of;
 using test::check_taken_in_host;
 using test::pinned_peer;
@@ -83,10 +82,7 @@ TEST_CASE("deferred host claims: the in-process bits, and each job's tape where 
   for (int call = 0; call < 6; ++call) {
     INFO("call " << call << ", ranks " << R);
     const auto distributed = evaluate_deferred(d);
-    REQUIRE(distributed.size() == serial.size());
-    bool same = true;
-    for (std::size_t k = 0; k < serial.size(); ++k) same = same && bit_equal(distributed[k], serial[k]);
-    CHECK(same);
+    test::check_same_bits(distributed, serial);
     // The first call runs by the static split and reports the output counts that claims need.
     if (call > 0 && R > 1) in_host += check_report(J);
   }

@@ -26,7 +26,6 @@
 #include "support/mpi_test.hpp"
 
 using namespace maprect;
-using test::bit_equal;
 using test::evaluate;
 using test::peer_data;
 using test::chunk_of;
@@ -92,10 +91,7 @@ TEST_CASE("host peers: claims in host memory give the in-process bits, and the r
     INFO("call " << call << ", ranks " << R);
     const auto distributed = evaluate<631, test::rank_slowed_job, var, var>(d.phi, d.theta, d.x_r, d.x_i, &tape);
     CHECK(tape.nodes == serial_tape.nodes);
-    REQUIRE(distributed.size() == serial.size());
-    bool same = true;
-    for (std::size_t k = 0; k < serial.size(); ++k) same = same && bit_equal(distributed[k], serial[k]);
-    CHECK(same);
+    test::check_same_bits(distributed, serial);
     if (call > 0 && R > 1) in_host += check_report(J);
   }
   if (pinned_peer(R) >= 0) CHECK(in_host > 0);
