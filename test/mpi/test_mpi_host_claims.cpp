@@ -1,7 +1,10 @@
 // Claims between all ranks of one host: a slow root's jobs are run by the workers, whoever runs a job gives
-// the in-process bits, the lowest failing job decides, and a call with a message stream keeps the root's own.
+// the in-process bits, the lowest failing job decides (on a first call, and on steady eager and deferred calls
+// whose jobs fail or change their output counts wherever they ran), and a call with a message stream keeps the
+// root's own.
 #include <mpi.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <numeric>
@@ -18,8 +21,9 @@ using namespace maprect;
 namespace {
 
 /// Sleeps x_i[0] microseconds on the root only (a slow root that uses no CPU), throws
-/// std::domain_error("boom at <job>") when x_i[1] is not 0, writes "job <x_i[2]>;" to the message stream,
-/// and returns two outputs of every parameter.
+/// std::domain_error("boom at <job>") when x_i[1] is not 0 or theta(0) is at least 1000, writes "job <x_i[2]>;"
+/// to the message stream, and returns two outputs of every parameter, three where theta(0) is at most -1000.
+/// What the parameters alone say fails or changes a steady call's jobs without a new plan.
 struct root_slowed_job {
   template <class T1, class T2>
   Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> operator()(const Eigen::Matrix<T1, Eigen::Dynamic, 1>& phi,
@@ -30,11 +34,13 @@ struct root_slowed_job {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) std::this_thread::sleep_for(std::chrono::microseconds(x_i[0]));
-    if (x_i[1] != 0) throw std::domain_error("boom at " + std::to_string(x_i[2]));
+    const double marker = value_of(theta(0));
+    if (x_i[1] != 0 || marker >= 1000) throw std::domain_error("boom at " + std::to_string(x_i[2]));
     if (msgs) *msgs << "job " << x_i[2] << ";";
-    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(2);
+    Eigen::Matrix<return_type_t<T1, T2>, Eigen::Dynamic, 1> out(marker <= -1000 ? 3 : 2);
     out(0) = phi(0) * theta(0) * x_r[0] + sin(phi(1) + theta(1));
     out(1) = exp(theta(0) * x_r[1]) * phi(1);
+    if (out.size() == 3) out(2) = phi(0) * theta(1);
     return out;
   }
 };
@@ -67,6 +73,8 @@ void check_every_job_once(const detail::balance_report& b, int J) {
 MAPRECT_REGISTER(261, root_slowed_job);
 MAPRECT_REGISTER(262, root_slowed_job);
 MAPRECT_REGISTER(263, root_slowed_job);
+MAPRECT_REGISTER(264, root_slowed_job);
+MAPRECT_REGISTER(265, root_slowed_job);
 
 TEST_CASE("a slow root's jobs run anywhere and give the in-process bits") {
   const int J = 24, R = test::the_cluster->size();
@@ -123,4 +131,49 @@ TEST_CASE("a call with a message stream keeps the root's own jobs, and their mes
       CHECK(msgs.str().find("job " + std::to_string(j) + ";") != std::string::npos);
     recover_memory();
   }
+}
+
+namespace {
+
+/// A steady call's failures under reverse mode `mode`, at call site Id: the lowest failing job's error, whichever
+/// rank ran it, and a changed output count's call planned anew with the in-process bits; then a good call's bits.
+/// The root sleeps 2 ms a job and the workers not at all: the workers run the back of the root's range, the root
+/// its front.
+template <int Id>
+void check_steady_failures(const char* mode) {
+  const detail::reverse_mode_scope reverse(mode);
+  const int J = 24, R = test::the_cluster->size();
+  const slowed_data d(J, 2000);
+  const auto marked = [&](const std::vector<int>& jobs, double marker) {
+    std::vector<Eigen::VectorXd> theta = d.theta;
+    for (int j : jobs) theta[j](0) = marker;
+    return theta;
+  };
+  const auto evaluate = [&](const std::vector<Eigen::VectorXd>& theta) {
+    return test::evaluate<Id, root_slowed_job, var, var>(d.phi, theta, d.x_r, d.x_i);
+  };
+  for (int call = 0; call < 2; ++call) evaluate(d.theta);  // the first plans the site; the second is steady
+  const int root_end = R == 1 ? J : test::the_cluster->last_call_profile().root_jobs;  // one rank: in process
+  REQUIRE(root_end > 1);
+  // The root's first job, the last of its range (a claim's first), and a worker's last job, in pairs.
+  const std::vector<std::vector<int>> failing{{0, root_end - 1}, {root_end - 1, J - 1}, {J - 1}, {1, J - 2}};
+  for (const auto& jobs : failing) {
+    const std::string lowest = std::to_string(*std::min_element(jobs.begin(), jobs.end()));
+    INFO(mode << ", ranks " << R << ", failing " << ::Catch::Detail::stringify(jobs));
+    CHECK_THROWS_MATCHES(evaluate(marked(jobs, 1e3)), std::domain_error,
+                         test::message_contains({"boom at " + lowest, "job " + lowest}));
+  }
+  // An output count that changed wherever the job ran plans the call anew.
+  for (const auto& jobs : std::vector<std::vector<int>>{{root_end - 1}, {0}, {J - 1}}) {
+    const auto theta = marked(jobs, -1e3);
+    test::check_same_bits(evaluate(theta), test::in_process([&] { return evaluate(theta); }));
+  }
+  test::check_same_bits(evaluate(d.theta), test::in_process([&] { return evaluate(d.theta); }));
+}
+
+}  // namespace
+
+TEST_CASE("a steady call's lowest failing job decides, whether its owner or a claim ran it, and the cluster goes on") {
+  check_steady_failures<264>("eager");
+  check_steady_failures<265>("deferred");
 }
