@@ -26,18 +26,17 @@ class worker_claims {
     if (host_ != nullptr) jobs_.attach(host_->word_of(self.rank));
   }
 
-  /// Runs this rank's own jobs from the front, answering the root's asks between batches. Returns the
-  /// failing job's global index, or -1; sets code_.
-  int run_own();
+  /// Runs this rank's own jobs from the front, answering the root's asks between batches; sets code_.
+  void run_own();
   /// Claims batches of its host's workers' jobs in host memory and runs them, each one's blocks sent to the root
   /// ahead of its own (so that the root has them all once its own are in), until no worker of the host has any
-  /// left; keeps the lowest failing job in `failed_job`.
-  void take_from_host(int& failed_job);
+  /// left.
+  void take_from_host();
   /// Asks the root for batches of other ranks' jobs and runs them, until it answers "none" (meanwhile it
   /// answers the root's asks, for none).
-  void take_from_root(int failed_job);
-  /// Sends the root the status and blocks of its own jobs, without waiting.
-  void send_own(int failed_job, double busy, const team_busy& threads);
+  void take_from_root();
+  /// Sends the root the status and blocks of its own jobs, with the lowest failing job so far, without waiting.
+  void send_own(double busy, const team_busy& threads);
   /// Completes the sends: the root has received everything once it has answered "none".
   void finish_sends();
 
@@ -47,7 +46,9 @@ class worker_claims {
   void hold_for_claims();
   void post_ask(bool want, int held = 0, double held_seconds = 0);
   grant_message await_grant();
-  void run_stolen(const grant_message& got, int failed_job);
+  void run_stolen(const grant_message& got);
+  /// The global index of the lowest job this rank saw fail, or -1.
+  int failed_job() const { return failure_.failed() ? failure_.job : -1; }
   void send_result(const result_head& head, const double* blocks, int n, MPI_Request (&sends)[2]);
 
   const claims_rank& self_;
@@ -61,7 +62,8 @@ class worker_claims {
   double job_seconds_ = 0;   ///< seconds per job of its latest batch of its own (0: none timed yet)
   own_pace pace_;            ///< its time on its own jobs so far: its pace in grants and asks
   own_pace root_jobs_pace_;  ///< its time on the root's jobs it ran in this call: its pace in asks once timed
-  wire::status code_ = wire::status::ok;
+  wire::status code_ = wire::status::ok;  ///< its own jobs' outcome
+  lowest_failure failure_;   ///< the lowest failing job of all it ran, its own and others'
   std::deque<stolen_batch> stolen_;  ///< a deque: their blocks stay where the sends read them
   result_head own_head_;
   MPI_Request own_sends_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
@@ -69,11 +71,12 @@ class worker_claims {
   MPI_Request grant_request_ = MPI_REQUEST_NULL;
 };
 
-int worker_claims::run_own() {
+void worker_claims::run_own() {
   if (const int job = work_.unrunnable_job(); job >= 0) {
     code_ = wire::status::failed;
     jobs_.drop_rest();
-    return job;
+    failure_.keep(code_, self_.rank, job);
+    return;
   }
   struct worker_owner {
     worker_claims& w;
@@ -93,12 +96,12 @@ int worker_claims::run_own() {
       if (w.hold_ && got.begin == 0) w.hold_for_claims();
     }
   } owner{*this};
-  int failed_job = -1;
-  code_ = run_own_batches(self_, jobs_, thieves_, job_seconds_, pace_, owner, failed_job);
-  return failed_job;
+  int job = -1;
+  code_ = run_own_batches(self_, jobs_, thieves_, job_seconds_, pace_, owner, job);
+  failure_.keep(code_, self_.rank, job);
 }
 
-void worker_claims::take_from_host(int& failed_job) {
+void worker_claims::take_from_host() {
   if (host_ == nullptr || code_ != wire::status::ok) return;
   // Its host's workers may have taken its last jobs before it started them: the root learns it has none
   // now, not after the claims below, so that it asks no more of it on behalf of other hosts' thieves.
@@ -125,7 +128,7 @@ void worker_claims::take_from_host(int& failed_job) {
     const bool ok = code == wire::status::ok;
     send_result(b.head, b.blocks.data(), ok ? static_cast<int>(b.blocks.size()) : 0, b.sends);
     serve_asks();
-    if (code == wire::status::failed) failed_job = job;
+    failure_.keep(code, self_.rank, job);
     return ok;
   });
 }
@@ -179,11 +182,11 @@ grant_message worker_claims::await_grant() {
   return grant_;
 }
 
-void worker_claims::run_stolen(const grant_message& got, int failed_job) {
+void worker_claims::run_stolen(const grant_message& got) {
   stolen_batch& b = stolen_.emplace_back();
   b.head = {got.owner, got.begin, got.end, static_cast<int>(wire::status::ok)};
   // A batch wholly behind this rank's own failing job cannot change which job fails first.
-  if (failed_job >= 0 && work_.global_job(got.owner, got.begin) >= failed_job) {
+  if (failure_.failed() && work_.global_job(got.owner, got.begin) >= failure_.job) {
     b.head.code = result_head::not_run;
   } else {
     int job = -1;
@@ -202,8 +205,8 @@ void worker_claims::send_result(const result_head& head, const double* blocks, i
   if (n > 0) MPI_Isend(blocks, n, MPI_DOUBLE, 0, claims_tag::blocks, self_.comm, &sends[1]);
 }
 
-void worker_claims::take_from_root(int failed_job) {
-  bool want = failed_job < 0 && code_ == wire::status::ok;
+void worker_claims::take_from_root() {
+  bool want = !failure_.failed() && code_ == wire::status::ok;
   if (!asked_) post_ask(want);
   for (grant_message got = await_grant(); is_later(got.range()) || !got.range().empty(); got = await_grant()) {
     if (is_later(got.range())) {  // it came while this rank ran the batch it held: it holds none now
@@ -214,15 +217,15 @@ void worker_claims::take_from_root(int failed_job) {
     // The next ask goes before this batch runs: the root finds the next batch meanwhile.
     post_ask(want, got.owner == 0 ? got.range().size() : 0);
     // Every batch granted is answered; one that fails ends this rank's asks for more.
-    run_stolen(got, failed_job);
+    run_stolen(got);
     const stolen_batch& b = stolen_.back();
-    if (b.head.code == static_cast<int>(wire::status::failed) && (failed_job < 0 || b.head.job < failed_job))
-      failed_job = b.head.job;
     if (b.head.code != static_cast<int>(wire::status::ok)) want = false;
+    const auto code = static_cast<wire::status>(b.head.code);
+    if (code == wire::status::failed) failure_.keep(code, self_.rank, b.head.job);
   }
 }
 
-void worker_claims::send_own(int failed_job, double busy, const team_busy& threads) {
+void worker_claims::send_own(double busy, const team_busy& threads) {
   const int end = jobs_.end();
   int n = 0;
   const double* blocks = work_.own_blocks(end, n);
@@ -230,7 +233,7 @@ void worker_claims::send_own(int failed_job, double busy, const team_busy& threa
                0,
                end,
                static_cast<int>(code_),
-               failed_job,
+               failed_job(),
                static_cast<float>(busy),
                static_cast<float>(threads.slowest_seconds),
                static_cast<float>(threads.fastest_seconds)};
@@ -248,12 +251,12 @@ void serve_claims(const claims_rank& self, worker_claimed_work& work, bool hold)
   const auto start = std::chrono::steady_clock::now();
   self.chunks->reset_busy();
   worker_claims claims(self, work, hold);
-  int failed_job = claims.run_own();
+  claims.run_own();
   const double busy = seconds_since(start);
   const team_busy threads = self.chunks->busy();
-  claims.take_from_host(failed_job);
-  claims.send_own(failed_job, busy, threads);
-  claims.take_from_root(failed_job);
+  claims.take_from_host();
+  claims.send_own(busy, threads);
+  claims.take_from_root();
   claims.finish_sends();
 }
 

@@ -196,7 +196,7 @@ namespace {
 /// parameters from that rank's slot and writing their blocks there, until no rank has any left or a changed
 /// output count stops the call. Keeps its lowest failing job and that job's error. Returns the jobs it ran.
 int run_claimed_batches(map_rect_context& s, worker_site& site, const wire::request& v, const double* shared,
-                        int& failed_job, bool& counts_changed) {
+                        lowest_failure& failure) {
   job_claims& claims = s.host.claims;
   const functor_entry* f = find_functor(v.call_id);
   if (f == nullptr) return 0;
@@ -211,15 +211,12 @@ int run_claimed_batches(map_rect_context& s, worker_site& site, const wire::requ
     try {
       s.chunks.run(s.team.get(), f->run[v.kinds], in, site.claimed_out, site.claimed_counts.data(), cursor);
     } catch (...) {
-      if (failed_job < 0 || j0 + cursor < failed_job) {
-        failed_job = j0 + cursor;
-        s.last_error = current_job_error();
-      }
+      if (failure.keep(wire::status::failed, s.rank, j0 + cursor)) s.last_error = current_job_error();
       claims.note_failure(j0 + cursor);
       return true;
     }
     if (!std::equal(site.claimed_counts.begin(), site.claimed_counts.end(), site.all_counts.begin() + j0)) {
-      counts_changed = true;
+      failure.keep(wire::status::counts_changed, s.rank, -1);
       claims.stop();
       return false;
     }
@@ -241,21 +238,22 @@ void serve_call_claiming(map_rect_context& s, worker_site& site, const wire::req
   const auto start = std::chrono::steady_clock::now();
   s.chunks.reset_busy();
   int end = 0;
-  int failed_job = run_jobs(s, site, v, shared, slot, wire::status_doubles, true, end,
-                            slot + slot_blocks_at(v.n_job, site.n_jobs));
-  bool counts_changed = false;
-  if (failed_job >= 0) claims.note_failure(failed_job);
-  else if (!std::equal(site.run_counts.begin(), site.run_counts.begin() + end, site.counts.begin())) {
-    counts_changed = true;
+  lowest_failure failure;
+  const int failed_job = run_jobs(s, site, v, shared, slot, wire::status_doubles, true, end,
+                                  slot + slot_blocks_at(v.n_job, site.n_jobs));
+  if (failed_job >= 0) {
+    failure.keep(wire::status::failed, s.rank, failed_job);
+    claims.note_failure(failed_job);
+  } else if (!std::equal(site.run_counts.begin(), site.run_counts.begin() + end, site.counts.begin())) {
+    failure.keep(wire::status::counts_changed, s.rank, -1);
     claims.stop();
   }
-  const int taken = counts_changed ? 0 : run_claimed_batches(s, site, v, shared, failed_job, counts_changed);
+  const bool stopped = failure.code == wire::status::counts_changed;
+  const int taken = stopped ? 0 : run_claimed_batches(s, site, v, shared, failure);
   const double busy = seconds_since(start);
   const team_busy threads = s.chunks.busy();
-  wire::status code = wire::status::ok;
-  if (failed_job >= 0) code = wire::status::failed;
-  else if (counts_changed) code = wire::status::counts_changed;
-  claims.finish({static_cast<int>(code), failed_job, busy, threads.slowest_seconds, threads.fastest_seconds, taken});
+  claims.finish({static_cast<int>(failure.code), failure.job, busy, threads.slowest_seconds, threads.fastest_seconds,
+                 taken});
 }
 
 }  // namespace maprect::detail
