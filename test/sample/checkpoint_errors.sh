@@ -1,7 +1,7 @@
 #!/bin/bash
 # checkpoint_errors.sh MPIEXEC MAPRECT WORKDIR: a run with checkpoints, then --resume with other settings (a
-# different seed, metric or jitter), with chain 1's CSV holding more draws than its checkpoint recorded, and
-# with chain 2's checkpoint damaged. Each must end every rank with one error line naming the chain and the
+# different seed, metric or jitter), with chain 1's CSV holding more draws than its checkpoint recorded, missing,
+# or shorter than its checkpoint covers, and with chain 2's checkpoint damaged. Each must end every rank with one error line naming the chain and the
 # reason; chain 1, which could go on, is stopped.
 set -eu
 mpiexec=$1 maprect=$2 work=$3
@@ -35,6 +35,25 @@ PY
 "$expect" '^maprect: error: chain 1 failed: .*eight_schools-1.csv: 21 draw rows, expected 20 \(from its checkpoint .*eight_schools-1.checkpoint\); another process may have written to it$' \
   "${run[@]}" --resume
 mv "$work/kept.csv" "$work/eight_schools-1.csv"
+# Chain 1's CSV gone, then cut short of the bytes its checkpoint covers: refused, and neither file is touched
+# (a resume cuts the CSV back only to the checkpoint's length), so that the run resumes once the CSV is back.
+fingerprint() { sha256sum "$work/eight_schools-1.csv" "$work/eight_schools-1.checkpoint" 2>/dev/null || true; }
+mv "$work/eight_schools-1.csv" "$work/away.csv"
+before=$(fingerprint)
+"$expect" 'chain 1 failed: .*eight_schools-1.csv: missing, but its checkpoint .*eight_schools-1.checkpoint is there' \
+  "${run[@]}" --resume
+[ "$(fingerprint)" = "$before" ] || { echo "FAIL: a refused resume changed chain 1's files"; exit 1; }
+bytes=$(sed -n 's/^output_bytes //p' "$work/eight_schools-1.checkpoint")
+head -c 100 "$work/away.csv" > "$work/eight_schools-1.csv"
+before=$(fingerprint)
+shorter="eight_schools-1.csv: shorter than the checkpoint says \\($bytes bytes\\); the output does not belong to this"
+"$expect" "chain 1 failed: .*$shorter checkpoint" "${run[@]}" --resume
+[ "$(fingerprint)" = "$before" ] || { echo "FAIL: a refused resume changed chain 1's files"; exit 1; }
+mv "$work/away.csv" "$work/eight_schools-1.csv"
+whole=$(sha256sum < "$work/eight_schools-1.csv")
+"${run[@]}" --resume > /dev/null || { echo "FAIL: the resume with chain 1's CSV back failed"; exit 1; }
+[ "$(sha256sum < "$work/eight_schools-1.csv")" = "$whole" ] || { echo "FAIL: the resume changed it"; exit 1; }
+echo "ok: with its CSV back, chain 1 resumes, and its finished CSV stays as it was"
 sed -i 's/^iteration .*/iteration 3/' "$work/eight_schools-2.checkpoint"
 "$expect" '^maprect: error: chain 2 failed: .*eight_schools-2.checkpoint: damaged checkpoint: the checksum does not match its contents$' \
   "${run[@]}" --resume

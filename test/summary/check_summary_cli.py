@@ -2,8 +2,8 @@
 """check_summary_cli.py MAPRECT WORKDIR: `maprect summary` on Stan CSV files written here with known contents
 (CmdStan's layout, 2 chains of 100 draws): every column including the sampler's, --percentiles, --sig-figs,
 ESS_bulk/s against the timing blocks, the divergence and tree-depth warnings with their counts, the CSV table,
-and one clear error line (file, line) for a missing file, a malformed row, chains that do not match and bad
-options."""
+and one clear error line (file, line) for a missing file, a malformed row, chains that do not match (columns,
+lengths), too few draws and bad options."""
 import csv
 import math
 import os
@@ -107,8 +107,17 @@ open(bad, "w").write("\n".join(lines))
 short = os.path.join(work, "short.csv")
 open(short, "w").write("\n".join(l for l in open(files[0]).read().split("\n") if not l.startswith("# Adaptation")
                                  ).replace("lp__,accept_stat__", "lp__,accept_stat_x"))
+good = open(files[0]).read().split("\n")
+draw_lines = [i for i, l in enumerate(good) if l[:1].isdigit() or l[:1] == "-"]
+shorter = os.path.join(work, "shorter.csv")  # its last draw gone
+open(shorter, "w").write("\n".join(l for i, l in enumerate(good) if i != draw_lines[-1]))
+three = os.path.join(work, "three.csv")  # three draws
+open(three, "w").write("\n".join(l for i, l in enumerate(good) if i not in draw_lines[3:]))
 cases = [
     ([os.path.join(work, "none.csv")], r"none\.csv: no such file"),
+    ([files[0], shorter],
+     r"shorter\.csv: 99 draws, but .*synthetic-1\.csv has 100; the chains must be of equal length"),
+    ([three], r"three\.csv: 3 draws per chain; the summary needs at least 4 to split chains"),
     ([files[0], bad], r"bad\.csv: line 21: column 2: 'x[-0-9.e]+' is not a number"),
     ([files[0], short], r"short\.csv: its columns differ from .*synthetic-1\.csv's \(column 2 is 'accept_stat_x'"),
     ([work], r"a directory, not a Stan CSV file"),
