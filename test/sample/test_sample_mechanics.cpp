@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -300,6 +301,24 @@ TEST_CASE("bad options and a model that cannot start are clear errors") {
                     "chain 1: initial values have 3 entries, the model has 2 parameters");
   maprect::nuts_chain unready(f, 2, maprect::sample_options{});
   CHECK_THROWS_AS(unready.step(), std::logic_error);
+  o = {};
+  o.init_radius = -1;
+  CHECK_THROWS_WITH(maprect::nuts_chain(f, 2, o), "sample: init_radius must be finite and >= 0, got -1.000000");
+  o = {};
+  o.initial_step_size = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH(maprect::nuts_chain(f, 2, o), "sample: initial_step_size must be finite and > 0, got inf");
+  // A flat density: no step is too long, so the search for the first step size doubles it without end.
+  maprect::sample_options flat_options;
+  flat_options.chain = 2;
+  maprect::nuts_chain flat(
+      [](const Eigen::VectorXd& q, Eigen::VectorXd& g) {
+        g = Eigen::VectorXd::Zero(q.size());
+        return 0.0;
+      },
+      2, flat_options);
+  CHECK_THROWS_MATCHES(flat.initialize(), std::domain_error,
+                       Catch::Matchers::Message(
+                           "chain 2: the posterior is improper (the step size grew beyond 1e7); check the model"));
 }
 
 TEST_CASE("Stan CSV: CmdStan's header, columns, adaptation block, draws and timing, read back exactly") {
