@@ -218,3 +218,39 @@ TEST_CASE("a second model of the same name is refused", "[model]") {
   CHECK_THROWS_MATCHES(find_model("no_such_model"), std::invalid_argument,
                        message_contains({"--model: 'no_such_model' is not a registered model", "toy_registered_once"}));
 }
+
+namespace {
+
+/// toy's parameters, whose log density reads `read` as a real, and whose generated quantities write one value
+/// more where mu > 1 than at the zero point the column names come from.
+struct misreading_toy : toy {
+  misreading_toy(const model_data& d, std::string r) : toy(d), read(std::move(r)) {}
+  explicit misreading_toy(const model_data& d) : misreading_toy(d, d.json().value("read", std::string("mu"))) {}
+  template <class T>
+  T log_density(const parameter_values<T>& p) const {
+    return read == "S" ? T(p.vector("S")(0)) : p.real(read);
+  }
+  void generated_quantities(const parameter_values<double>& p, quantity_writer& out) const {
+    out.real("mu2", 2 * p.real("mu"));
+    if (p.real("mu") > 1) out.real("mu3", 3 * p.real("mu"));
+  }
+  std::string read;
+};
+
+}  // namespace
+
+TEST_CASE("a model that reads its parameters wrongly or changes its quantities' shapes gets a clear error", "[model]") {
+  Eigen::VectorXd u = Eigen::VectorXd::Zero(7), g;
+  const model_adapter<misreading_toy> unknown(data_of(R"({"scale": 2, "read": "nope"})"));
+  CHECK_THROWS_MATCHES(unknown.log_density(u, g, true), std::out_of_range,
+                       message_contains({"no parameter named 'nope'"}));
+  const model_adapter<misreading_toy> other_type(data_of(R"({"scale": 2, "read": "S"})"));
+  CHECK_THROWS_MATCHES(other_type.log_density(u, g, true), std::invalid_argument,
+                       message_contains({"parameter 'S' is read with another type than it was declared with"}));
+  const model_adapter<misreading_toy> growing(data_of(R"({"scale": 2})"));
+  CHECK(growing.write_array(u).size() == 8);  // mu = 0: mu2 alone, as at the zero point
+  u(0) = 2;
+  CHECK_THROWS_MATCHES(growing.write_array(u), std::runtime_error,
+                       message_contains({"generated_quantities wrote 2 values, 1 at the first draw: names and shapes "
+                                         "must not change"}));
+}
