@@ -252,6 +252,23 @@ TEST_CASE("a damaged or mismatched checkpoint is refused with a clear error") {
   CHECK_THROWS_WITH(maprect::read_checkpoint(temp_path("none.ckpt"), c.fingerprint),
                     Catch::Contains("none.ckpt: cannot open the checkpoint"));
   std::remove(path.c_str());
+  // A state that reads back but does not fit the chain it is restored into.
+  maprect::nuts_chain wider(diagonal_normal(Eigen::VectorXd::Ones(3)), 3, o);
+  CHECK_THROWS_MATCHES(wider.restore(c.state), std::invalid_argument,
+                       Catch::Matchers::Message("chain 1: the saved state has dimension 2, the model has 3"));
+  maprect::chain_state late = c.state;
+  late.iteration = o.warmup + o.samples + 1;
+  CHECK_THROWS_MATCHES(chain.restore(late), std::invalid_argument,
+                       Catch::Matchers::Message("chain 1: the saved state is at iteration 41, outside 0..40"));
+  maprect::nuts_chain elsewhere(
+      [](const Eigen::VectorXd& q, Eigen::VectorXd& g) {
+        g = Eigen::VectorXd::Zero(q.size());
+        return q(0) > 100 ? 0.0 : -std::numeric_limits<double>::infinity();
+      },
+      2, o);
+  CHECK_THROWS_MATCHES(elsewhere.restore(c.state), std::domain_error,
+                       Catch::Matchers::Message("chain 1: at the saved position the log density is not finite (or "
+                                                "its evaluation threw)"));
 }
 
 TEST_CASE("bad options and a model that cannot start are clear errors") {
