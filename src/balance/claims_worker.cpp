@@ -219,9 +219,9 @@ void worker_claims::take_from_root() {
     // Every batch granted is answered; one that fails ends this rank's asks for more.
     run_stolen(got);
     const stolen_batch& b = stolen_.back();
-    if (b.head.code != static_cast<int>(wire::status::ok)) want = false;
     const auto code = static_cast<wire::status>(b.head.code);
-    if (code == wire::status::failed) failure_.keep(code, self_.rank, b.head.job);
+    if (code != wire::status::ok) want = false;
+    failure_.keep(code, self_.rank, b.head.job);
   }
 }
 

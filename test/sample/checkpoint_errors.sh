@@ -1,8 +1,8 @@
 #!/bin/bash
 # checkpoint_errors.sh MPIEXEC MAPRECT WORKDIR: a run with checkpoints, then --resume with other settings (a
 # different seed, metric or jitter), with chain 1's CSV holding more draws than its checkpoint recorded, missing,
-# or shorter than its checkpoint covers, and with chain 2's checkpoint damaged. Each must end every rank with one error line naming the chain and the
-# reason; chain 1, which could go on, is stopped.
+# or shorter than its checkpoint covers, and with chain 2's checkpoint damaged. Each must end every rank with one
+# error line naming the chain and the reason; chain 1, which could go on, is stopped.
 set -eu
 mpiexec=$1 maprect=$2 work=$3
 expect=$(dirname "$0")/../cli/expect_error.sh
@@ -38,17 +38,19 @@ mv "$work/kept.csv" "$work/eight_schools-1.csv"
 # Chain 1's CSV gone, then cut short of the bytes its checkpoint covers: refused, and neither file is touched
 # (a resume cuts the CSV back only to the checkpoint's length), so that the run resumes once the CSV is back.
 fingerprint() { sha256sum "$work/eight_schools-1.csv" "$work/eight_schools-1.checkpoint" 2>/dev/null || true; }
+# refused_untouched PATTERN: --resume ends with the error PATTERN, and chain 1's files are as they were.
+refused_untouched() {
+  local before
+  before=$(fingerprint)
+  "$expect" "$1" "${run[@]}" --resume
+  [ "$(fingerprint)" = "$before" ] || { echo "FAIL: a refused resume changed chain 1's files"; exit 1; }
+}
 mv "$work/eight_schools-1.csv" "$work/away.csv"
-before=$(fingerprint)
-"$expect" 'chain 1 failed: .*eight_schools-1.csv: missing, but its checkpoint .*eight_schools-1.checkpoint is there' \
-  "${run[@]}" --resume
-[ "$(fingerprint)" = "$before" ] || { echo "FAIL: a refused resume changed chain 1's files"; exit 1; }
+refused_untouched 'chain 1 failed: .*eight_schools-1.csv: missing, but its checkpoint .*eight_schools-1.checkpoint is there'
 bytes=$(sed -n 's/^output_bytes //p' "$work/eight_schools-1.checkpoint")
 head -c 100 "$work/away.csv" > "$work/eight_schools-1.csv"
-before=$(fingerprint)
-shorter="eight_schools-1.csv: shorter than the checkpoint says \\($bytes bytes\\); the output does not belong to this"
-"$expect" "chain 1 failed: .*$shorter checkpoint" "${run[@]}" --resume
-[ "$(fingerprint)" = "$before" ] || { echo "FAIL: a refused resume changed chain 1's files"; exit 1; }
+refused_untouched "chain 1 failed: .*eight_schools-1.csv: shorter than the checkpoint says \\($bytes bytes\\); the output \
+does not belong to this checkpoint"
 mv "$work/away.csv" "$work/eight_schools-1.csv"
 whole=$(sha256sum < "$work/eight_schools-1.csv")
 "${run[@]}" --resume > /dev/null || { echo "FAIL: the resume with chain 1's CSV back failed"; exit 1; }

@@ -100,14 +100,14 @@ rc, out = run(*files, "--csv", "-")
 check(rc == 0 and out.startswith("name,Mean,MCSE"), "--csv - writes only the CSV table on stdout")
 
 # Errors: one line, naming the file and, for a malformed row, the line.
+good = open(files[0]).read().split("\n")
 bad = os.path.join(work, "bad.csv")
-lines = open(files[0]).read().split("\n")
+lines = list(good)
 lines[20] = lines[20].replace(",", ",x", 1)
 open(bad, "w").write("\n".join(lines))
 short = os.path.join(work, "short.csv")
-open(short, "w").write("\n".join(l for l in open(files[0]).read().split("\n") if not l.startswith("# Adaptation")
+open(short, "w").write("\n".join(l for l in good if not l.startswith("# Adaptation")
                                  ).replace("lp__,accept_stat__", "lp__,accept_stat_x"))
-good = open(files[0]).read().split("\n")
 draw_lines = [i for i, l in enumerate(good) if l[:1].isdigit() or l[:1] == "-"]
 shorter = os.path.join(work, "shorter.csv")  # its last draw gone
 open(shorter, "w").write("\n".join(l for i, l in enumerate(good) if i != draw_lines[-1]))
