@@ -96,17 +96,14 @@ double* reduce_claimed_slices::place_result(int from, const result_head& head, i
   const int begin = global_job(owner, head.begin);
   const int end = global_job(owner, head.end);
   double* status = b_.statuses.data() + static_cast<std::ptrdiff_t>(from) * wire::status_doubles;
+  // Its status names the lowest slice it ran that failed, in its own range or in a batch, whichever result
+  // came first (the batches it claimed in host memory come before its own).
+  lowest_failure lowest;
+  lowest.keep(static_cast<wire::status>(status[0]), from, static_cast<int>(status[failed_slice_at]));
+  lowest.keep(static_cast<wire::status>(code), from, head.job);
   n = 0;
   if (owner == from) {  // its own slices [first, end), and its status
-    // The batches it claimed in host memory came first: a failure among them stays, if it is the lower.
-    const bool failed_before = status[0] == static_cast<double>(wire::status::failed);
-    const double slice_before = status[failed_slice_at];
     head.write_status(status);
-    const bool failed_now = status[0] == static_cast<double>(wire::status::failed);
-    if (failed_before && (!failed_now || slice_before < status[failed_slice_at])) {
-      status[0] = static_cast<double>(wire::status::failed);
-      status[failed_slice_at] = slice_before;
-    }
     b_.claim_ends[from] = end;
     n = blocks_of(*req_.layout, begin, end);
   } else {
@@ -114,15 +111,10 @@ double* reduce_claimed_slices::place_result(int from, const result_head& head, i
       b_.claim_taken[from] += end - begin;
       b_.claim_batches[from] += 1;
     }
-    // Its status names the lowest slice it ran that failed, in its own range or in a batch; its own result
-    // came first (the messages of one sender keep their order).
-    if (code == static_cast<int>(wire::status::failed) &&
-        (status[0] != static_cast<double>(wire::status::failed) || head.job < status[failed_slice_at])) {
-      status[0] = static_cast<double>(wire::status::failed);
-      status[failed_slice_at] = head.job;
-    }
     if (code == static_cast<int>(wire::status::ok)) n = blocks_of(*req_.layout, begin, end);
   }
+  status[0] = static_cast<double>(lowest.code);
+  status[failed_slice_at] = lowest.job;
   return b_.taken.data() + req_.layout->block_at(begin);
 }
 

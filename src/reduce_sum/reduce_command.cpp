@@ -14,6 +14,7 @@
 
 #include <boost/archive/binary_iarchive.hpp>
 #include <algorithm>
+#include <climits>
 #include <maprect/detail/reduce_site.hpp>
 #include <sstream>
 
@@ -89,9 +90,9 @@ int run_range(rank_context& s, reduce_worker_site& site, const double* shared, d
 
 /// A worker's own range [first, last) into `answer`; under claims in host memory (`claiming`) only the
 /// batches it claims, front first (after a failure it claims the rest, so that no other rank runs them).
-/// Returns the first failing slice, its error kept for fetch_error, or INT_MAX.
-int run_own_range(rank_context& s, reduce_worker_site& site, const double* shared, double* answer, int first,
-                  int last, bool claiming) {
+/// Keeps its first failing slice in `failure`, and the slice's error for fetch_error.
+void run_own_range(rank_context& s, reduce_worker_site& site, const double* shared, double* answer, int first,
+                   int last, bool claiming, lowest_failure& failure) {
   job_error error;
   int failed = INT_MAX;
   if (!claiming) {
@@ -104,8 +105,7 @@ int run_own_range(rank_context& s, reduce_worker_site& site, const double* share
       break;
     }
   }
-  if (failed != INT_MAX) s.last_error = error;
-  return failed;
+  if (failed != INT_MAX && failure.keep(wire::status::failed, s.rank, failed)) s.last_error = std::move(error);
 }
 
 }  // namespace
@@ -263,13 +263,13 @@ void reduce_command::run_worker_slices() {
     answer_ = site.answer.data();
   }
   const bool in_memory = h_.route == wire::call_route::memory && s_.host.claims.shared_with(0);
-  failed_ = run_own_range(s_, site, shared_, answer_, first_, last_, in_memory);
+  run_own_range(s_, site, shared_, answer_, first_, last_, in_memory, failure_);
   if (in_memory) {
-    if (failed_ != INT_MAX) s_.host.claims.note_failure(failed_);
-    taken_ = serve_reduce_claims_in_memory(s_, site, shared_, split_, failed_);
+    if (failure_.failed()) s_.host.claims.note_failure(failure_.job);
+    taken_ = serve_reduce_claims_in_memory(s_, site, shared_, split_, failure_);
   }
-  answer_[0] = static_cast<int>(failed_ == INT_MAX ? wire::status::ok : wire::status::failed);
-  answer_[1] = failed_ == INT_MAX ? -1 : failed_;
+  answer_[0] = static_cast<int>(failure_.code);
+  answer_[1] = failure_.job;
   answer_[2] = seconds_since(start_);
 }
 

@@ -3,7 +3,6 @@
 // execute (reduce_command.cpp). The root plans the call before it and folds the blocks after it
 // (reduce_root.cpp); a worker's serve loop hands it each reduce request.
 #include <chrono>
-#include <climits>
 #include <maprect/detail/reduce_call.hpp>
 #include <string>
 
@@ -68,11 +67,10 @@ class reduce_command {
   int chunk_out_ = 0, chunk_back_ = 0;       ///< the largest worker's values, and its status and blocks
   bool compare_ = false;                     ///< root: it checks the workers' data during the call
   bool current_ = true;                      ///< root: the workers' data were current
-  lowest_failure failure_;                   ///< root: the first failing slice it ran
+  lowest_failure failure_;                   ///< the first failing slice this rank ran (a worker's error: s.last_error)
   std::chrono::steady_clock::time_point start_;     ///< the rank's slices started
   std::chrono::steady_clock::time_point deadline_;  ///< root: the call's deadline under a timeout
   double* answer_ = nullptr;                 ///< worker: its status, then its blocks
-  int failed_ = INT_MAX;                     ///< worker: the first slice it ran that failed
   int taken_ = 0;                            ///< worker: slices of others' ranges it claimed in host memory
 };
 

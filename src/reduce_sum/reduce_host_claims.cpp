@@ -116,7 +116,7 @@ const double* claimed_root_block(const rank_context& s, const reduce_layout& lay
 // ---- the worker's side ----
 
 int serve_reduce_claims_in_memory(rank_context& s, reduce_worker_site& site, const double* shared,
-                                  const reduce_split& split, int& failed) {
+                                  const reduce_split& split, lowest_failure& failure) {
   job_claims& claims = s.host.claims;
   const reduce_layout& layout = site.layout;
   job_error error;
@@ -131,10 +131,7 @@ int serve_reduce_claims_in_memory(rank_context& s, reduce_worker_site& site, con
     if (site.runner == nullptr) error = {error_type::invalid_argument, site.missing};
     if (f != INT_MAX) {
       claims.note_failure(f);
-      if (f < failed) {
-        failed = f;
-        s.last_error = error;
-      }
+      if (failure.keep(wire::status::failed, s.rank, f)) s.last_error = std::move(error);
     } else {
       claims.add_claimed_done(owner, last - first);
     }

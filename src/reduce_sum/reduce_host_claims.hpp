@@ -26,9 +26,9 @@ const double* claimed_root_block(const rank_context& s, const reduce_layout& lay
                                  int slice);
 
 /// Worker, after its own slices: batches claimed from the back of the rank with the most unclaimed slices,
-/// their values read from and their blocks written to that rank's slot. Lowers `failed` (and keeps its error
-/// for fetch_error) when a slice fails. Returns the slices it ran.
+/// their values read from and their blocks written to that rank's slot. Keeps a failing slice in `failure`
+/// where it is the lowest, and then its error for fetch_error. Returns the slices it ran.
 int serve_reduce_claims_in_memory(rank_context& s, reduce_worker_site& site, const double* shared,
-                                  const reduce_split& split, int& failed);
+                                  const reduce_split& split, lowest_failure& failure);
 
 }  // namespace maprect::detail
