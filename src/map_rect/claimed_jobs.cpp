@@ -12,25 +12,32 @@
 
 namespace maprect::detail {
 
+wire::status run_planned_batch(map_rect_context& s, chunk_runner runner, const chunk_input& in, int first,
+                               const int* planned, block_buffer& out, int* counts, int& failed_job, job_error& error) {
+  std::fill_n(counts, in.n_jobs, 0);
+  int cursor = 0;
+  try {
+    s.chunks.run(s.team.get(), runner, in, out, counts, cursor);
+  } catch (...) {
+    error = current_job_error();
+    failed_job = first + cursor;
+    return wire::status::failed;
+  }
+  return std::equal(counts, counts + in.n_jobs, planned) ? wire::status::ok : wire::status::counts_changed;
+}
+
 void run_batch_on_root(map_rect_context& s, const root_site& site, const call_request& req, double* region, int r,
                        job_range got, lowest_failure& failure) {
   const int j0 = site.plan.first(r) + got.begin, n = got.size();
   s.call.taken_out.assign(0, 0.0);
-  s.call.taken_counts.assign(static_cast<std::size_t>(n), 0);
-  const chunk_input in = root_jobs_input(req, j0, n);
-  int cursor = 0;
-  try {
-    s.chunks.run(s.team.get(), req.functor->run[static_cast<int>(req.kinds)], in, s.call.taken_out,
-                 s.call.taken_counts.data(), cursor);
-  } catch (...) {
-    failure = {wire::status::failed, 0, j0 + cursor, current_job_error()};
-    return;
-  }
-  if (!std::equal(s.call.taken_counts.begin(), s.call.taken_counts.end(), site.counts.begin() + j0)) {
-    failure.code = wire::status::counts_changed;
-    return;
-  }
-  std::copy_n(s.call.taken_out.data(), s.call.taken_out.size(), region + site.block_at[j0]);
+  s.call.taken_counts.resize(static_cast<std::size_t>(n));
+  int job = -1;
+  job_error error;
+  const wire::status code =
+      run_planned_batch(s, req.functor->run[static_cast<int>(req.kinds)], root_jobs_input(req, j0, n), j0,
+                        site.counts.data() + j0, s.call.taken_out, s.call.taken_counts.data(), job, error);
+  if (code == wire::status::ok) std::copy_n(s.call.taken_out.data(), s.call.taken_out.size(), region + site.block_at[j0]);
+  failure.keep(code, 0, job, std::move(error));
 }
 
 void rows_to_thieves::send(int thief, int first, job_range g) {
@@ -141,120 +148,82 @@ chunk_input granted_batch_input(map_rect_context& s, const wire::request& v, con
   return {shared, v.n_shared, reals.data(), v.n_job, held.x_r.data() + first, held.x_i.data() + first, n, nullptr};
 }
 
-namespace {
+worker_job_batches::worker_job_batches(map_rect_context& s, const worker_site& site, const wire::request& v,
+                                       const double* shared, const double* job_params)
+    : s_(s), site_(site), v_(v), shared_(shared), job_params_(job_params), f_(find_functor(v.call_id)) {}
 
-/// A worker's map_rect jobs of one steady call under claims by message: its own chunk's, with its job
-/// parameters in `job_params`, and the batches of other ranks' whose parameters and rows the root sends.
-class map_rect_worker_jobs final : public worker_claimed_work {
- public:
-  map_rect_worker_jobs(map_rect_context& s, worker_site& site, const wire::request& v, const double* shared,
-                       const double* job_params)
-      : s_(s), site_(site), v_(v), shared_(shared), job_params_(job_params), f_(find_functor(v.call_id)) {
-    site_.out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);
-    site_.run_counts.assign(static_cast<std::size_t>(site_.n_jobs), 0);
-  }
-  int own_jobs() const override { return site_.n_jobs; }
-  int unrunnable_job() override;
-  wire::status run_own(job_range g, int& failed_job) override;
-  int global_job(int owner, int local) const override { return site_.plan.first(owner) + local; }
-  void receive_batch(const grant_message& got) override;
-  wire::status run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) override;
-  const double* own_blocks(int end, int& n) override;
-  bool runs_aside() const override { return true; }
-  job_claims* host_claims() override { return host_; }
-  wire::status run_host_batch(int owner, job_range got, block_buffer& blocks, int& failed_job) override;
-  /// Puts this rank's job parameters where its host's workers read them and its range in its claim word, so
-  /// that they claim each other's jobs in host memory.
-  void share_with_host();
-
- private:
-  map_rect_context& s_;
-  worker_site& site_;
-  const wire::request& v_;
-  const double* shared_;
-  const double* job_params_;
-  const functor_entry* f_;
-  std::vector<double> grant_reals_;  ///< the granted jobs' parameters, then x_r rows
-  std::vector<int> grant_ints_;      ///< their planned output counts, whether each one's rows came, x_i rows
-  int batch_first_ = 0;              ///< the global index of the batch received last
-  job_claims* host_ = nullptr;       ///< share_with_host's claim words
-};
-
-int map_rect_worker_jobs::unrunnable_job() {
+int worker_job_batches::unrunnable_job() {
   if (f_ != nullptr) return -1;
   s_.last_error = unregistered_call(v_.call_id, s_.rank);
   return site_.job_begin;
 }
 
-wire::status map_rect_worker_jobs::run_own(job_range got, int& failed_job) {
-  int cursor = 0;
-  try {
-    const chunk_input in{shared_, v_.n_shared, job_params_ + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job,
-                         v_.n_job, site_.own_x_r() + got.begin, site_.own_x_i() + got.begin, got.size(), nullptr};
-    s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, site_.out, site_.run_counts.data() + got.begin, cursor);
-  } catch (...) {
-    s_.last_error = current_job_error();
-    failed_job = site_.job_begin + got.begin + cursor;
-    return wire::status::failed;
-  }
-  if (!std::equal(site_.run_counts.begin() + got.begin, site_.run_counts.begin() + got.end,
-                  site_.counts.begin() + got.begin))
-    return wire::status::counts_changed;
-  return wire::status::ok;
+wire::status worker_job_batches::run_own(job_range g, int& failed_job) {
+  const chunk_input in{shared_,  v_.n_shared, job_params_ + static_cast<std::ptrdiff_t>(g.begin) * v_.n_job,
+                       v_.n_job, site_.own_x_r() + g.begin, site_.own_x_i() + g.begin, g.size(), nullptr};
+  return run(in, site_.job_begin + g.begin, own_planned() + g.begin, own_out(), failed_job);
 }
 
-void map_rect_worker_jobs::receive_batch(const grant_message& got) {
+void worker_job_batches::receive_batch(const grant_message& got) {
   batch_first_ = receive_granted_rows(s_, site_, v_, got, grant_reals_, grant_ints_);
 }
 
-wire::status map_rect_worker_jobs::run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) {
-  const int n = got.range().size();
-  std::vector<int> counts(static_cast<std::size_t>(n), 0);
-  const chunk_input in = granted_batch_input(s_, v_, shared_, grant_reals_, batch_first_, n);
-  int cursor = 0;
-  try {
-    s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, blocks, counts.data(), cursor);
-  } catch (...) {
-    s_.last_error = current_job_error();
-    failed_job = batch_first_ + cursor;
-    return wire::status::failed;
-  }
-  return std::equal(counts.begin(), counts.end(), grant_ints_.begin()) ? wire::status::ok
-                                                                         : wire::status::counts_changed;
+wire::status worker_job_batches::run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) {
+  const chunk_input in = granted_batch_input(s_, v_, shared_, grant_reals_, batch_first_, got.range().size());
+  return run(in, batch_first_, grant_ints_.data(), blocks, failed_job);
 }
 
-void map_rect_worker_jobs::share_with_host() {
+wire::status worker_job_batches::run_host_batch(int owner, job_range got, block_buffer& blocks, int& failed_job) {
+  // Every rank of the host holds every row (host_claims_for): x_r[j] is job j's.
+  const int first = site_.plan.first(owner) + got.begin, row = first - site_.rows_first;
+  const double* params = s_.host.peer_params(owner) + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job;
+  const chunk_input in{shared_, v_.n_shared, params, v_.n_job, site_.x_r.data() + row, site_.x_i.data() + row,
+                       got.size(), nullptr};
+  blocks.resize(0);
+  return run(in, first, host_planned(owner, got), blocks, failed_job);
+}
+
+void worker_job_batches::share_with_host(const int* counts) {
   s_.host.publish_range(job_params_, static_cast<std::size_t>(v_.n_job) * site_.n_jobs, site_.n_jobs, s_.size,
-                        v_.sequence, true);
+                        v_.sequence, true, counts);
   host_ = &s_.host.claims;
 }
 
-wire::status map_rect_worker_jobs::run_host_batch(int owner, job_range got, block_buffer& blocks, int& failed_job) {
-  const int first = site_.plan.first(owner) + got.begin, n = got.size();
-  const double* params = s_.host.peer_params(owner) + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job;
-  const chunk_input in{shared_, v_.n_shared, params, v_.n_job, site_.x_r.data() + first, site_.x_i.data() + first,
-                       n, nullptr};
-  site_.claimed_counts.assign(static_cast<std::size_t>(n), 0);
-  blocks.resize(0);
-  int cursor = 0;
-  try {
-    s_.chunks.run(s_.team.get(), f_->run[v_.kinds], in, blocks, site_.claimed_counts.data(), cursor);
-  } catch (...) {
-    s_.last_error = current_job_error();
-    failed_job = first + cursor;
-    return wire::status::failed;
-  }
-  return std::equal(site_.claimed_counts.begin(), site_.claimed_counts.end(), site_.all_counts.begin() + first)
-             ? wire::status::ok
-             : wire::status::counts_changed;
-}
+namespace {
 
-const double* map_rect_worker_jobs::own_blocks(int end, int& n) {
-  const int doubles = answer_doubles(site_.planned_doubles, site_.block_at.data(), site_.n_jobs, end);
-  site_.out.resize(static_cast<std::size_t>(doubles));
-  n = doubles - wire::status_doubles;
-  return site_.out.data() + wire::status_doubles;
-}
+/// A worker's map_rect jobs of one steady call under claims by message, each batch's blocks by the functor's
+/// chunk runner: its own into site.out, behind the status.
+class map_rect_worker_jobs final : public worker_job_batches {
+ public:
+  map_rect_worker_jobs(map_rect_context& s, worker_site& site, const wire::request& v, const double* shared,
+                       const double* job_params)
+      : worker_job_batches(s, site, v, shared, job_params), writable_site_(site) {
+    writable_site_.out.assign(static_cast<std::size_t>(wire::status_doubles), 0.0);
+  }
+  const double* own_blocks(int end, int& n) override {
+    const int doubles = answer_doubles(site_.planned_doubles, site_.block_at.data(), site_.n_jobs, end);
+    writable_site_.out.resize(static_cast<std::size_t>(doubles));
+    n = doubles - wire::status_doubles;
+    return writable_site_.out.data() + wire::status_doubles;
+  }
+
+ private:
+  wire::status run(const chunk_input& in, int first, const int* planned, block_buffer& out, int& failed_job) override {
+    writable_site_.claimed_counts.resize(static_cast<std::size_t>(in.n_jobs));
+    job_error error;
+    const wire::status code = run_planned_batch(s_, f_->run[v_.kinds], in, first, planned, out,
+                                                writable_site_.claimed_counts.data(), failed_job, error);
+    if (code == wire::status::failed) s_.last_error = std::move(error);
+    return code;
+  }
+  block_buffer& own_out() override { return writable_site_.out; }
+  const int* own_planned() const override { return site_.counts.data(); }
+  const int* host_planned(int owner, job_range got) override {
+    return site_.all_counts.data() + site_.plan.first(owner) + got.begin;
+  }
+
+  worker_site& writable_site_;  ///< site_, whose out and claimed_counts it writes
+};
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <deque>
 #include <maprect/detail/call.hpp>
 #include <maprect/detail/job_error.hpp>
+#include <maprect/detail/registry.hpp>
 #include <vector>
 
 #include "src/balance/claims_engine.hpp"
@@ -45,6 +46,12 @@ class rows_to_thieves {
   owned_rows rows_;
   std::deque<granted_rows> sent_;  ///< on their way (a deque: their addresses stay)
 };
+
+/// Runs the jobs of `in`, the first of them global job `first`, with `runner` on the rank's team: their blocks
+/// appended to `out` and their output counts into `counts`. Returns ok; failed, the failing global job in
+/// `failed_job` and its exception in `error`; or counts_changed where a count differs from `planned`'s.
+wire::status run_planned_batch(map_rect_context& s, chunk_runner runner, const chunk_input& in, int first,
+                               const int* planned, block_buffer& out, int* counts, int& failed_job, job_error& error);
 
 /// Runs worker r's local jobs `got` on the root from the caller's data, into their place in `region` (the
 /// blocks of r's chunk). On a failure records it in `failure`, as the root's.
@@ -88,6 +95,52 @@ int receive_granted_rows(map_rect_context& s, const worker_site& site, const wir
 /// the shared parameters `shared`.
 chunk_input granted_batch_input(map_rect_context& s, const wire::request& v, const double* shared,
                                 const std::vector<double>& reals, int first, int n);
+
+/// Worker: its map_rect jobs of one call under claims by message, eager or deferred: its own chunk's, with its
+/// parameters at `job_params`; the batches the root grants it, whose parameters and rows the root sends; and
+/// the batches it claims in host memory, whose parameters its host's workers publish. How a batch runs, and
+/// where a rank's own outputs go, is the command's.
+class worker_job_batches : public worker_claimed_work {
+ public:
+  worker_job_batches(map_rect_context& s, const worker_site& site, const wire::request& v, const double* shared,
+                     const double* job_params);
+  int own_jobs() const override { return site_.n_jobs; }
+  int unrunnable_job() override;
+  wire::status run_own(job_range g, int& failed_job) override;
+  int global_job(int owner, int local) const override { return site_.plan.first(owner) + local; }
+  void receive_batch(const grant_message& got) override;
+  wire::status run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) override;
+  /// The jobs keep no state on the thread that runs them.
+  bool runs_aside() const override { return true; }
+  job_claims* host_claims() override { return host_; }
+  wire::status run_host_batch(int owner, job_range got, block_buffer& blocks, int& failed_job) override;
+  /// Puts this rank's job parameters where its host's workers read them (with `counts`, their planned output
+  /// counts behind them), and its range in its claim word, so that they claim each other's jobs in host memory.
+  void share_with_host(const int* counts = nullptr);
+
+ protected:
+  /// Runs the jobs of `in`, the first global job `first`, their outputs appended to `out`: ok, failed (the
+  /// failing global job in `failed_job`, its error kept for fetch_error), or counts_changed where a count
+  /// differs from `planned`'s.
+  virtual wire::status run(const chunk_input& in, int first, const int* planned, block_buffer& out,
+                           int& failed_job) = 0;
+  /// Where run_own appends this rank's own outputs, and the planned output counts of its own jobs.
+  virtual block_buffer& own_out() = 0;
+  virtual const int* own_planned() const = 0;
+  /// The planned output counts of `owner`'s local jobs `got`, a batch claimed in host memory.
+  virtual const int* host_planned(int owner, job_range got) = 0;
+
+  map_rect_context& s_;
+  const worker_site& site_;
+  const wire::request& v_;
+  const double* shared_;
+  const double* job_params_;
+  const functor_entry* f_;
+  std::vector<double> grant_reals_;  ///< the granted jobs' parameters, then x_r rows
+  std::vector<int> grant_ints_;      ///< their planned output counts, whether each one's rows came, x_i rows
+  int batch_first_ = 0;              ///< the first job of the batch received last
+  job_claims* host_ = nullptr;       ///< share_with_host's claim words
+};
 
 /// Root: the jobs' step of the deferred call `req` by claims by message (deferred_claims.cpp), once its job
 /// parameters are out: its own jobs from the front and the claims it brokers, each job on the kept tapes of the

@@ -166,88 +166,47 @@ bool deferred_root_jobs::finish(int own_end) {
 }
 
 /// Worker: its jobs of one deferred call by claims, on kept tapes, for serve_claims.
-class deferred_worker_jobs final : public worker_claimed_work {
+class deferred_worker_jobs final : public worker_job_batches {
  public:
   deferred_worker_jobs(map_rect_context& s, const worker_site& site, const wire::request& v, const double* shared,
                        deferred_call& keep)
-      : s_(s), site_(site), v_(v), shared_(shared), keep_(keep), f_(find_functor(v.call_id)) {
+      : worker_job_batches(s, site, v, shared, site.job_params.data()), keep_(keep) {
     values_.resize(0);
   }
-  int own_jobs() const override { return site_.n_jobs; }
   /// A deferred call reports no profile.
   bool reports_times() const override { return false; }
-  int unrunnable_job() override {
-    if (f_ != nullptr) return -1;
-    s_.last_error = unregistered_call(v_.call_id, s_.rank);
-    return site_.job_begin;
-  }
-  wire::status run_own(job_range g, int& failed_job) override {
-    const double* params = site_.job_params.data() + static_cast<std::ptrdiff_t>(g.begin) * v_.n_job;
-    const chunk_input in{shared_, v_.n_shared, params, v_.n_job, site_.own_x_r() + g.begin, site_.own_x_i() + g.begin,
-                         g.size(), nullptr};
-    return run(in, site_.job_begin + g.begin, site_.deferred_counts.data() + g.begin, values_, failed_job);
-  }
-  int global_job(int owner, int local) const override { return site_.plan.first(owner) + local; }
-  void receive_batch(const grant_message& got) override {
-    batch_first_ = receive_granted_rows(s_, site_, v_, got, grant_reals_, grant_ints_);
-  }
-  wire::status run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) override {
-    const chunk_input in = granted_batch_input(s_, v_, shared_, grant_reals_, batch_first_, got.range().size());
-    return run(in, batch_first_, grant_ints_.data(), blocks, failed_job);
-  }
   /// Sized by the plan whatever ran, as the root receives them.
   const double* own_blocks(int end, int& n) override {
     n = std::accumulate(site_.deferred_counts.begin(), site_.deferred_counts.begin() + end, 0);
     values_.resize(static_cast<std::size_t>(n));
     return values_.data();
   }
-  /// The jobs run on their kept tapes, whichever thread runs them.
-  bool runs_aside() const override { return true; }
-  job_claims* host_claims() override { return host_; }
-  wire::status run_host_batch(int owner, job_range got, block_buffer& values, int& failed_job) override;
-
-  /// Puts its job parameters and planned output counts where its host's ranks read them, and its range in its
-  /// claim word.
-  void share_with_host() {
-    s_.host.publish_range(site_.job_params.data(), static_cast<std::size_t>(v_.n_job) * site_.n_jobs, site_.n_jobs,
-                          s_.size, v_.sequence, true, site_.deferred_counts.data());
-    host_ = &s_.host.claims;
-  }
+  /// Publishes its planned output counts behind its job parameters: a deferred call's workers hold only their own.
+  void share_with_host() { worker_job_batches::share_with_host(site_.deferred_counts.data()); }
 
  private:
-  wire::status run(const chunk_input& in, int first, const int* planned, block_buffer& values, int& failed_job) {
+  wire::status run(const chunk_input& in, int first, const int* planned, block_buffer& values,
+                   int& failed_job) override {
     job_error error;
     const wire::status code = run_kept_batch(f_->run_kept[v_.kinds], in, first, planned, s_.team.get(), keep_,
                                              values, failed_job, error);
     if (code == wire::status::failed) s_.last_error = std::move(error);
     return code;
   }
+  block_buffer& own_out() override { return values_; }
+  const int* own_planned() const override { return site_.deferred_counts.data(); }
+  /// The owner's planned output counts, behind its parameters (share_with_host).
+  const int* host_planned(int owner, job_range got) override {
+    const double* counts = s_.host.peer_params(owner) +
+                           static_cast<std::ptrdiff_t>(site_.plan.jobs(owner)) * v_.n_job + got.begin;
+    host_counts_.assign(counts, counts + got.size());
+    return host_counts_.data();
+  }
 
-  map_rect_context& s_;
-  const worker_site& site_;
-  const wire::request& v_;
-  const double* shared_;
   deferred_call& keep_;
-  const functor_entry* f_;
-  block_buffer values_;              ///< its own jobs' values
-  std::vector<double> grant_reals_;  ///< the granted jobs' parameters, then x_r rows
-  std::vector<int> grant_ints_;      ///< their planned output counts, whether each one's rows came, x_i rows
-  int batch_first_ = 0;              ///< the first job of the batch received last
-  std::vector<int> host_counts_;     ///< the planned output counts of the batch claimed in host memory last
-  job_claims* host_ = nullptr;       ///< share_with_host's claim words
+  block_buffer values_;           ///< its own jobs' values
+  std::vector<int> host_counts_;  ///< the planned output counts of the batch claimed in host memory last
 };
-
-wire::status deferred_worker_jobs::run_host_batch(int owner, job_range got, block_buffer& values, int& failed_job) {
-  // The owner's parameters, then its planned output counts (share_with_host).
-  const double* published = s_.host.peer_params(owner);
-  const double* counts = published + static_cast<std::ptrdiff_t>(site_.plan.jobs(owner)) * v_.n_job + got.begin;
-  host_counts_.assign(counts, counts + got.size());
-  const int first = site_.plan.first(owner) + got.begin, row = first - site_.rows_first;
-  const chunk_input in{shared_, v_.n_shared, published + static_cast<std::ptrdiff_t>(got.begin) * v_.n_job, v_.n_job,
-                       site_.x_r.data() + row, site_.x_i.data() + row, got.size(), nullptr};
-  values.resize(0);
-  return run(in, first, host_counts_.data(), values, failed_job);
-}
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include <maprect/detail/job_error.hpp>
 #include <maprect/detail/registry.hpp>
 
+#include "src/map_rect/claimed_jobs.hpp"
 #include "src/map_rect/root_steps.hpp"
 #include "src/worker/worker_steps.hpp"
 
@@ -206,17 +207,18 @@ int run_claimed_batches(map_rect_context& s, worker_site& site, const wire::requ
     const double* params = s.host.slots.slot(owner) + static_cast<std::ptrdiff_t>(got.begin) * v.n_job;
     const chunk_input in{shared, v.n_shared, params, v.n_job, site.x_r.data() + j0, site.x_i.data() + j0, n, nullptr};
     site.claimed_out.resize(0);
-    site.claimed_counts.assign(static_cast<std::size_t>(n), 0);
-    int cursor = 0;
-    try {
-      s.chunks.run(s.team.get(), f->run[v.kinds], in, site.claimed_out, site.claimed_counts.data(), cursor);
-    } catch (...) {
-      if (failure.keep(wire::status::failed, s.rank, j0 + cursor)) s.last_error = current_job_error();
-      claims.note_failure(j0 + cursor);
+    site.claimed_counts.resize(static_cast<std::size_t>(n));
+    int job = -1;
+    job_error error;
+    const wire::status code = run_planned_batch(s, f->run[v.kinds], in, j0, site.all_counts.data() + j0,
+                                                site.claimed_out, site.claimed_counts.data(), job, error);
+    if (code == wire::status::failed) {
+      if (failure.keep(code, s.rank, job)) s.last_error = std::move(error);
+      claims.note_failure(job);
       return true;
     }
-    if (!std::equal(site.claimed_counts.begin(), site.claimed_counts.end(), site.all_counts.begin() + j0)) {
-      failure.keep(wire::status::counts_changed, s.rank, -1);
+    if (code == wire::status::counts_changed) {
+      failure.keep(code, s.rank, job);
       claims.stop();
       return false;
     }
