@@ -188,10 +188,9 @@ int reduce_worker_slices::unrunnable_job() {
 
 wire::status reduce_worker_slices::run(int begin, int end, double* blocks, int& failed_job) {
   job_error error;
-  const int failed =
-      site_.runner->run(site_.layout, begin, end, shared_, site_.sliced.data(), s_.team.get(), blocks, error);
+  const int failed = site_.run(begin, end, shared_, s_.team.get(), blocks, error);
   if (failed == INT_MAX) return wire::status::ok;
-  s_.last_error = error;
+  s_.last_error = std::move(error);
   failed_job = failed;
   return wire::status::failed;
 }

@@ -79,13 +79,8 @@ void load_payload(rank_context& s, reduce_worker_site& site) {
 int run_range(rank_context& s, reduce_worker_site& site, const double* shared, double* answer, int first, int a,
               int b, job_error& error) {
   if (a >= b) return INT_MAX;
-  if (site.runner == nullptr) {
-    error = {error_type::invalid_argument, site.missing};
-    return a;
-  }
-  const reduce_layout& layout = site.layout;
-  double* blocks = answer + wire::status_doubles + (layout.block_at(a) - layout.block_at(first));
-  return site.runner->run(layout, a, b, shared, site.sliced.data(), s.team.get(), blocks, error);
+  double* blocks = answer + wire::status_doubles + (site.layout.block_at(a) - site.layout.block_at(first));
+  return site.run(a, b, shared, s.team.get(), blocks, error);
 }
 
 /// A worker's own range [first, last) into `answer`; under claims in host memory (`claiming`) only the

@@ -124,11 +124,8 @@ int serve_reduce_claims_in_memory(rank_context& s, reduce_worker_site& site, con
     // The owner's values of these slices, from its slot into their places in this rank's copy.
     const std::size_t owner_at = layout.slice_values_at(split.first(owner)), at = layout.slice_values_at(first);
     std::copy_n(s.host.slots.slot(owner) + (at - owner_at), layout.slice_values_at(last) - at, site.sliced.data() + at);
-    const int f = site.runner == nullptr ? first
-                                         : site.runner->run(layout, first, last, shared, site.sliced.data(),
-                                                            s.team.get(), block_in_slot(s, layout, split, owner, first),
-                                                            error);
-    if (site.runner == nullptr) error = {error_type::invalid_argument, site.missing};
+    const int f =
+        site.run(first, last, shared, s.team.get(), block_in_slot(s, layout, split, owner, first), error);
     if (f != INT_MAX) {
       claims.note_failure(f);
       if (failure.keep(wire::status::failed, s.rank, f)) s.last_error = std::move(error);

@@ -137,6 +137,15 @@ struct reduce_worker_site {
   std::vector<double> sliced;                  ///< the sliced values, this rank's range filled (indexed as on the root)
   std::vector<double> answer;                  ///< status, then this rank's blocks
   std::string payload;                         ///< the last payload received
+
+  /// Runs slices [first, last) of this call into `blocks` with the shared values `shared` on `team` (if not
+  /// null), as reduce_site_runner::run: the lowest failing slice with its exception in `error`, or INT_MAX.
+  /// Without a runner the first slice fails, saying why.
+  int run(int first, int last, const double* shared, thread_team* team, double* blocks, job_error& error) const {
+    if (runner != nullptr) return runner->run(layout, first, last, shared, sliced.data(), team, blocks, error);
+    error = {error_type::invalid_argument, missing};
+    return first;
+  }
 };
 
 /// reduce_sum's state on a rank: the root's call sites and its calls' buffers, or a worker's copies of the sites.
