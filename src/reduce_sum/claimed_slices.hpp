@@ -17,7 +17,7 @@
 
 namespace maprect::detail {
 
-/// Where a worker's status under claims by message holds the lowest slice it ran that failed (-1: none).
+/// Where a worker's status holds the lowest slice it ran that failed (-1: none), whatever the route.
 constexpr int failed_slice_at = 1;
 
 /// Keeps in `failure` the root's outcome of slices it ran: `failed`, the first failing one (INT_MAX: none),

@@ -264,7 +264,7 @@ void reduce_command::run_worker_slices() {
     taken_ = serve_reduce_claims_in_memory(s_, site, shared_, split_, failure_);
   }
   answer_[0] = static_cast<int>(failure_.code);
-  answer_[1] = failure_.job;
+  answer_[failed_slice_at] = failure_.job;
   answer_[2] = seconds_since(start_);
 }
 
@@ -284,7 +284,7 @@ void reduce_command::collect() {
     gather_within_deadline(s_, reduce_call(h_.call_id), deadline_, how, MPI_DOUBLE, b.received.data(),
                            b.answers.counts.data(), b.answers.displs.data());
   } else if (h_.route == wire::call_route::memory) {
-    s_.host.claims.finish({static_cast<int>(answer_[0]), static_cast<int>(answer_[1]), answer_[2], 0.0, 0.0, taken_});
+    s_.host.claims.finish({static_cast<int>(failure_.code), failure_.job, answer_[2], 0.0, 0.0, taken_});
   } else {
     MPI_Request done = announce_done(s_);
     const int doubles = wire::status_doubles + (via_slots() ? 0 : static_cast<int>(layout_->block_at(last_) -

@@ -130,9 +130,10 @@ bool failed_on(const rank_context& s, const reduce_root_buffers& b, int r) {
   return static_cast<wire::status>(static_cast<int>(answer_of(s, b, r)[0])) == wire::status::failed;
 }
 
-/// Under claims: whoever ran them, the lowest failing slice decides (each rank reports its lowest).
-void throw_first_claimed_failure(rank_context& s, const reduce_root_buffers& b, const reduce_request& req,
-                                 const lowest_failure& root) {
+/// Step 6: throws the lowest failing slice any rank reported (each reports its lowest), if any: whoever ran it
+/// under claims, and without claims the first failing rank's, since each rank ran its own range, in rank order.
+void throw_first_failure(rank_context& s, const reduce_root_buffers& b, const reduce_request& req,
+                         const lowest_failure& root) {
   lowest_failure first;  // the root's error stays in `root`
   first.keep(root.code, 0, root.job);
   for (int r = 1; r < s.size; ++r)
@@ -140,18 +141,6 @@ void throw_first_claimed_failure(rank_context& s, const reduce_root_buffers& b, 
   if (!first.failed()) return;
   if (first.rank == 0) throw_slice_error(root.error, req.call_id, req.layout->plan(), first.job, 0);
   throw_worker_failure(s, req, first.rank, first.job);
-}
-
-/// Step 6: throws the first failing slice in slice order, if any: under claims the lowest any rank reported,
-/// else rank by rank (each ran its own range).
-void throw_first_failure(rank_context& s, const reduce_root_buffers& b, const reduce_request& req,
-                         const reduce_split& split, const lowest_failure& root) {
-  if (s.settings.balance != balance_mode::static_share) return throw_first_claimed_failure(s, b, req, root);
-  // Without claims the root runs only its own range, which comes first.
-  if (root.failed() && root.job < split.first(1))
-    throw_slice_error(root.error, req.call_id, req.layout->plan(), root.job, 0);
-  for (int r = 1; r < s.size; ++r)
-    if (failed_on(s, b, r)) throw_worker_failure(s, req, r, static_cast<int>(answer_of(s, b, r)[1]));
 }
 
 /// The split of this call's slices: the even one (the root's range the larger, so that a call of one slice
@@ -225,7 +214,7 @@ void reduce_on_cluster(const reduce_request& req) {
     failure = again.failure();
   }
   site.last_call_s = seconds_since(start);
-  throw_first_failure(s, reduce.root, req, split, failure);
+  throw_first_failure(s, reduce.root, req, failure);
   fold_in_slice_order(s, reduce.root, req, split);
 }
 
