@@ -147,12 +147,12 @@ void collect_steady_answers(map_rect_context& s, const root_site& site, const ca
   s.last_traffic.received += sizeof(double) * static_cast<std::uint64_t>(answered);
 }
 
-/// By claims any rank may have run any other rank's jobs: the failing job of lowest index decides, wherever it
-/// ran (as in process, where the first failing job throws), and a failure before a changed output count (with
-/// none, a changed count plans the call anew, whose first call then runs every job again). Throws a failure;
-/// returns done or counts_changed.
-steady_outcome first_failure_by_job(map_rect_context& s, const root_site& site, const root_part& part,
-                                    const double* buffer, const lowest_failure& stolen) {
+/// The failing job of lowest index decides, wherever it ran (as in process, where the first failing job throws),
+/// and a failure before a changed output count (with none, a changed count plans the call anew, whose first call
+/// then runs every job again). By claims any rank may have run any other rank's jobs; without, each ran its own
+/// chunk, in rank order. Throws a failure; returns done or counts_changed.
+steady_outcome first_failure(map_rect_context& s, const root_site& site, const root_part& part, const double* buffer,
+                             const lowest_failure& stolen) {
   lowest_failure first;  // the root's errors stay in `part`
   first.keep(part.status.code, 0, part.status.job);
   for (int r = 1; r < s.size; ++r) {
@@ -165,24 +165,6 @@ steady_outcome first_failure_by_job(map_rect_context& s, const root_site& site, 
   if (first.rank > 0) throw_remote_error(s, first.rank, first.job);
   const bool own = part.status.code == wire::status::failed && part.status.job == first.job;
   throw_job_error(own ? part.error : part.taken_failed.error, first.job, 0);
-}
-
-/// The first failure in job order decides: the root's jobs come first, then each worker's chunk. Throws a
-/// failure; returns done or counts_changed.
-steady_outcome first_failure(map_rect_context& s, const root_site& site, const root_part& part, const double* buffer,
-                             const lowest_failure& stolen, wire::call_route route) {
-  // By claims workers may have run the root's jobs too: the job order alone decides.
-  if (claims_this_call(s) || claims_everywhere(site, route))
-    return first_failure_by_job(s, site, part, buffer, stolen);
-  if (part.status.code == wire::status::failed) throw_job_error(part.error, part.status.job, 0);
-  if (part.status.code == wire::status::counts_changed) return steady_outcome::counts_changed;
-  for (int r = 1; r < s.size; ++r) {
-    const double* st = buffer + site.results.displs[r];
-    const auto code = static_cast<wire::status>(static_cast<int>(st[0]));
-    if (code == wire::status::failed) throw_remote_error(s, r, static_cast<int>(st[1]));
-    if (code == wire::status::counts_changed) return steady_outcome::counts_changed;
-  }
-  return steady_outcome::done;
 }
 
 /// By claims, the root's own jobs that workers ran, [end, root_jobs), have their blocks in
@@ -373,7 +355,7 @@ steady_outcome steady_call_command::result(call_result& result) {
   const call_request& req = *req_;
   double* buffer = s_.call.answers.data();
   if (!part_.data_unchanged) return steady_outcome::data_changed;
-  if (first_failure(s_, site, part_, buffer, part_.stolen, route_) == steady_outcome::counts_changed)
+  if (first_failure(s_, site, part_, buffer, part_.stolen) == steady_outcome::counts_changed)
     return steady_outcome::counts_changed;
   record_profile(s_, site, part_, buffer, sent_, wait_cpu_);
   if (claims_this_call(s_)) make_claimed_root_nodes(s_, site, req, buffer);

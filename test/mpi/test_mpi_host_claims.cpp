@@ -163,6 +163,16 @@ void check_steady_failures(const char* mode) {
     CHECK_THROWS_MATCHES(evaluate(marked(jobs, 1e3)), std::domain_error,
                          test::message_contains({"boom at " + lowest, "job " + lowest}));
   }
+  // A changed output count below a failing job: the failure decides, as in process, whoever ran either.
+  const std::vector<std::pair<int, int>> changed_below{{0, J - 1}, {0, root_end - 1}, {root_end - 1, J - 1}};
+  for (const auto& [changed, failed] : changed_below) {
+    if (changed == failed) continue;  // one rank: its last job is the call's
+    auto theta = marked({failed}, 1e3);
+    theta[changed](0) = -1e3;
+    const std::string job = std::to_string(failed);
+    INFO(mode << ", ranks " << R << ", changed " << changed << ", failing " << failed);
+    CHECK_THROWS_MATCHES(evaluate(theta), std::domain_error, test::message_contains({"boom at " + job, "job " + job}));
+  }
   // An output count that changed wherever the job ran plans the call anew.
   for (const auto& jobs : std::vector<std::vector<int>>{{root_end - 1}, {0}, {J - 1}}) {
     const auto theta = marked(jobs, -1e3);
