@@ -36,7 +36,8 @@ void run_batch_on_root(map_rect_context& s, const root_site& site, const call_re
   const wire::status code =
       run_planned_batch(s, req.functor->run[static_cast<int>(req.kinds)], root_jobs_input(req, j0, n), j0,
                         site.counts.data() + j0, s.call.taken_out, s.call.taken_counts.data(), job, error);
-  if (code == wire::status::ok) std::copy_n(s.call.taken_out.data(), s.call.taken_out.size(), region + site.block_at[j0]);
+  if (code == wire::status::ok)
+    std::copy_n(s.call.taken_out.data(), s.call.taken_out.size(), region + site.block_at[j0]);
   failure.keep(code, 0, job, std::move(error));
 }
 
@@ -161,7 +162,7 @@ int worker_job_batches::unrunnable_job() {
 wire::status worker_job_batches::run_own(job_range g, int& failed_job) {
   const chunk_input in{shared_,  v_.n_shared, job_params_ + static_cast<std::ptrdiff_t>(g.begin) * v_.n_job,
                        v_.n_job, site_.own_x_r() + g.begin, site_.own_x_i() + g.begin, g.size(), nullptr};
-  return run(in, site_.job_begin + g.begin, own_planned() + g.begin, own_out(), failed_job);
+  return run_keeping_error(in, site_.job_begin + g.begin, own_planned() + g.begin, own_out(), failed_job);
 }
 
 void worker_job_batches::receive_batch(const grant_message& got) {
@@ -170,7 +171,7 @@ void worker_job_batches::receive_batch(const grant_message& got) {
 
 wire::status worker_job_batches::run_batch(const grant_message& got, block_buffer& blocks, int& failed_job) {
   const chunk_input in = granted_batch_input(s_, v_, shared_, grant_reals_, batch_first_, got.range().size());
-  return run(in, batch_first_, grant_ints_.data(), blocks, failed_job);
+  return run_keeping_error(in, batch_first_, grant_ints_.data(), blocks, failed_job);
 }
 
 wire::status worker_job_batches::run_host_batch(int owner, job_range got, block_buffer& blocks, int& failed_job) {
@@ -180,7 +181,15 @@ wire::status worker_job_batches::run_host_batch(int owner, job_range got, block_
   const chunk_input in{shared_, v_.n_shared, params, v_.n_job, site_.x_r.data() + row, site_.x_i.data() + row,
                        got.size(), nullptr};
   blocks.resize(0);
-  return run(in, first, host_planned(owner, got), blocks, failed_job);
+  return run_keeping_error(in, first, host_planned(owner, got), blocks, failed_job);
+}
+
+wire::status worker_job_batches::run_keeping_error(const chunk_input& in, int first, const int* planned,
+                                                  block_buffer& out, int& failed_job) {
+  job_error error;
+  const wire::status code = run(in, first, planned, out, failed_job, error);
+  if (code == wire::status::failed) s_.last_error = std::move(error);
+  return code;
 }
 
 void worker_job_batches::share_with_host(const int* counts) {
@@ -208,13 +217,11 @@ class map_rect_worker_jobs final : public worker_job_batches {
   }
 
  private:
-  wire::status run(const chunk_input& in, int first, const int* planned, block_buffer& out, int& failed_job) override {
+  wire::status run(const chunk_input& in, int first, const int* planned, block_buffer& out, int& failed_job,
+                   job_error& error) override {
     writable_site_.claimed_counts.resize(static_cast<std::size_t>(in.n_jobs));
-    job_error error;
-    const wire::status code = run_planned_batch(s_, f_->run[v_.kinds], in, first, planned, out,
-                                                writable_site_.claimed_counts.data(), failed_job, error);
-    if (code == wire::status::failed) s_.last_error = std::move(error);
-    return code;
+    return run_planned_batch(s_, f_->run[v_.kinds], in, first, planned, out, writable_site_.claimed_counts.data(),
+                             failed_job, error);
   }
   block_buffer& own_out() override { return writable_site_.out; }
   const int* own_planned() const override { return site_.counts.data(); }

@@ -120,10 +120,10 @@ class worker_job_batches : public worker_claimed_work {
 
  protected:
   /// Runs the jobs of `in`, the first global job `first`, their outputs appended to `out`: ok, failed (the
-  /// failing global job in `failed_job`, its error kept for fetch_error), or counts_changed where a count
-  /// differs from `planned`'s.
-  virtual wire::status run(const chunk_input& in, int first, const int* planned, block_buffer& out,
-                           int& failed_job) = 0;
+  /// failing global job in `failed_job`, its exception in `error`), or counts_changed where a count differs
+  /// from `planned`'s.
+  virtual wire::status run(const chunk_input& in, int first, const int* planned, block_buffer& out, int& failed_job,
+                           job_error& error) = 0;
   /// Where run_own appends this rank's own outputs, and the planned output counts of its own jobs.
   virtual block_buffer& own_out() = 0;
   virtual const int* own_planned() const = 0;
@@ -140,6 +140,11 @@ class worker_job_batches : public worker_claimed_work {
   std::vector<int> grant_ints_;      ///< their planned output counts, whether each one's rows came, x_i rows
   int batch_first_ = 0;              ///< the first job of the batch received last
   job_claims* host_ = nullptr;       ///< share_with_host's claim words
+
+ private:
+  /// run(), a failing job's error kept for fetch_error.
+  wire::status run_keeping_error(const chunk_input& in, int first, const int* planned, block_buffer& out,
+                                 int& failed_job);
 };
 
 /// Root: the jobs' step of the deferred call `req` by claims by message (deferred_claims.cpp), once its job

@@ -185,13 +185,10 @@ class deferred_worker_jobs final : public worker_job_batches {
   void share_with_host() { worker_job_batches::share_with_host(site_.deferred_counts.data()); }
 
  private:
-  wire::status run(const chunk_input& in, int first, const int* planned, block_buffer& values,
-                   int& failed_job) override {
-    job_error error;
-    const wire::status code = run_kept_batch(f_->run_kept[v_.kinds], in, first, planned, s_.team.get(), keep_,
-                                             values, failed_job, error);
-    if (code == wire::status::failed) s_.last_error = std::move(error);
-    return code;
+  wire::status run(const chunk_input& in, int first, const int* planned, block_buffer& values, int& failed_job,
+                   job_error& error) override {
+    return run_kept_batch(f_->run_kept[v_.kinds], in, first, planned, s_.team.get(), keep_, values, failed_job,
+                          error);
   }
   block_buffer& own_out() override { return values_; }
   const int* own_planned() const override { return site_.deferred_counts.data(); }
