@@ -182,7 +182,7 @@ wire::status reduce_worker_slices::run_host_batch(int owner, job_range got, bloc
 
 int reduce_worker_slices::unrunnable_job() {
   if (site_.runner != nullptr) return -1;
-  s_.last_error = {error_type::invalid_argument, site_.missing};
+  s_.last_error = site_.missing_runner();
   return first_;
 }
 

@@ -26,6 +26,11 @@ inline void keep_slice_failure(lowest_failure& failure, int failed, job_error&& 
   if (failed != INT_MAX) failure.keep(wire::status::failed, 0, failed, std::move(e));
 }
 
+/// keep_slice_failure on a worker, which keeps the error for fetch_error in `s.last_error` where it decides.
+inline void keep_worker_slice_failure(rank_context& s, lowest_failure& failure, int failed, job_error& e) {
+  if (failed != INT_MAX && failure.keep(wire::status::failed, s.rank, failed)) s.last_error = std::move(e);
+}
+
 /// Who ran which slices in the last cluster reduce_sum call by claims, per rank.
 struct reduce_balance_report {
   std::vector<int> firsts;   ///< per rank, the first slice of its range (and, last, the number of slices)

@@ -100,7 +100,7 @@ void run_own_range(rank_context& s, reduce_worker_site& site, const double* shar
       break;
     }
   }
-  if (failed != INT_MAX && failure.keep(wire::status::failed, s.rank, failed)) s.last_error = std::move(error);
+  keep_worker_slice_failure(s, failure, failed, error);
 }
 
 }  // namespace

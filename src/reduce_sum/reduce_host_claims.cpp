@@ -126,12 +126,9 @@ int serve_reduce_claims_in_memory(rank_context& s, reduce_worker_site& site, con
     std::copy_n(s.host.slots.slot(owner) + (at - owner_at), layout.slice_values_at(last) - at, site.sliced.data() + at);
     const int f =
         site.run(first, last, shared, s.team.get(), block_in_slot(s, layout, split, owner, first), error);
-    if (f != INT_MAX) {
-      claims.note_failure(f);
-      if (failure.keep(wire::status::failed, s.rank, f)) s.last_error = std::move(error);
-    } else {
-      claims.add_claimed_done(owner, last - first);
-    }
+    if (f != INT_MAX) claims.note_failure(f);
+    else claims.add_claimed_done(owner, last - first);
+    keep_worker_slice_failure(s, failure, f, error);
     return true;
   });
 }

@@ -143,9 +143,11 @@ struct reduce_worker_site {
   /// Without a runner the first slice fails, saying why.
   int run(int first, int last, const double* shared, thread_team* team, double* blocks, job_error& error) const {
     if (runner != nullptr) return runner->run(layout, first, last, shared, sliced.data(), team, blocks, error);
-    error = {error_type::invalid_argument, missing};
+    error = missing_runner();
     return first;
   }
+  /// The error of a slice this rank cannot run, having no runner.
+  job_error missing_runner() const { return {error_type::invalid_argument, missing}; }
 };
 
 /// reduce_sum's state on a rank: the root's call sites and its calls' buffers, or a worker's copies of the sites.
