@@ -212,10 +212,12 @@ struct lowest_failure {
     job = j;
     return true;
   }
-  /// keep(), with its error `e` where it decides.
-  void keep(wire::status c, int r, int j, job_error&& e) {
-    if (keep(c, r, j)) error = std::move(e);
+  /// keep(), with its error `e` moved into `kept` where it decides: a worker keeps it for fetch_error.
+  void keep(wire::status c, int r, int j, job_error&& e, job_error& kept) {
+    if (keep(c, r, j)) kept = std::move(e);
   }
+  /// keep(), with its error `e` here where it decides.
+  void keep(wire::status c, int r, int j, job_error&& e) { keep(c, r, j, std::move(e), error); }
   /// keep(), with the other's error where it decides.
   void keep(lowest_failure&& other) { keep(other.code, other.rank, other.job, std::move(other.error)); }
   bool failed() const { return code == wire::status::failed; }

@@ -213,7 +213,7 @@ int run_claimed_batches(map_rect_context& s, worker_site& site, const wire::requ
     const wire::status code = run_planned_batch(s, f->run[v.kinds], in, j0, site.all_counts.data() + j0,
                                                 site.claimed_out, site.claimed_counts.data(), job, error);
     if (code == wire::status::failed) {
-      if (failure.keep(code, s.rank, job)) s.last_error = std::move(error);
+      failure.keep(code, s.rank, job, std::move(error), s.last_error);
       claims.note_failure(job);
       return true;
     }

@@ -27,8 +27,8 @@ inline void keep_slice_failure(lowest_failure& failure, int failed, job_error&& 
 }
 
 /// keep_slice_failure on a worker, which keeps the error for fetch_error in `s.last_error` where it decides.
-inline void keep_worker_slice_failure(rank_context& s, lowest_failure& failure, int failed, job_error& e) {
-  if (failed != INT_MAX && failure.keep(wire::status::failed, s.rank, failed)) s.last_error = std::move(e);
+inline void keep_worker_slice_failure(rank_context& s, lowest_failure& failure, int failed, job_error&& e) {
+  if (failed != INT_MAX) failure.keep(wire::status::failed, s.rank, failed, std::move(e), s.last_error);
 }
 
 /// Who ran which slices in the last cluster reduce_sum call by claims, per rank.

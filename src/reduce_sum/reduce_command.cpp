@@ -100,7 +100,7 @@ void run_own_range(rank_context& s, reduce_worker_site& site, const double* shar
       break;
     }
   }
-  keep_worker_slice_failure(s, failure, failed, error);
+  keep_worker_slice_failure(s, failure, failed, std::move(error));
 }
 
 }  // namespace

@@ -128,7 +128,7 @@ int serve_reduce_claims_in_memory(rank_context& s, reduce_worker_site& site, con
         site.run(first, last, shared, s.team.get(), block_in_slot(s, layout, split, owner, first), error);
     if (f != INT_MAX) claims.note_failure(f);
     else claims.add_claimed_done(owner, last - first);
-    keep_worker_slice_failure(s, failure, f, error);
+    keep_worker_slice_failure(s, failure, f, std::move(error));
     return true;
   });
 }
